@@ -1,0 +1,77 @@
+"""``ckit``: the command line. The one place where ``KitError`` becomes a message and exit code.
+
+Each ``kit/cli/cmd_*.py`` module contributes commands through ``register(subparsers)``; the
+parser it adds sets ``handler`` to a function taking the parsed args and returning an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+import kit
+from kit.errors import ExitCode, KitError
+
+
+def _command_modules() -> list[str]:
+    package = importlib.import_module("kit.cli")
+    names = [m.name for m in pkgutil.iter_modules(package.__path__) if m.name.startswith("cmd_")]
+    return [f"kit.cli.{name}" for name in sorted(names)]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ckit",
+        description=(
+            f"Accelerator Conformance Kit {kit.__version__} "
+            f"(standard {kit.STANDARD_VERSION}, PyTorch {kit.TORCH_RELEASE})"
+        ),
+        epilog="Example: ckit run --vendor cpu --out results/cpu",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ckit {kit.__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in _command_modules():
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def example_epilog(*examples: str) -> str:
+    """The ``--help`` footer every command carries."""
+    lines = "\n".join(f"  {example}" for example in examples)
+    return f"example{'s' if len(examples) > 1 else ''}:\n{lines}"
+
+
+def add_command(
+    subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    help_text: str,
+    examples: Sequence[str],
+) -> argparse.ArgumentParser:
+    return subparsers.add_parser(  # type: ignore[no-any-return]
+        name,
+        help=help_text,
+        description=help_text,
+        epilog=example_epilog(*examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return ExitCode.USAGE_ERROR
+    try:
+        return int(handler(args))
+    except KitError as error:
+        print(f"ckit: error: {error}", file=sys.stderr)
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        print("ckit: interrupted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)

@@ -1,0 +1,33 @@
+"""What a tier test needs to know about the run: the standard, the vendor and its device."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from kit.device import DeviceInfo
+from kit.outcomes import not_applicable
+from kit.standard import Standard, Tolerance
+from kit.vendors import SkipManifest, VendorProfile
+
+
+@dataclass(frozen=True)
+class KitContext:
+    standard: Standard
+    vendor: VendorProfile
+    skips: SkipManifest
+    device_info: DeviceInfo
+    today: dt.date
+
+    @property
+    def device(self) -> str:
+        """The torch device string tests move tensors and modules to."""
+        return self.vendor.device_type
+
+    def tolerance(self, dtype: str) -> Tolerance:
+        return self.standard.tolerance(dtype)
+
+    def require_dtype(self, dtype: str) -> None:
+        """End the test as NOT_APPLICABLE when the vendor does not claim ``dtype``."""
+        if not self.vendor.claims_dtype(dtype):
+            not_applicable(f"vendor {self.vendor.id} does not claim dtype {dtype}")

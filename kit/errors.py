@@ -1,0 +1,48 @@
+"""The kit's user-facing errors and exit codes.
+
+Everything a user can cause (bad input, a missing device, a tampered report) is raised as a
+``KitError`` subclass carrying a one-line message; ``kit.cli.main`` is the single boundary where
+they become ``ckit: error: ...`` on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    #: The run finished and its report was written, but the grade is not "conformant".
+    NOT_CONFORMANT = 1
+    USAGE_ERROR = 2
+    #: A profile, manifest, standard, key or report file is malformed or missing.
+    INPUT_ERROR = 3
+    #: ``ckit verify`` rejected an envelope.
+    VERIFICATION_FAILED = 4
+    #: The vendor device or its stack is not usable (not importable, not visible).
+    DEVICE_ERROR = 5
+    #: An external engine (Docker) is not reachable or failed.
+    ENVIRONMENT_ERROR = 6
+    INTERRUPTED = 130
+
+
+class KitError(Exception):
+    """A failure the user can act on; ``str(error)`` is one line."""
+
+    exit_code: ExitCode = ExitCode.INPUT_ERROR
+
+
+class InputError(KitError):
+    exit_code = ExitCode.INPUT_ERROR
+
+
+class VerificationError(KitError):
+    exit_code = ExitCode.VERIFICATION_FAILED
+
+
+class DeviceError(KitError):
+    exit_code = ExitCode.DEVICE_ERROR
+
+
+class EnvironmentProblem(KitError):
+    exit_code = ExitCode.ENVIRONMENT_ERROR

@@ -1,0 +1,41 @@
+"""sha256 helpers, and the kit digest that pins a report to the exact kit and standard."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from kit import paths
+
+_CHUNK = 1 << 20
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _kit_files() -> Iterable[tuple[str, Path]]:
+    home = paths.kit_home()
+    roots = [paths.package_dir(), paths.standards_dir()]
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                yield path.relative_to(home).as_posix(), path
+
+
+def kit_digest() -> str:
+    """sha256 over (relative path, file sha256) of the kit's code and standards, sorted by path.
+
+    Two checkouts of the same commit give the same digest; any edited byte changes it.
+    """
+    lines = [f"{rel}\0{sha256_file(path)}\n" for rel, path in sorted(_kit_files())]
+    return sha256_bytes("".join(lines).encode("utf-8"))

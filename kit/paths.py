@@ -1,0 +1,46 @@
+"""Where the kit finds its standards, vendor profiles and keyring.
+
+The kit is run from its checkout (``make install`` installs it editable), so data directories sit
+beside the package. ``CKIT_HOME`` points elsewhere, e.g. a read-only mount inside a container.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import kit
+
+
+def kit_home() -> Path:
+    override = os.environ.get("CKIT_HOME")
+    if override:
+        return Path(override).resolve()
+    return Path(kit.__file__).resolve().parent.parent
+
+
+def package_dir() -> Path:
+    return Path(kit.__file__).resolve().parent
+
+
+def standards_dir() -> Path:
+    return kit_home() / "standards"
+
+
+def standard_dir(version: str = kit.STANDARD_VERSION) -> Path:
+    return standards_dir() / version
+
+
+def vendors_dir() -> Path:
+    override = os.environ.get("CKIT_VENDORS_DIR")
+    return Path(override).resolve() if override else kit_home() / "vendors"
+
+
+def keyring_dir() -> Path:
+    return kit_home() / "signing" / "keyring"
+
+
+def user_config_dir() -> Path:
+    """Per-user directory for private keys: never inside the repository."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "ckit"

@@ -1,0 +1,173 @@
+"""The kit's pytest plugin: turns the tier suites under ``kit/tiers`` into vendor conformance tests.
+
+Active only when a vendor is named (``--ckit-vendor ID`` or ``CKIT_VENDOR``); then only the tier
+suites are collected, so ``pytest --ckit-vendor cpu -k "add and float32"`` reruns single tests.
+
+Contract for tier suites: every test takes one parameter ``case`` whose pytest id is the test's
+stable id (``unit/opinfo/add/float32/0``), and the session fixture ``ckit`` (a ``KitContext``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit import paths
+from kit.context import KitContext
+from kit.device import enable_device
+from kit.errors import KitError
+from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception
+from kit.patterns import matches_any
+from kit.results import Status
+from kit.standard import load_standard
+from kit.vendors import load_skip_manifest, load_vendor
+
+TIERS_DIR = paths.package_dir() / "tiers"
+CONTEXT_KEY = pytest.StashKey[KitContext]()
+DEVICE_PROBLEM_KEY = pytest.StashKey[str]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ckit", "accelerator conformance kit")
+    group.addoption(
+        "--ckit-vendor",
+        default=os.environ.get("CKIT_VENDOR"),
+        help="vendor id (vendors/<id>) whose device the tier suites run on; env CKIT_VENDOR",
+    )
+    group.addoption(
+        "--ckit-select",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only tests whose stable id matches GLOB (repeatable), e.g. 'unit/opinfo/add/*/*'",
+    )
+    group.addoption(
+        "--ckit-today",
+        default=os.environ.get("CKIT_TODAY"),
+        help="date (YYYY-MM-DD) used to judge skip-manifest expiry; default: today",
+    )
+
+
+def is_active(config: pytest.Config) -> bool:
+    return bool(config.getoption("ckit_vendor", default=None))
+
+
+def stable_id(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "case" not in callspec.params:
+        return None
+    return str(callspec.id)
+
+
+def _today(config: pytest.Config) -> dt.date:
+    value = config.getoption("ckit_today")
+    return dt.date.fromisoformat(value) if value else dt.date.today()
+
+
+def build_context(vendor_id: str, today: dt.date) -> KitContext:
+    """Load everything a run needs; raises ``KitError`` with a one-line message."""
+    standard = load_standard()
+    vendor = load_vendor(vendor_id)
+    skips = load_skip_manifest(vendor.skip_manifest_path)
+    device_info = enable_device(vendor)
+    return KitContext(standard, vendor, skips, device_info, today)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not is_active(config):
+        return
+    try:
+        context = build_context(config.getoption("ckit_vendor"), _today(config))
+    except KitError as error:
+        # A missing device skips every tier test with the reason; other input errors stop pytest.
+        if error.exit_code.name != "DEVICE_ERROR":
+            raise pytest.UsageError(str(error)) from None
+        config.stash[DEVICE_PROBLEM_KEY] = str(error)
+        return
+    config.stash[CONTEXT_KEY] = context
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    inside_tiers = collection_path == TIERS_DIR or TIERS_DIR in collection_path.parents
+    if is_active(config):
+        # Vendor mode collects the tier suites only (and the directories leading to them).
+        leads_to_tiers = collection_path in TIERS_DIR.parents
+        return None if inside_tiers or leads_to_tiers else True
+    return True if inside_tiers else None
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if not is_active(config):
+        return
+    selected_globs = config.getoption("ckit_select")
+    if selected_globs:
+        keep = [i for i in items if matches_any(stable_id(i) or "", selected_globs)]
+        deselected = [i for i in items if i not in keep]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+        items[:] = keep
+    problem = config.stash.get(DEVICE_PROBLEM_KEY, None)
+    if problem:
+        for item in items:
+            item.add_marker(pytest.mark.skip(reason=problem))
+        return
+    context = config.stash[CONTEXT_KEY]
+    for item in items:
+        decision = context.skips.decide(stable_id(item) or "", context.today)
+        if decision.skip and decision.entry is not None:
+            entry = decision.entry
+            item.add_marker(
+                pytest.mark.skip(reason=f"skip manifest: {entry.reason} ({entry.tracking})")
+            )
+
+
+@pytest.fixture(scope="session")
+def ckit(request: pytest.FixtureRequest) -> KitContext:
+    context = request.config.stash.get(CONTEXT_KEY, None)
+    if context is None:
+        pytest.skip(request.config.stash.get(DEVICE_PROBLEM_KEY, "no --ckit-vendor given"))
+    return context
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if stable_id(item) is None:
+        return report
+    status, details = outcome_of(report, call)
+    if status is not None:
+        report.ckit_status = status.value  # type: ignore[attr-defined]
+        report.ckit_details = details  # type: ignore[attr-defined]
+    return report
+
+
+def outcome_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> tuple[Status | None, dict[str, Any]]:
+    """Map one phase's report to a kit status (None: this phase decides nothing)."""
+    if report.skipped:
+        reason = _skip_reason(report)
+        if reason.startswith(NOT_APPLICABLE_PREFIX):
+            return Status.NOT_APPLICABLE, {"reason": reason[len(NOT_APPLICABLE_PREFIX):]}
+        if reason.startswith("skip manifest:"):
+            return Status.SKIPPED, {"reason": reason}
+        return Status.NOT_APPLICABLE, {"reason": reason}
+    if report.failed and call.excinfo is not None:
+        exc = call.excinfo.value
+        details = exc.details() if isinstance(exc, KitOutcome) else {}
+        return classify_exception(exc), details
+    if report.when == "call" and report.passed:
+        return Status.PASS, {}
+    return None, {}
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        return reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
+    return str(longrepr)

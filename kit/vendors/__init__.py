@@ -1,0 +1,15 @@
+"""Vendor profiles (``vendors/<id>/vendor.yaml``) and their skip manifests."""
+
+from kit.vendors.profile import ContainerOptions, VendorProfile, list_vendor_ids, load_vendor
+from kit.vendors.skips import SkipDecision, SkipEntry, SkipManifest, load_skip_manifest
+
+__all__ = [
+    "ContainerOptions",
+    "SkipDecision",
+    "SkipEntry",
+    "SkipManifest",
+    "VendorProfile",
+    "list_vendor_ids",
+    "load_skip_manifest",
+    "load_vendor",
+]
