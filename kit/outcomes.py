@@ -58,6 +58,19 @@ class NumericMismatch(KitOutcome, AssertionError):
         }
 
 
+class ResultMismatch(KitOutcome, AssertionError):
+    """The result has the wrong structure, shape, dtype or device: wrong, but not by a number."""
+
+    status = Status.FAIL_NUMERIC
+
+    def __init__(self, message: str, **facts: Any) -> None:
+        self.facts = facts
+        super().__init__(message)
+
+    def details(self) -> dict[str, Any]:
+        return dict(self.facts)
+
+
 class Unsupported(KitOutcome):
     """The device does not implement what the test needs."""
 
