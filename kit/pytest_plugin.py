@@ -144,7 +144,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if status is not None:
         report.ckit_status = status.value  # type: ignore[attr-defined]
         report.ckit_details = details  # type: ignore[attr-defined]
+        report.ckit_message = _message(report, call)  # type: ignore[attr-defined]
     return report
+
+
+def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
+    if report.skipped:
+        return _skip_reason(report)
+    if report.failed and call.excinfo is not None:
+        exc = call.excinfo.value
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        return f"{type(exc).__name__}: {first_line}"
+    return ""
 
 
 def outcome_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> tuple[Status | None, dict[str, Any]]:

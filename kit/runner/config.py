@@ -1,0 +1,68 @@
+"""What a run was asked to do, persisted as ``run.json`` so ``--resume`` needs no arguments."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kit.errors import InputError
+
+RUN_FILE = "run.json"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    vendor: str
+    tiers: tuple[str, ...]
+    select: tuple[str, ...]
+    #: None: the standard's per-tier limits.
+    timeout_s: float | None
+    workers: int
+    out_dir: Path
+    sign: bool
+    key_path: str | None
+    #: The date skip-manifest expiry is judged by; fixed at the start so a resume agrees.
+    today: str
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["out_dir"] = str(self.out_dir)
+        data["tiers"] = list(self.tiers)
+        data["select"] = list(self.select)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], out_dir: Path) -> RunConfig:
+        return cls(
+            vendor=data["vendor"],
+            tiers=tuple(data["tiers"]),
+            select=tuple(data["select"]),
+            timeout_s=data["timeout_s"],
+            workers=int(data["workers"]),
+            out_dir=out_dir,
+            sign=bool(data["sign"]),
+            key_path=data["key_path"],
+            today=data["today"],
+        )
+
+
+def save_run_file(out_dir: Path, config: RunConfig, pins: dict[str, str], started_at: str) -> None:
+    payload = {"config": config.to_json(), "pins": pins, "started_at": started_at}
+    (out_dir / RUN_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def load_run_file(out_dir: Path) -> tuple[RunConfig, dict[str, str], str]:
+    source = out_dir / RUN_FILE
+    try:
+        payload = json.loads(source.read_text(encoding="utf-8"))
+        return (
+            RunConfig.from_json(payload["config"], out_dir),
+            dict(payload["pins"]),
+            str(payload["started_at"]),
+        )
+    except FileNotFoundError:
+        raise InputError(f"{source}: not found; {out_dir} holds no run to resume") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{source}: unreadable run file ({exc!r})") from None

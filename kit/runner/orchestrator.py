@@ -1,0 +1,244 @@
+"""Plan a run, feed it to workers, journal every result, then report and sign."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kit import paths
+from kit.device import DeviceInfo
+from kit.errors import DeviceError, InputError
+from kit.hashing import kit_digest
+from kit.patterns import matches_any
+from kit.results import Status, TestRecord, tier_of
+from kit.runner.config import RUN_FILE, RunConfig, load_run_file, save_run_file
+from kit.runner.journal import JOURNAL_NAME, Journal, load_journal
+from kit.runner.pool import WorkerProcess, WorkerSpec
+from kit.runner.progress import Progress
+from kit.standard import Standard, load_standard
+from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
+
+_RESTART_STATUSES = frozenset({Status.CRASH, Status.TIMEOUT})
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    standard: Standard
+    vendor: VendorProfile
+    skips: SkipManifest
+    today: dt.date
+
+
+@dataclass(frozen=True)
+class RunResult:
+    out_dir: Path
+    report: dict[str, Any]
+    envelope: Path | None
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def load_inputs(config: RunConfig) -> RunInputs:
+    vendor = load_vendor(config.vendor)
+    return RunInputs(
+        standard=load_standard(),
+        vendor=vendor,
+        skips=load_skip_manifest(vendor.skip_manifest_path),
+        today=dt.date.fromisoformat(config.today),
+    )
+
+
+def pins_of(inputs: RunInputs) -> dict[str, str]:
+    """What must not change between the start of a run and its resume."""
+    return {
+        "kit_digest": kit_digest(),
+        "vendor_profile_sha256": inputs.vendor.digest(),
+        "skip_manifest_sha256": inputs.skips.sha256,
+    }
+
+
+def tier_paths(tiers: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(str(paths.package_dir() / "tiers" / tier) for tier in tiers)
+
+
+class Orchestrator:
+    def __init__(self, config: RunConfig, inputs: RunInputs, started_at: str) -> None:
+        self.config = config
+        self.inputs = inputs
+        self.started_at = started_at
+        self.journal = Journal(config.out_dir / JOURNAL_NAME)
+        self.spec = WorkerSpec(
+            vendor=str(inputs.vendor.directory) if _is_path(config.vendor) else config.vendor,
+            today=config.today,
+            paths=tier_paths(config.tiers),
+            log_dir=config.out_dir / "workers",
+            env=_worker_env(config.workers),
+        )
+        self._worker_numbers = iter(range(1, 1_000_000))
+        self._progress: Progress | None = None
+        self._errors: list[BaseException] = []
+
+    # -- workers -----------------------------------------------------------------------------
+    def start_worker(self) -> WorkerProcess:
+        worker = WorkerProcess(self.spec, next(self._worker_numbers))
+        worker.wait_ready()
+        return worker
+
+    def timeout_for(self, test_id: str) -> float:
+        if self.config.timeout_s is not None:
+            return self.config.timeout_s
+        return self.inputs.standard.timeouts.get(tier_of(test_id), 300.0)
+
+    # -- planning ----------------------------------------------------------------------------
+    def plan(self, collected: list[str]) -> list[str]:
+        wanted = [t for t in collected if tier_of(t) in self.config.tiers]
+        if self.config.select:
+            wanted = [t for t in wanted if matches_any(t, self.config.select)]
+        return sorted(wanted)
+
+    def skipped_record(self, test_id: str) -> TestRecord | None:
+        decision = self.inputs.skips.decide(test_id, self.inputs.today)
+        if not decision.skip or decision.entry is None:
+            return None
+        entry = decision.entry
+        message = f"skip manifest: {entry.reason} ({entry.tracking}, expires {entry.expires})"
+        return TestRecord(test_id, Status.SKIPPED, 0.0, message, decision.details)
+
+    def annotate(self, record: TestRecord) -> TestRecord:
+        """A test matched by an expired entry ran anyway; say so in its record."""
+        decision = self.inputs.skips.decide(record.id, self.inputs.today)
+        if decision.expired:
+            return replace(record, details={**record.details, **decision.details})
+        return record
+
+    # -- execution ---------------------------------------------------------------------------
+    def execute(self) -> dict[str, TestRecord]:
+        first = self.start_worker()
+        ready = first.ready
+        problem = ready.get("device_problem")
+        if problem and "deploy" not in self.config.tiers:
+            first.stop()
+            raise DeviceError(problem)
+        plan = self.plan(list(ready["ids"]))
+        if not plan:
+            first.stop()
+            raise InputError(f"no test matches tiers {','.join(self.config.tiers)} "
+                             f"and --select {' '.join(self.config.select) or '(none)'}")
+        finished = load_journal(self.journal.path)
+        for test_id in plan:
+            if test_id not in finished and (skipped := self.skipped_record(test_id)):
+                self.journal.append(skipped)
+                finished[test_id] = skipped
+        pending: queue.SimpleQueue[str] = queue.SimpleQueue()
+        for test_id in plan:
+            if test_id not in finished:
+                pending.put(test_id)
+        done = sum(1 for t in plan if t in finished)
+        failed = sum(1 for t in plan if t in finished and finished[t].status.is_failure)
+        self._progress = Progress(len(plan), done, failed)
+        self._device = ready.get("device")
+        self._drive(first, pending)
+        return {t: r for t, r in load_journal(self.journal.path).items() if t in set(plan)}
+
+    def _drive(self, first: WorkerProcess, pending: queue.SimpleQueue[str]) -> None:
+        threads = [threading.Thread(target=self._guard, args=(self._work, first, pending), daemon=True)]
+        for _ in range(self.config.workers - 1):
+            threads.append(
+                threading.Thread(target=self._guard, args=(self._work, None, pending), daemon=True)
+            )
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.5)  # short joins keep Ctrl-C responsive
+        if self._errors:
+            raise self._errors[0]
+
+    def _guard(self, target: Callable[..., None], *args: Any) -> None:
+        try:
+            target(*args)
+        except BaseException as exc:  # surfaced by _drive in the main thread
+            self._errors.append(exc)
+
+    def _work(self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str]) -> None:
+        worker = worker or self.start_worker()
+        try:
+            while not self._errors:
+                try:
+                    test_id = pending.get_nowait()
+                except queue.Empty:
+                    return
+                record = self.annotate(worker.run(test_id, self.timeout_for(test_id)))
+                self.journal.append(record)
+                assert self._progress is not None
+                self._progress.advance(record.status.is_failure)
+                worker = self._after(worker, record)
+        finally:
+            worker.stop()
+
+    def _after(self, worker: WorkerProcess, record: TestRecord) -> WorkerProcess:
+        """Replace a dead worker; probe a live one after a failure (device poisoning)."""
+        assert self._progress is not None
+        if record.status in _RESTART_STATUSES or not worker.alive:
+            self._progress.note(f"{record.status.value}: {record.id}: {record.message}; new worker")
+            worker.kill()
+            return self.start_worker()
+        if record.status.is_failure:
+            healthy, why = worker.probe()
+            if not healthy:
+                self._progress.note(f"device unhealthy after {record.id} ({why}); new worker")
+                worker.kill()
+                return self.start_worker()
+        return worker
+
+    def device_info(self) -> DeviceInfo:
+        device = getattr(self, "_device", None)
+        if device:
+            return DeviceInfo(device["type"], int(device["count"]), str(device["name"]))
+        return DeviceInfo(self.inputs.vendor.device_type, 0, "not visible")
+
+
+def _is_path(vendor: str) -> bool:
+    return os.sep in vendor or vendor.endswith(".yaml")
+
+
+def _worker_env(workers: int) -> dict[str, str]:
+    env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONHASHSEED": "0"}
+    if workers > 1:
+        env["CKIT_WORKER_THREADS"] = str(max(1, (os.cpu_count() or 1) // workers))
+    return env
+
+
+def prepare_new_run(config: RunConfig) -> tuple[RunInputs, str]:
+    out_dir = config.out_dir
+    if (out_dir / RUN_FILE).exists() or (out_dir / JOURNAL_NAME).exists():
+        raise InputError(
+            f"{out_dir} already holds a run: resume it with `ckit run --resume {out_dir}` "
+            "or choose another --out"
+        )
+    inputs = load_inputs(config)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started_at = _now()
+    save_run_file(out_dir, config, pins_of(inputs), started_at)
+    return inputs, started_at
+
+
+def prepare_resume(out_dir: Path) -> tuple[RunConfig, RunInputs, str]:
+    config, pins, started_at = load_run_file(out_dir)
+    inputs = load_inputs(config)
+    current = pins_of(inputs)
+    for name, value in pins.items():
+        if current.get(name) != value:
+            raise InputError(
+                f"{out_dir}: cannot resume: {name.replace('_', ' ')} changed since the run "
+                "started; start a new run with another --out"
+            )
+    return config, inputs, started_at

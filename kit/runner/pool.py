@@ -1,0 +1,141 @@
+"""Worker processes as seen from the orchestrator: start, send a test, wait, kill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kit.results import Status, TestRecord
+from kit.runner.protocol import ChannelClosed, ChannelTimeout, LineReader, Message, send
+
+#: Collection imports torch and the tier suites; generous, because a loaded machine is slow.
+STARTUP_TIMEOUT_S = 600.0
+PROBE_TIMEOUT_S = 60.0
+
+
+class WorkerStartError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """How to start a worker; identical for every restart."""
+
+    vendor: str
+    today: str
+    paths: tuple[str, ...]
+    log_dir: Path
+    env: dict[str, str]
+
+
+class WorkerProcess:
+    def __init__(self, spec: WorkerSpec, number: int) -> None:
+        self.spec = spec
+        self.number = number
+        self.log_path = spec.log_dir / f"worker-{number}.log"
+        cmd_read, self._cmd_write = os.pipe()
+        self._res_read, res_write = os.pipe()
+        spec.log_dir.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable, "-m", "kit.runner.worker",
+                    f"--vendor={spec.vendor}", f"--today={spec.today}",
+                    f"--commands={cmd_read}", f"--results={res_write}",
+                    *spec.paths,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(cmd_read, res_write),
+                env={**os.environ, **spec.env},
+                start_new_session=True,  # its own process group: a kill takes its children too
+            )
+        os.close(cmd_read)
+        os.close(res_write)
+        self.reader = LineReader(self._res_read)
+        self.ready: Message = {}
+
+    def wait_ready(self) -> Message:
+        try:
+            message = self.reader.receive(STARTUP_TIMEOUT_S)
+        except (ChannelClosed, ChannelTimeout):
+            self.kill()
+            raise WorkerStartError(
+                f"worker did not start (exit code {self.process.poll()}); see {self.log_path}"
+            ) from None
+        if message.get("type") != "ready":
+            self.kill()
+            raise WorkerStartError(f"worker sent {message.get('type')!r} before 'ready'")
+        self.ready = message
+        return message
+
+    def run(self, test_id: str, timeout: float) -> TestRecord:
+        """Run one test; a dead or silent worker yields CRASH/TIMEOUT (the caller restarts it)."""
+        try:
+            send(self._cmd_write, {"type": "run", "id": test_id})
+            reply = self.reader.receive(timeout)
+        except ChannelTimeout:
+            self.kill()
+            return TestRecord(
+                test_id, Status.TIMEOUT, timeout,
+                f"no result within {timeout:g} s; worker killed", {"timeout_s": timeout},
+            )
+        except (ChannelClosed, BrokenPipeError):
+            return self._crash_record(test_id)
+        return TestRecord.from_json(reply["record"])
+
+    def probe(self) -> tuple[bool, str]:
+        try:
+            send(self._cmd_write, {"type": "probe"})
+            reply = self.reader.receive(PROBE_TIMEOUT_S)
+        except (ChannelTimeout, ChannelClosed, BrokenPipeError):
+            return False, "worker did not answer the health probe"
+        return bool(reply.get("ok")), str(reply.get("message", ""))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _crash_record(self, test_id: str) -> TestRecord:
+        code = self.process.wait()
+        details: dict[str, Any] = {"exit_code": code}
+        if code < 0:
+            name = signal.Signals(-code).name
+            details["signal"] = name
+            message = f"worker process died with {name} while running this test"
+        else:
+            message = f"worker process exited with code {code} while running this test"
+        self.close()
+        return TestRecord(test_id, Status.CRASH, 0.0, message, details)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
+        self.close()
+
+    def stop(self) -> None:
+        """Ask politely, then kill."""
+        try:
+            send(self._cmd_write, {"type": "exit"})
+            self.process.wait(timeout=10)
+        except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+    def close(self) -> None:
+        for fd in (self._cmd_write, self._res_read):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._cmd_write = self._res_read = -1

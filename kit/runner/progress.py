@@ -1,0 +1,61 @@
+"""A progress line on stderr: tests done/total, failures so far, ETA."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import TextIO
+
+_BAR_WIDTH = 24
+_PLAIN_INTERVAL_S = 15.0
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+class Progress:
+    def __init__(self, total: int, done: int = 0, failed: int = 0, stream: TextIO | None = None):
+        self.total = total
+        self.done = done
+        self.failed = failed
+        self._start_done = done
+        self._started = time.monotonic()
+        self._last_plain = 0.0
+        self._stream = stream or sys.stderr
+        self._tty = self._stream.isatty()
+        self._lock = threading.Lock()
+
+    def line(self) -> str:
+        fraction = self.done / self.total if self.total else 1.0
+        filled = int(round(fraction * _BAR_WIDTH))
+        bar = "#" * filled + "." * (_BAR_WIDTH - filled)
+        ran = self.done - self._start_done
+        elapsed = time.monotonic() - self._started
+        eta = _clock(elapsed / ran * (self.total - self.done)) if ran else "--:--"
+        return f"[{bar}] {self.done}/{self.total} failed {self.failed} ETA {eta}"
+
+    def advance(self, failed: bool) -> None:
+        with self._lock:
+            self.done += 1
+            self.failed += int(failed)
+            self._render(final=self.done == self.total)
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            prefix = "\r\033[K" if self._tty else ""
+            self._stream.write(f"{prefix}{text}\n")
+            self._render(final=False)
+
+    def _render(self, final: bool) -> None:
+        now = time.monotonic()
+        if self._tty:
+            self._stream.write("\r\033[K" + self.line() + ("\n" if final else ""))
+        elif final or now - self._last_plain >= _PLAIN_INTERVAL_S:
+            self._stream.write(self.line() + "\n")
+            self._last_plain = now
+        self._stream.flush()

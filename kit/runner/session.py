@@ -1,0 +1,104 @@
+"""A whole run: prepare (or resume), execute, report, sign."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+from kit.errors import InputError
+from kit.results import TestRecord
+from kit.runner.config import RunConfig
+from kit.runner.orchestrator import (
+    Orchestrator,
+    RunInputs,
+    RunResult,
+    prepare_new_run,
+    prepare_resume,
+)
+
+REPORTED_TIERS = ("unit", "models")
+
+
+def signing_key(config: RunConfig, vendor_id: str) -> Path:
+    """The private key the run will sign with; checked before any test runs."""
+    from kit.signing.sign import default_key_path
+
+    key = Path(config.key_path) if config.key_path else default_key_path(vendor_id)
+    if not key.exists():
+        raise InputError(
+            f"no signing key for vendor {vendor_id} at {key}: create one with "
+            f"`ckit keys generate --vendor {vendor_id}` (or pass --key PATH, or --no-sign)"
+        )
+    return key
+
+
+def start_run(config: RunConfig) -> RunResult:
+    if config.sign:
+        signing_key(config, _vendor_id(config))
+    inputs, started_at = prepare_new_run(config)
+    return _execute(config, inputs, started_at)
+
+
+def resume_run(out_dir: Path) -> RunResult:
+    config, inputs, started_at = prepare_resume(out_dir)
+    if config.sign:
+        signing_key(config, inputs.vendor.id)
+    return _execute(config, inputs, started_at)
+
+
+def _vendor_id(config: RunConfig) -> str:
+    from kit.vendors import load_vendor
+
+    return load_vendor(config.vendor).id
+
+
+def _execute(config: RunConfig, inputs: RunInputs, started_at: str) -> RunResult:
+    orchestrator = Orchestrator(config, inputs, started_at)
+    records = orchestrator.execute()
+    return finish(config, inputs, list(records.values()), orchestrator, started_at)
+
+
+def finish(
+    config: RunConfig,
+    inputs: RunInputs,
+    records: list[TestRecord],
+    orchestrator: Orchestrator,
+    started_at: str,
+) -> RunResult:
+    from kit.report import build_report, collect_environment, write_report_files
+
+    run_info = {
+        "tiers": list(config.tiers),
+        "select": list(config.select),
+        "timeout_s": config.timeout_s,
+        "workers": config.workers,
+        "today": config.today,
+        "started_at": started_at,
+        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "complete": not config.select and all(t in config.tiers for t in REPORTED_TIERS),
+    }
+    report = build_report(
+        records=records,
+        standard=inputs.standard,
+        vendor=inputs.vendor,
+        skips=inputs.skips,
+        environment=collect_environment(orchestrator.device_info()),
+        run=run_info,
+        today=inputs.today,
+    )
+    write_report_files(report, config.out_dir)
+    return RunResult(config.out_dir, report, _seal(config, inputs))
+
+
+def _seal(config: RunConfig, inputs: RunInputs) -> Path:
+    from kit.signing.sign import sign_output_dir, write_unsigned_envelope
+
+    if not config.sign:
+        return write_unsigned_envelope(config.out_dir)
+    passphrase = os.environ.get("CKIT_KEY_PASSPHRASE")
+    return sign_output_dir(
+        config.out_dir,
+        signing_key(config, inputs.vendor.id),
+        passphrase.encode() if passphrase else None,
+    )

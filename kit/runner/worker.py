@@ -1,0 +1,136 @@
+"""A worker: one pytest session that runs the stable test ids the orchestrator sends it.
+
+Started as ``python -m kit.runner.worker --vendor ID --commands FD --results FD [TIER_PATH ...]``.
+It collects the tier suites once, announces the collected ids, then loops: ``run`` a test,
+``probe`` the device's health, or ``exit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import faulthandler
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+import pytest
+from _pytest.runner import runtestprotocol
+
+from kit.pytest_plugin import CONTEXT_KEY, DEVICE_PROBLEM_KEY, stable_id
+from kit.results import Status, TestRecord
+from kit.runner.probe import probe_device_health
+from kit.runner.protocol import ChannelClosed, LineReader, send
+
+_MESSAGE_LIMIT = 2000
+
+
+def _die_with_parent() -> None:
+    """Linux: get SIGKILL when the orchestrator dies, so no orphan keeps a hung kernel alive."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def record_from_reports(test_id: str, reports: list[pytest.TestReport], duration: float) -> TestRecord:
+    """Fold setup/call/teardown reports into one record: the first phase that decided wins."""
+    status, message, details = Status.ERROR, "no phase reported a result", {}
+    for report in reports:
+        phase_status = getattr(report, "ckit_status", None)
+        if phase_status is None:
+            continue
+        decided = Status(phase_status)
+        if report.when == "teardown" and status is not Status.PASS:
+            break  # a teardown problem never hides the call's own outcome
+        status = Status.ERROR if report.when == "teardown" else decided
+        message = getattr(report, "ckit_message", "")
+        details = dict(getattr(report, "ckit_details", {}))
+        if decided is not Status.PASS or report.when == "teardown":
+            break
+    return TestRecord(test_id, status, round(duration, 6), message[:_MESSAGE_LIMIT], details)
+
+
+class WorkerPlugin:
+    def __init__(self, commands: LineReader, results_fd: int) -> None:
+        self.commands = commands
+        self.results_fd = results_fd
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        items = {tid: item for item in session.items if (tid := stable_id(item))}
+        context = session.config.stash.get(CONTEXT_KEY, None)
+        send(
+            self.results_fd,
+            {
+                "type": "ready",
+                "ids": list(items),
+                "device": context.device_info.to_json() if context else None,
+                "device_problem": session.config.stash.get(DEVICE_PROBLEM_KEY, None),
+                "pid": os.getpid(),
+            },
+        )
+        device = context.device if context else None
+        while True:
+            try:
+                command = self.commands.receive(timeout=None)
+            except ChannelClosed:
+                return True
+            kind = command.get("type")
+            if kind == "run":
+                self._run(items, command["id"])
+            elif kind == "probe":
+                ok, why = probe_device_health(device) if device else (False, "no device")
+                send(self.results_fd, {"type": "probe", "ok": ok, "message": why})
+            else:
+                return True
+
+    def _run(self, items: dict[str, pytest.Item], test_id: str) -> None:
+        item = items.get(test_id)
+        if item is None:
+            record = TestRecord(test_id, Status.ERROR, 0.0, "worker did not collect this test")
+        else:
+            started = time.perf_counter()
+            reports = runtestprotocol(item, log=False, nextitem=None)
+            record = record_from_reports(test_id, reports, time.perf_counter() - started)
+        send(self.results_fd, {"type": "result", "record": record.to_json()})
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m kit.runner.worker")
+    parser.add_argument("--vendor", required=True)
+    parser.add_argument("--commands", type=int, required=True)
+    parser.add_argument("--results", type=int, required=True)
+    parser.add_argument("--today", required=True)
+    parser.add_argument("paths", nargs="+")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    _die_with_parent()
+    faulthandler.enable()  # a segfault leaves a Python traceback in the worker log
+    threads = os.environ.get("CKIT_WORKER_THREADS")
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))
+    plugin = WorkerPlugin(LineReader(args.commands), args.results)
+    pytest_args: list[Any] = [
+        *args.paths,
+        f"--ckit-vendor={args.vendor}",
+        f"--ckit-today={args.today}",
+        "-p", "no:cacheprovider",
+        "-p", "no:randomly",
+        "-q", "-s",
+        "--no-header",
+    ]
+    return int(pytest.main(pytest_args, plugins=[plugin]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
