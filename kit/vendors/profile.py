@@ -55,12 +55,10 @@ class VendorProfile:
 
     def resolved_requirements(self) -> list[str]:
         """Requirements with local paths made absolute (pip resolves them from any cwd)."""
-        resolved = []
-        for req in self.requirements:
-            candidate = self.directory / req
-            is_path = req.startswith((".", "/")) or req.endswith(".whl")
-            resolved.append(str(candidate.resolve()) if is_path else req)
-        return resolved
+        return [
+            str((self.directory / req).resolve()) if is_local_requirement(req) else req
+            for req in self.requirements
+        ]
 
     def digest(self) -> str:
         return sha256_file(self.profile_path)
@@ -79,6 +77,15 @@ class VendorProfile:
         }
 
 
+def is_local_requirement(requirement: str) -> bool:
+    """A path (relative to the vendor directory) rather than a pip requirement string."""
+    return requirement.startswith((".", "/")) or requirement.endswith(".whl")
+
+
+def _looks_like_path(vendor: str) -> bool:
+    return "/" in vendor or vendor.startswith(".")
+
+
 def vendor_dir(vendor_id: str, root: Path | None = None) -> Path:
     return (root or paths.vendors_dir()) / vendor_id
 
@@ -95,7 +102,7 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
     candidate = Path(vendor)
     if candidate.name == PROFILE_FILE:
         directory = candidate.parent
-    elif candidate.is_dir() and (candidate / PROFILE_FILE).exists():
+    elif _looks_like_path(str(vendor)):
         directory = candidate
     else:
         directory = vendor_dir(str(vendor), root)

@@ -20,18 +20,24 @@ def _validator(schema_name: str) -> jsonschema.protocols.Validator:
 
 
 def _field(error: jsonschema.ValidationError) -> str:
-    path = ".".join(str(p) for p in error.absolute_path)
-    return path or "(top level)"
+    path = [str(p) for p in error.absolute_path]
+    if error.validator == "required":
+        # Name the missing field itself, not the mapping that lacks it.
+        path.append(error.message.split("'")[1] if "'" in error.message else "?")
+    elif error.validator == "additionalProperties":
+        known = error.schema.get("properties", {})
+        path.append(",".join(sorted(str(k) for k in error.instance if k not in known)))
+    return ".".join(path) or "(top level)"
 
 
 def _expected(error: jsonschema.ValidationError) -> str:
     keyword = error.validator
     value = error.validator_value
     if keyword == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return f"missing required field {missing!r}"
+        return "missing; this field is required"
     if keyword == "additionalProperties":
-        return f"unknown field ({error.message})"
+        known = ", ".join(error.schema.get("properties", {}))
+        return f"unknown field; expected one of {known}"
     if keyword == "enum":
         return f"expected one of {', '.join(map(str, value))}, got {error.instance!r}"
     if keyword == "pattern":

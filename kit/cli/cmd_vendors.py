@@ -1,0 +1,319 @@
+"""``ckit vendors list|validate|init|install``: working with vendor profiles."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit import paths
+from kit.cli import add_command
+from kit.errors import ExitCode, InputError, KitError
+from kit.patterns import matches
+from kit.standard import Standard, load_standard
+from kit.vendors import (
+    SkipEntry,
+    SkipManifest,
+    VendorProfile,
+    list_vendor_ids,
+    load_skip_manifest,
+    load_vendor,
+)
+from kit.vendors.install import checked_requirements, install_vendor
+from kit.vendors.scaffold import (
+    DEFAULT_DEVICE_TYPE,
+    PLACEHOLDERS,
+    ScaffoldRequest,
+    scaffold_vendor,
+)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class VendorCheck:
+    """A profile and manifest that loaded, and what is legal but worth a warning."""
+
+    profile: VendorProfile
+    warnings: tuple[str, ...]
+
+
+def _error(error: KitError) -> None:
+    # Same shape as kit.cli.main's boundary; these commands go on to the next vendor.
+    print(f"ckit: error: {error}", file=sys.stderr)
+
+
+def _warn(message: str) -> None:
+    print(f"ckit: warning: {message}", file=sys.stderr)
+
+
+def _date(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {value!r}") from None
+
+
+# --- validate ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LockedTests:
+    """The standard's locked test lists that exist so far, by tier."""
+
+    by_tier: dict[str, list[str]]
+    #: True once every tier the standard lists has its file.
+    complete: bool
+
+    def candidates(self, pattern: str) -> list[str] | None:
+        """The ids a skip pattern can be judged stale against; None when it cannot be judged."""
+        tier = pattern.split("/", 1)[0]
+        if tier in self.by_tier:
+            return self.by_tier[tier]
+        if self.complete and any(c in tier for c in "*?"):
+            return [test_id for ids in self.by_tier.values() for test_id in ids]
+        return None  # its tier has no list yet (or never has one): no evidence either way
+
+
+def locked_tests(standard: Standard) -> LockedTests:
+    tiers = [t for t in standard.test_lists if standard.test_list_path(t).exists()]
+    by_tier = {tier: standard.test_ids(tier) for tier in tiers}
+    return LockedTests(by_tier, complete=len(tiers) == len(standard.test_lists))
+
+
+def _check_files(profile: VendorProfile) -> None:
+    if profile.install_script and not (profile.directory / profile.install_script).is_file():
+        raise InputError(
+            f"{profile.profile_path}: field install_script: expected a file relative to "
+            f"{profile.directory}, got {profile.install_script!r} which does not exist"
+        )
+    checked_requirements(profile)
+
+
+def _check_reasons(manifest: SkipManifest, standard: Standard) -> None:
+    # The schema lists the reasons too, but the standard is the authority on its policy.
+    for index, entry in enumerate(manifest.entries):
+        if entry.reason not in standard.skip_reasons:
+            raise InputError(
+                f"{manifest.source}: field skips.{index}.reason: expected one of "
+                f"{', '.join(standard.skip_reasons)}, got {entry.reason!r}"
+            )
+
+
+def _placeholder_warnings(profile: VendorProfile) -> list[str]:
+    values = {"contact": profile.contact, "docs_url": profile.docs_url}
+    return [
+        f"{profile.profile_path}: field {name} still holds the scaffold placeholder {value!r}"
+        for name, value in values.items()
+        if PLACEHOLDERS.get(name) == value
+    ]
+
+
+def _coverage_warnings(
+    where: str, entry: SkipEntry, standard: Standard, locked: LockedTests
+) -> list[str]:
+    """Stale (matches no locked test) and never-skip (matches a protected test) warnings."""
+    candidates = locked.candidates(entry.test)
+    if candidates is None:
+        return []
+    hits = [t for t in candidates if matches(t, entry.test)]
+    if not hits:
+        return [f"{where}: stale; it matches no test in the locked test lists"]
+    protected = [t for t in hits if not standard.may_skip(t)]
+    if not protected:
+        return []
+    more = f" (and {len(protected) - 1} more)" if len(protected) > 1 else ""
+    return [
+        f"{where}: matches never-skip test {protected[0]!r}{more}; "
+        "a run that skips it cannot be graded conformant"
+    ]
+
+
+def _manifest_warnings(
+    manifest: SkipManifest, standard: Standard, locked: LockedTests, today: dt.date
+) -> list[str]:
+    warnings = []
+    first_index: dict[str, int] = {}
+    for index, entry in enumerate(manifest.entries):
+        where = f"{manifest.source}: skips.{index} ({entry.test!r})"
+        if entry.test in first_index:
+            warnings.append(
+                f"{where}: never used; skips.{first_index[entry.test]} has the same test"
+            )
+        first_index.setdefault(entry.test, index)
+        if entry.is_expired(today):
+            warnings.append(f"{where}: expired on {entry.expires}; it skips nothing and fails")
+        warnings += _coverage_warnings(where, entry, standard, locked)
+    return warnings
+
+
+def check_vendor(
+    target: str, standard: Standard, locked: LockedTests, today: dt.date
+) -> VendorCheck:
+    """Load and cross-check one vendor; the first error raises, the rest are warnings."""
+    profile = load_vendor(target)
+    _check_files(profile)
+    manifest = load_skip_manifest(profile.skip_manifest_path)
+    _check_reasons(manifest, standard)
+    warnings = _placeholder_warnings(profile) + _manifest_warnings(
+        manifest, standard, locked, today
+    )
+    return VendorCheck(profile, tuple(warnings))
+
+
+def _targets(named: Sequence[str]) -> list[str]:
+    targets = list(named) or list_vendor_ids()
+    if not targets:
+        raise InputError(f"{paths.vendors_dir()}: no vendor profiles (*/vendor.yaml) found")
+    return targets
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    targets = _targets(args.vendors)
+    standard = load_standard()
+    locked = locked_tests(standard)
+    failed = False
+    for target in targets:
+        try:
+            check = check_vendor(target, standard, locked, args.today)
+        except KitError as error:
+            _error(error)
+            failed = True
+            continue
+        for warning in check.warnings:
+            _warn(warning)
+        print(f"OK {check.profile.id}")
+    return ExitCode.INPUT_ERROR if failed else ExitCode.OK
+
+
+# --- list -------------------------------------------------------------------------------------
+
+
+def format_table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[col]) for row in rows) for col in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def run_list(args: argparse.Namespace) -> int:
+    ids = list_vendor_ids()
+    if not ids:
+        print(f"no vendor profiles in {paths.vendors_dir()}")
+        return ExitCode.OK
+    rows = [["ID", "NAME", "DEVICE", "DTYPES"]]
+    failed = False
+    for vendor_id in ids:
+        try:
+            profile = load_vendor(vendor_id)
+        except KitError as error:
+            _error(error)
+            failed = True
+            continue
+        rows.append(
+            [profile.id, profile.display_name, profile.device_type, ",".join(profile.dtypes)]
+        )
+    for line in format_table(rows):
+        print(line)
+    return ExitCode.INPUT_ERROR if failed else ExitCode.OK
+
+
+# --- init -------------------------------------------------------------------------------------
+
+
+def run_init(args: argparse.Namespace) -> int:
+    root = Path(args.root) if args.root else paths.vendors_dir()
+    request = ScaffoldRequest(args.vendor_id, args.device_type, args.display_name)
+    standard = load_standard()
+    written = scaffold_vendor(request, root, standard.skip_reasons, dt.date.today())
+    directory = root / request.vendor_id
+    check = check_vendor(str(directory), standard, LockedTests({}, False), dt.date.today())
+    for path in written:
+        print(f"created {path}")
+    print(f"OK {check.profile.id}: now edit the files as {directory / 'README.md'} describes")
+    return ExitCode.OK
+
+
+# --- install ----------------------------------------------------------------------------------
+
+
+def run_install(args: argparse.Namespace) -> int:
+    profile = load_vendor(args.vendor)
+    outcome = install_vendor(profile)
+    modules = ", ".join(outcome.modules) or "none listed"
+    count = len(outcome.requirements)
+    print(f"OK {outcome.vendor_id}: installed {count} requirement(s); imported {modules}")
+    return ExitCode.OK
+
+
+# --- wiring -----------------------------------------------------------------------------------
+
+
+def _usage(parser: argparse.ArgumentParser) -> Handler:
+    def handler(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return ExitCode.USAGE_ERROR
+
+    return handler
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        subparsers,
+        "vendors",
+        "List, validate, scaffold and install vendor profiles (vendors/<id>/vendor.yaml).",
+        ["ckit vendors list", "ckit vendors validate acme", "ckit vendors init acme"],
+    )
+    parser.set_defaults(handler=_usage(parser))
+    actions = parser.add_subparsers(dest="vendors_command", metavar="ACTION")
+
+    listing = add_command(
+        actions, "list", "Show every vendor: id, name, device type, dtypes.", ["ckit vendors list"]
+    )
+    listing.set_defaults(handler=run_list)
+
+    checking = add_command(
+        actions,
+        "validate",
+        "Validate profiles and skip manifests; warn about expired, stale and never-skip entries.",
+        ["ckit vendors validate", "ckit vendors validate acme ./vendors/other"],
+    )
+    checking.add_argument("vendors", nargs="*", metavar="ID|PATH", help="default: all vendors")
+    checking.add_argument(
+        "--today",
+        type=_date,
+        default=dt.date.today(),
+        metavar="YYYY-MM-DD",
+        help="date used to judge skip-entry expiry (default: today)",
+    )
+    checking.set_defaults(handler=run_validate)
+
+    scaffolding = add_command(
+        actions,
+        "init",
+        "Scaffold vendors/<id>/ (vendor.yaml, skips.yaml, install.sh, README.md).",
+        ["ckit vendors init acme --device-type npu --display-name 'Acme NPU'"],
+    )
+    scaffolding.add_argument("vendor_id", metavar="ID", help="lower-case id, e.g. acme")
+    scaffolding.add_argument(
+        "--device-type",
+        default=DEFAULT_DEVICE_TYPE,
+        help="torch device type (default: %(default)s)",
+    )
+    scaffolding.add_argument("--display-name", help="name shown in reports (default: from ID)")
+    scaffolding.add_argument("--root", help="vendors directory (default: the kit's vendors/)")
+    scaffolding.set_defaults(handler=run_init)
+
+    installing = add_command(
+        actions,
+        "install",
+        "pip-install a vendor's requirements into this Python (torch stays pinned), then "
+        "import its modules to confirm.",
+        ["ckit vendors install acme"],
+    )
+    installing.add_argument("vendor", metavar="ID|PATH")
+    installing.set_defaults(handler=run_install)

@@ -1,0 +1,124 @@
+"""``ckit vendors install``: put a vendor's stack into the interpreter that runs the kit.
+
+pip always runs with a constraint pinning torch to the release the kit certifies, so a vendor
+requirement can never swap PyTorch out from under the standard: pip refuses instead. The stack is
+then confirmed in a fresh interpreter, which sees what pip just installed (``.pth`` files,
+editable installs) exactly as the next ``ckit run`` will.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import kit
+from kit.errors import DeviceError, EnvironmentProblem, InputError
+from kit.vendors.profile import VendorProfile, is_local_requirement
+
+#: Run in the target interpreter: argv is (torch release, module, ...). On failure it prints one
+#: last stderr line ``<step>\t<problem>`` and exits 1.
+_CONFIRM_SCRIPT = """
+import importlib, importlib.metadata, sys
+release, modules = sys.argv[1], sys.argv[2:]
+def fail(step, problem):
+    print(step + "\\t" + " ".join(str(problem).split()), file=sys.stderr)
+    raise SystemExit(1)
+try:
+    found = importlib.metadata.version("torch")
+except importlib.metadata.PackageNotFoundError:
+    found = None
+if found is not None and found.split("+")[0] != release:
+    fail("check torch", f"torch {found} is installed; the kit certifies torch {release}")
+for name in modules:
+    try:
+        importlib.import_module(name)
+    except BaseException as exc:
+        fail("import " + name, f"{type(exc).__name__}: {exc}")
+"""
+
+
+@dataclass(frozen=True)
+class InstallOutcome:
+    vendor_id: str
+    requirements: tuple[str, ...]
+    modules: tuple[str, ...]
+
+
+def torch_constraint() -> str:
+    """The constraint-file line that keeps pip from replacing the certified torch."""
+    return f"torch=={kit.TORCH_RELEASE}\n"
+
+
+def checked_requirements(profile: VendorProfile) -> list[str]:
+    """The profile's resolved requirements, refusing pip options and missing local paths."""
+    resolved = profile.resolved_requirements()
+    for index, (raw, final) in enumerate(zip(profile.requirements, resolved, strict=True)):
+        where = f"{profile.profile_path}: field requirements.{index}"
+        if raw.startswith("-"):
+            # A string like "--index-url=..." would reconfigure pip rather than name a package.
+            raise InputError(
+                f"{where}: expected a requirement or a path, got the pip option {raw!r}"
+            )
+        if is_local_requirement(raw) and not Path(final).exists():
+            raise InputError(
+                f"{where}: expected a wheel or project path relative to {profile.directory}, "
+                f"got {raw!r} which does not exist"
+            )
+    return resolved
+
+
+def _first_error_line(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line.removeprefix("ERROR:").strip() for line in lines if line.startswith("ERROR:")]
+    return (errors or lines or ["no error output"])[0]
+
+
+def _keep_log(text: str) -> Path:
+    """Save pip's full error output: the one-line message points at it for the details."""
+    handle = tempfile.NamedTemporaryFile(
+        "w", prefix="ckit-pip-", suffix=".log", delete=False, encoding="utf-8"
+    )
+    with handle:
+        handle.write(text)
+    return Path(handle.name)
+
+
+def pip_install(vendor_id: str, requirements: Sequence[str], python: str) -> None:
+    """``python -m pip install`` under the torch constraint; pip's progress goes to stdout."""
+    with tempfile.TemporaryDirectory(prefix="ckit-install-") as scratch:
+        constraints = Path(scratch) / "constraints.txt"
+        constraints.write_text(torch_constraint(), encoding="utf-8")
+        command = [python, "-m", "pip", "install", "--constraint", str(constraints), *requirements]
+        completed = subprocess.run(command, stderr=subprocess.PIPE, text=True, check=False)
+    if completed.returncode != 0:
+        log = _keep_log(completed.stderr)
+        raise EnvironmentProblem(
+            f"vendors install {vendor_id}: step 'pip install' failed (exit {completed.returncode})"
+            f": {_first_error_line(completed.stderr)} (pip's error output: {log})"
+        )
+    sys.stderr.write(completed.stderr)  # pip's warnings, if any, still reach the user
+
+
+def confirm_stack(vendor_id: str, modules: Sequence[str], python: str) -> None:
+    """Import the vendor modules in a fresh ``python`` and check torch is still the release."""
+    command = [python, "-c", _CONFIRM_SCRIPT, kit.TORCH_RELEASE, *modules]
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    if completed.returncode == 0:
+        return
+    last = (completed.stderr.strip().splitlines() or ["confirm\tno error output"])[-1]
+    step, _, problem = last.partition("\t")
+    if not problem:
+        step, problem = "confirm", last
+    raise DeviceError(f"vendors install {vendor_id}: step '{step}' failed: {problem}")
+
+
+def install_vendor(profile: VendorProfile, python: str = sys.executable) -> InstallOutcome:
+    requirements = checked_requirements(profile)
+    if requirements:
+        pip_install(profile.id, requirements, python)
+    confirm_stack(profile.id, profile.import_modules, python)
+    return InstallOutcome(profile.id, tuple(requirements), profile.import_modules)
