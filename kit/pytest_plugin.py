@@ -31,6 +31,12 @@ CONTEXT_KEY = pytest.StashKey[KitContext]()
 DEVICE_PROBLEM_KEY = pytest.StashKey[str]()
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from kit import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ckit", "accelerator conformance kit")
     group.addoption(

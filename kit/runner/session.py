@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from pathlib import Path
 
 from kit.errors import InputError
@@ -92,13 +91,10 @@ def finish(
 
 
 def _seal(config: RunConfig, inputs: RunInputs) -> Path:
+    from kit.signing.keys import passphrase_from_env
     from kit.signing.sign import sign_output_dir, write_unsigned_envelope
 
     if not config.sign:
         return write_unsigned_envelope(config.out_dir)
-    passphrase = os.environ.get("CKIT_KEY_PASSPHRASE")
-    return sign_output_dir(
-        config.out_dir,
-        signing_key(config, inputs.vendor.id),
-        passphrase.encode() if passphrase else None,
-    )
+    key = signing_key(config, inputs.vendor.id)
+    return sign_output_dir(config.out_dir, key, passphrase_from_env())

@@ -64,6 +64,8 @@ class WorkerPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         items = {tid: item for item in session.items if (tid := stable_id(item))}
         context = session.config.stash.get(CONTEXT_KEY, None)
+        if context is not None:
+            session.config.hook.pytest_ckit_warm_up(config=session.config)
         send(
             self.results_fd,
             {
@@ -127,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-q", "-s",
+        "-W", "ignore::pytest.PytestAssertRewriteWarning",
         "--no-header",
     ]
     return int(pytest.main(pytest_args, plugins=[plugin]))

@@ -1,0 +1,83 @@
+"""The model tier: whole models from several sources, run on the vendor device per flow.
+
+Stable ids are ``models/<source>/<model>/<flow>`` (``models/hf/llama/eager``). The cases come from
+the standard's ``models.yaml``; optional sources (TIMM, TorchBench) keep their cases in the
+standard and end NOT_APPLICABLE with the reason where their package is absent, never PASS.
+Reading the standard imports no model package: they are imported when a model is built.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from kit.context import KitContext
+from kit.errors import InputError
+from kit.models.config import ModelsConfig, load_models_config
+from kit.models.flows import FLOW_CHECKS
+from kit.models.hf import HuggingFaceSource
+from kit.models.interface import BuiltModel, ModelCase, ModelSource
+from kit.models.timm_source import TimmSource
+from kit.models.torchbench import TorchBenchSource
+from kit.outcomes import not_applicable
+from kit.standard import Standard
+
+TIER = "models"
+#: The dtype every model of the tier is built and run in on the device.
+MODEL_DTYPE = "float32"
+
+SOURCES: dict[str, ModelSource] = {
+    source.name: source for source in (HuggingFaceSource(), TimmSource(), TorchBenchSource())
+}
+
+
+def models_config(standard: Standard) -> ModelsConfig:
+    return _load(standard.directory / standard.tier_files[TIER])
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: Path) -> ModelsConfig:
+    return load_models_config(path, SOURCES, FLOW_CHECKS)
+
+
+def all_cases(standard: Standard) -> list[ModelCase]:
+    config = models_config(standard)
+    return [case for source in SOURCES.values() for case in source.cases(config)]
+
+
+def all_test_ids(standard: Standard) -> list[str]:
+    """Every model test id of ``standard``, sorted: what ``ckit standard lock`` writes."""
+    return sorted(case.test_id for case in all_cases(standard))
+
+
+def find_case(standard: Standard, test_id: str) -> ModelCase:
+    for case in all_cases(standard):
+        if case.test_id == test_id:
+            return case
+    raise InputError(f"{test_id}: not a model test of standard {standard.version}")
+
+
+def run_model_case(ckit: KitContext, test_id: str) -> None:
+    """Run one model test; returns on PASS, raises a kit outcome or skips otherwise."""
+    case = find_case(ckit.standard, test_id)
+    if case.flow not in ckit.vendor.flows:
+        not_applicable(f"vendor {ckit.vendor.id} does not claim flow {case.flow}")
+    ckit.require_dtype(MODEL_DTYPE)
+    source = SOURCES[case.source]
+    reason = source.unavailable_reason()
+    if reason is not None:
+        not_applicable(reason)
+    FLOW_CHECKS[case.flow](source.build(case), case, ckit.device)
+
+
+__all__ = [
+    "SOURCES",
+    "BuiltModel",
+    "ModelCase",
+    "ModelSource",
+    "all_cases",
+    "all_test_ids",
+    "find_case",
+    "models_config",
+    "run_model_case",
+]

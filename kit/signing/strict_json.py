@@ -1,0 +1,90 @@
+"""JSON parsing that refuses anything two parsers could read differently.
+
+A signed payload must mean one thing. Duplicate keys (first-wins vs last-wins), NaN/Infinity (not
+JSON at all), invalid UTF-8, lone surrogates and trailing bytes all let a verifier and a consumer
+disagree about what was signed, so they are rejected rather than tolerated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kit.errors import KitError, VerificationError
+
+
+class _Rejected(ValueError):
+    """Raised from inside the json hooks; turned into a one-line KitError by ``loads_strict``."""
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Rejected(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Rejected(f"non-finite number {name} is not allowed")
+
+
+def _check_encodable(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Rejected(f"string {text[:40]!r} contains a lone surrogate") from None
+
+
+def _check_strings(document: Any) -> None:
+    """Reject ``"\\ud800"``-style escapes: they decode to text no UTF-8 encoder can write back."""
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            _check_encodable(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                _check_encodable(key)
+                pending.append(item)
+        elif isinstance(value, list):
+            pending.extend(value)
+
+
+def _decode_utf8(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start]
+        raise _Rejected(f"not valid UTF-8 (byte 0x{bad:02x} at offset {exc.start})") from None
+
+
+def loads_strict(
+    data: bytes, *, what: str = "JSON", error: type[KitError] = VerificationError
+) -> Any:
+    """Parse ``data`` strictly; any problem raises ``error`` with a one-line message."""
+    try:
+        document = json.loads(
+            _decode_utf8(data),
+            object_pairs_hook=_reject_duplicates,
+            parse_constant=_reject_constant,
+        )
+        _check_strings(document)
+    except _Rejected as exc:
+        raise error(f"{what}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise error(f"{what}: invalid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        # Integers beyond the int-digits limit, or nesting deeper than the parser's stack.
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise error(f"{what}: invalid JSON: {first_line}") from None
+    return document
+
+
+def canonical_json(document: Any) -> bytes:
+    """One byte string per value: sorted keys, no whitespace, UTF-8, finite numbers only."""
+    text = json.dumps(
+        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return text.encode("utf-8")

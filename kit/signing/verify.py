@@ -1,0 +1,221 @@
+"""``ckit verify``: a numbered checklist; the first failed step rejects the envelope.
+
+1. read the envelope: strict JSON, exact DSSE shape
+2. the payload type is in-toto
+3. there is at least one signature
+4. every signature is by a keyring key (keyid recomputed from the key) and verifies over PAE
+5. the verified payload bytes parse strictly as a Statement v1 with a known predicate type
+6. the report's vendor is the keyring vendor of every signing key
+7. every subject file exists and has its signed sha256
+8. report.json, parsed strictly, is the report inside the statement
+
+Each step raises ``VerificationError("step N: ...")`` with one line saying what was wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from kit.errors import InputError, VerificationError
+from kit.hashing import sha256_bytes, sha256_file
+from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
+from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
+from kit.signing.keys import KEYID, keyid_of
+from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES, REPORT_JSON
+from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
+from kit.signing.strict_json import canonical_json, loads_strict
+
+
+@dataclass(frozen=True)
+class VerifiedReport:
+    vendor: str
+    #: The first signer's keyid; ``keyids`` lists every signer (all verified, all of ``vendor``).
+    keyid: str
+    report: dict[str, Any]
+    subjects: tuple[Subject, ...]
+    kit_version: str
+    keyids: tuple[str, ...]
+
+    @property
+    def grade_name(self) -> str | None:
+        grade = self.report.get("grade")
+        name = grade.get("name") if isinstance(grade, dict) else None
+        return name if isinstance(name, str) else None
+
+
+def _fail(step: int, message: str) -> NoReturn:
+    raise VerificationError(f"step {step}: {message}")
+
+
+def _short(keyid: str) -> str:
+    """Keyids print as 16 hex digits; anything else is quoted so the message stays one line."""
+    return keyid[:16] if KEYID.fullmatch(keyid) else repr(keyid[:24])
+
+
+def step1_read_envelope(path: Path) -> Envelope:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        _fail(1, f"envelope {path} not found")
+    except OSError as exc:
+        _fail(1, f"cannot read envelope {path}: {exc.strerror}")
+    try:
+        return decode_envelope(loads_strict(data, what="envelope"))
+    except VerificationError as exc:
+        _fail(1, str(exc))
+
+
+def step2_check_payload_type(envelope: Envelope) -> None:
+    if envelope.payload_type != PAYLOAD_TYPE:
+        _fail(2, f"unknown payloadType {envelope.payload_type!r} (expected {PAYLOAD_TYPE})")
+
+
+def step3_require_signatures(envelope: Envelope) -> None:
+    if not envelope.signatures:
+        _fail(3, "unsigned report (written with --no-sign); sign it with `ckit sign DIR`")
+
+
+def _verifies(public_key: Ed25519PublicKey, signature: bytes, message: bytes) -> bool:
+    try:
+        public_key.verify(signature, message)
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _load_keyring(keyring_dir: Path | None) -> Keyring:
+    try:
+        return load_keyring(keyring_dir)
+    except InputError as exc:
+        _fail(4, f"bad keyring: {exc}")
+
+
+def _signer(signature: Signature, message: bytes, keyring: Keyring) -> KeyringEntry:
+    named = _short(signature.keyid)
+    entry = keyring.find(signature.keyid)
+    if entry is None:
+        _fail(4, f"signing key {named} is not in the keyring {keyring.directory} (unknown key)")
+    if keyid_of(entry.public_key) != signature.keyid:
+        _fail(4, f"keyring file {entry.path} does not hold key {named}")
+    if _verifies(entry.public_key, signature.sig, message):
+        return entry
+    # Name the real signer when the keyring knows it: a relabelled keyid, not a forgery.
+    made_it = (e for e in keyring.entries if _verifies(e.public_key, signature.sig, message))
+    actual = next(made_it, None)
+    if actual is not None:
+        _fail(
+            4,
+            f"signature claims key {named} of vendor {entry.vendor} but was made by key "
+            f"{actual.keyid[:16]} of vendor {actual.vendor}",
+        )
+    _fail(4, f"signature does not verify with key {named} of vendor {entry.vendor}")
+
+
+def step4_verify_signatures(
+    envelope: Envelope, keyring_dir: Path | None
+) -> tuple[KeyringEntry, ...]:
+    keyring = _load_keyring(keyring_dir)
+    message = pae(envelope.payload_type, envelope.payload)
+    keyids = [signature.keyid for signature in envelope.signatures]
+    for keyid in keyids:
+        if keyids.count(keyid) > 1:
+            _fail(4, f"key {_short(keyid)} signs the envelope twice")
+    return tuple(_signer(signature, message, keyring) for signature in envelope.signatures)
+
+
+def step5_parse_statement(payload: bytes) -> Statement:
+    try:
+        return parse_statement(loads_strict(payload, what="payload"), REPORT_FILES)
+    except VerificationError as exc:
+        _fail(5, str(exc))
+
+
+def step6_check_vendor_binding(statement: Statement, signers: tuple[KeyringEntry, ...]) -> None:
+    claimed = statement.vendor_id
+    for signer in signers:
+        if signer.vendor != claimed:
+            _fail(
+                6,
+                f"key {signer.keyid[:16]} of vendor {signer.vendor} signed a report claiming "
+                f"vendor {claimed!r}",
+            )
+
+
+def _subject_bytes_or_digest(path: Path, name: str) -> tuple[str, bytes | None]:
+    """report.json is kept in memory so step 8 parses the very bytes step 7 hashed."""
+    if name == REPORT_JSON:
+        data = path.read_bytes()
+        return sha256_bytes(data), data
+    return sha256_file(path), None
+
+
+def step7_check_subject_files(statement: Statement, files_dir: Path) -> bytes:
+    report_bytes = b""
+    for subject in statement.subjects:
+        path = files_dir / subject.name
+        if not path.is_file():
+            _fail(7, f"subject file {subject.name} is missing from {files_dir}")
+        try:
+            actual, data = _subject_bytes_or_digest(path, subject.name)
+        except OSError as exc:
+            _fail(7, f"cannot read subject file {path}: {exc.strerror}")
+        if actual != subject.sha256:
+            _fail(
+                7,
+                f"{subject.name} was modified after signing (sha256 {actual[:16]}, "
+                f"signed {subject.sha256[:16]})",
+            )
+        report_bytes = data if data is not None else report_bytes
+    return report_bytes
+
+
+def _first_difference(signed: dict[str, Any], on_disk: Any) -> str:
+    if not isinstance(on_disk, dict):
+        return "report.json is not a JSON object"
+    for key in sorted(signed.keys() | on_disk.keys()):
+        if key not in on_disk:
+            return f"key {key!r} is only in the signed report"
+        if key not in signed:
+            return f"key {key!r} is only in report.json"
+        if canonical_json(signed[key]) != canonical_json(on_disk[key]):
+            return f"first difference at key {key!r}"
+    return "they differ"
+
+
+def step8_check_report_matches(report_bytes: bytes, statement: Statement) -> None:
+    try:
+        on_disk = loads_strict(report_bytes, what=REPORT_JSON)
+    except VerificationError as exc:
+        _fail(8, str(exc))
+    if canonical_json(on_disk) != canonical_json(statement.report):
+        where = _first_difference(statement.report, on_disk)
+        _fail(8, f"report.json differs from the report inside the signed statement ({where})")
+
+
+def verify_envelope(
+    envelope_path: Path, keyring_dir: Path | None = None, files_dir: Path | None = None
+) -> VerifiedReport:
+    """Run the checklist; ``envelope_path`` may be the run directory holding the envelope."""
+    if envelope_path.is_dir():
+        envelope_path = envelope_path / ENVELOPE_NAME
+    envelope = step1_read_envelope(envelope_path)
+    step2_check_payload_type(envelope)
+    step3_require_signatures(envelope)
+    signers = step4_verify_signatures(envelope, keyring_dir)
+    statement = step5_parse_statement(envelope.payload)
+    step6_check_vendor_binding(statement, signers)
+    report_bytes = step7_check_subject_files(statement, files_dir or envelope_path.parent)
+    step8_check_report_matches(report_bytes, statement)
+    return VerifiedReport(
+        vendor=statement.vendor_id,
+        keyid=signers[0].keyid,
+        report=statement.report,
+        subjects=statement.subjects,
+        kit_version=statement.kit_version,
+        keyids=tuple(signer.keyid for signer in signers),
+    )

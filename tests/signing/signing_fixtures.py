@@ -1,0 +1,110 @@
+"""Builders for the signing tests: a run directory, real keys and a keyring under one root.
+
+A plain module (not conftest) so test files can import it by a name no other area uses.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from kit.signing.dsse import Envelope, decode_envelope
+from kit.signing.keyring import add_public_key
+from kit.signing.keys import (
+    generate_private_key,
+    keyid_of,
+    load_private_key,
+    private_key_pem,
+    write_private_key,
+)
+from kit.signing.sign import ENVELOPE_NAME, sign_output_dir, sign_payload
+from kit.signing.statement import PAYLOAD_TYPE
+from kit.signing.strict_json import loads_strict
+from kit.signing.verify import VerifiedReport, verify_envelope
+
+VENDOR = "acme"
+
+REPORT: dict[str, Any] = {
+    "kit": {"version": "0.1.0", "digest": "0" * 64},
+    "vendor": {"id": VENDOR, "display_name": "Acme Accelerators"},
+    "grade": {"name": "conformant"},
+    "counts": {"PASS": 41, "FAIL_NUMERIC": 1},
+    "max_abs_err": 0.00125,
+}
+
+
+def write_report_files(run_dir: Path, report: dict[str, Any]) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    (run_dir / "junit.xml").write_text(
+        '<?xml version="1.0"?>\n<testsuites><testsuite name="unit" tests="42"/></testsuites>\n'
+    )
+    (run_dir / "results.csv").write_text("id,status\nunit/opinfo/add/float32/0,PASS\n")
+    (run_dir / "summary.md").write_text("# acme: conformant\n\n41 passed, 1 failed\n")
+
+
+@dataclass
+class SignedRun:
+    """A signed run directory plus the keyring and private keys that signed it."""
+
+    root: Path
+    run_dir: Path
+    keyring_dir: Path
+    key_paths: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def envelope_path(self) -> Path:
+        return self.run_dir / ENVELOPE_NAME
+
+    def verify(self) -> VerifiedReport:
+        return verify_envelope(self.envelope_path, keyring_dir=self.keyring_dir)
+
+    def new_key(self, name: str, vendor: str | None) -> tuple[Ed25519PrivateKey, Path]:
+        """A key saved as ``keys/<name>.pem``; filed in the keyring under ``vendor`` if given."""
+        key = generate_private_key()
+        path = self.root / "keys" / f"{name}.pem"
+        write_private_key(path, private_key_pem(key, None), force=False)
+        if vendor is not None:
+            add_public_key(self.keyring_dir, vendor, key.public_key())
+        self.key_paths[name] = path
+        return key, path
+
+    def private_key(self, name: str = VENDOR) -> Ed25519PrivateKey:
+        return load_private_key(self.key_paths[name], None)
+
+    def envelope(self) -> Envelope:
+        return decode_envelope(loads_strict(self.envelope_path.read_bytes()))
+
+    def statement(self) -> dict[str, Any]:
+        document = loads_strict(self.envelope().payload)
+        assert isinstance(document, dict)
+        return document
+
+    def write_envelope(self, envelope: Envelope) -> None:
+        self.envelope_path.write_bytes(envelope.to_bytes())
+
+    def sign_raw(
+        self,
+        payload: bytes,
+        *,
+        key: str = VENDOR,
+        payload_type: str = PAYLOAD_TYPE,
+    ) -> None:
+        """Write an envelope whose signature over ``payload`` is perfectly valid."""
+        signature = sign_payload(self.private_key(key), payload_type, payload)
+        self.write_envelope(Envelope(payload_type, payload, (signature,)))
+
+    def keyid(self, name: str = VENDOR) -> str:
+        return keyid_of(self.private_key(name).public_key())
+
+
+def make_signed_run(root: Path) -> SignedRun:
+    run = SignedRun(root=root, run_dir=root / "run", keyring_dir=root / "keyring")
+    write_report_files(run.run_dir, REPORT)
+    _, key_path = run.new_key(VENDOR, VENDOR)
+    sign_output_dir(run.run_dir, key_path, None)
+    return run
