@@ -16,8 +16,10 @@ class KitContext:
     standard: Standard
     vendor: VendorProfile
     skips: SkipManifest
-    device_info: DeviceInfo
+    #: None when the device is not usable; ``device_problem`` then says why in one line.
+    device_info: DeviceInfo | None
     today: dt.date
+    device_problem: str | None = None
 
     @property
     def device(self) -> str:

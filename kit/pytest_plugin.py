@@ -19,16 +19,17 @@ import pytest
 from kit import paths
 from kit.context import KitContext
 from kit.device import enable_device
-from kit.errors import KitError
+from kit.errors import DeviceError, KitError
 from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception
 from kit.patterns import matches_any
-from kit.results import Status
+from kit.results import Status, tier_of
 from kit.standard import load_standard
 from kit.vendors import load_skip_manifest, load_vendor
 
 TIERS_DIR = paths.package_dir() / "tiers"
 CONTEXT_KEY = pytest.StashKey[KitContext]()
-DEVICE_PROBLEM_KEY = pytest.StashKey[str]()
+#: The deploy tier checks the device itself, so it runs even when the device is unusable.
+TIERS_WITHOUT_DEVICE = ("deploy",)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -75,12 +76,19 @@ def _today(config: pytest.Config) -> dt.date:
 
 
 def build_context(vendor_id: str, today: dt.date) -> KitContext:
-    """Load everything a run needs; raises ``KitError`` with a one-line message."""
+    """Load everything a run needs; bad input raises ``KitError`` with a one-line message.
+
+    An unusable device is not an exception here: the context records the problem, tests that
+    need the device skip with it, and the deploy tier reports it as its own failure.
+    """
     standard = load_standard()
     vendor = load_vendor(vendor_id)
     skips = load_skip_manifest(vendor.skip_manifest_path)
-    device_info = enable_device(vendor)
-    return KitContext(standard, vendor, skips, device_info, today)
+    try:
+        device_info, problem = enable_device(vendor), None
+    except DeviceError as error:
+        device_info, problem = None, str(error)
+    return KitContext(standard, vendor, skips, device_info, today, problem)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,11 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         context = build_context(config.getoption("ckit_vendor"), _today(config))
     except KitError as error:
-        # A missing device skips every tier test with the reason; other input errors stop pytest.
-        if error.exit_code.name != "DEVICE_ERROR":
-            raise pytest.UsageError(str(error)) from None
-        config.stash[DEVICE_PROBLEM_KEY] = str(error)
-        return
+        raise pytest.UsageError(str(error)) from None
     config.stash[CONTEXT_KEY] = context
 
 
@@ -118,13 +122,11 @@ def pytest_collection_modifyitems(
         if deselected:
             config.hook.pytest_deselected(items=deselected)
         items[:] = keep
-    problem = config.stash.get(DEVICE_PROBLEM_KEY, None)
-    if problem:
-        for item in items:
-            item.add_marker(pytest.mark.skip(reason=problem))
-        return
     context = config.stash[CONTEXT_KEY]
     for item in items:
+        if context.device_problem and tier_of(stable_id(item) or "") not in TIERS_WITHOUT_DEVICE:
+            item.add_marker(pytest.mark.skip(reason=context.device_problem))
+            continue
         decision = context.skips.decide(stable_id(item) or "", context.today)
         if decision.skip and decision.entry is not None:
             entry = decision.entry
@@ -137,7 +139,7 @@ def pytest_collection_modifyitems(
 def ckit(request: pytest.FixtureRequest) -> KitContext:
     context = request.config.stash.get(CONTEXT_KEY, None)
     if context is None:
-        pytest.skip(request.config.stash.get(DEVICE_PROBLEM_KEY, "no --ckit-vendor given"))
+        pytest.skip("no vendor given: run with --ckit-vendor ID or CKIT_VENDOR=ID")
     return context
 
 
@@ -164,7 +166,9 @@ def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
     return ""
 
 
-def outcome_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> tuple[Status | None, dict[str, Any]]:
+def outcome_of(
+    report: pytest.TestReport, call: pytest.CallInfo[None]
+) -> tuple[Status | None, dict[str, Any]]:
     """Map one phase's report to a kit status (None: this phase decides nothing)."""
     if report.skipped:
         reason = _skip_reason(report)

@@ -43,7 +43,7 @@ class RunResult:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def load_inputs(config: RunConfig) -> RunInputs:
@@ -149,11 +149,12 @@ class Orchestrator:
         return {t: r for t, r in load_journal(self.journal.path).items() if t in set(plan)}
 
     def _drive(self, first: WorkerProcess, pending: queue.SimpleQueue[str]) -> None:
-        threads = [threading.Thread(target=self._guard, args=(self._work, first, pending), daemon=True)]
-        for _ in range(self.config.workers - 1):
-            threads.append(
-                threading.Thread(target=self._guard, args=(self._work, None, pending), daemon=True)
-            )
+        # The first thread takes the worker that announced the collection; others start their own.
+        firsts: list[WorkerProcess | None] = [first] + [None] * (self.config.workers - 1)
+        threads = [
+            threading.Thread(target=self._guard, args=(self._work, w, pending), daemon=True)
+            for w in firsts
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -72,9 +72,8 @@ def finish(
         "select": list(config.select),
         "timeout_s": config.timeout_s,
         "workers": config.workers,
-        "today": config.today,
         "started_at": started_at,
-        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "complete": not config.select and all(t in config.tiers for t in REPORTED_TIERS),
     }
     report = build_report(

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from kit.pytest_plugin import CONTEXT_KEY, DEVICE_PROBLEM_KEY, stable_id
+from kit.pytest_plugin import CONTEXT_KEY, stable_id
 from kit.results import Status, TestRecord
 from kit.runner.probe import probe_device_health
 from kit.runner.protocol import ChannelClosed, LineReader, send
@@ -37,7 +37,9 @@ def _die_with_parent() -> None:
         pass
 
 
-def record_from_reports(test_id: str, reports: list[pytest.TestReport], duration: float) -> TestRecord:
+def record_from_reports(
+    test_id: str, reports: list[pytest.TestReport], duration: float
+) -> TestRecord:
     """Fold setup/call/teardown reports into one record: the first phase that decided wins."""
     status, message, details = Status.ERROR, "no phase reported a result", {}
     for report in reports:
@@ -64,19 +66,20 @@ class WorkerPlugin:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         items = {tid: item for item in session.items if (tid := stable_id(item))}
         context = session.config.stash.get(CONTEXT_KEY, None)
-        if context is not None:
+        if context is not None and context.device_problem is None:
             session.config.hook.pytest_ckit_warm_up(config=session.config)
+        device_info = context.device_info if context else None
         send(
             self.results_fd,
             {
                 "type": "ready",
                 "ids": list(items),
-                "device": context.device_info.to_json() if context else None,
-                "device_problem": session.config.stash.get(DEVICE_PROBLEM_KEY, None),
+                "device": device_info.to_json() if device_info else None,
+                "device_problem": context.device_problem if context else "no kit context",
                 "pid": os.getpid(),
             },
         )
-        device = context.device if context else None
+        device = context.device if context and device_info else None
         while True:
             try:
                 command = self.commands.receive(timeout=None)

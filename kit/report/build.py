@@ -1,0 +1,130 @@
+"""Building the report document: everything the file formats render, and what the signer signs.
+
+The same records give a byte-identical report.json whatever their order; only the run's
+start/finish times and the records' durations differ between two identical runs
+(``strip_timings`` drops them for comparisons).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import kit
+from kit.hashing import kit_digest
+from kit.patterns import matches_any
+from kit.report.grading import collect_evidence, grade_run
+from kit.report.policy import policy_violations
+from kit.report.sanitize import json_safe
+from kit.report.summary import summarize
+from kit.results import TestRecord
+from kit.standard import Standard
+from kit.vendors import SkipManifest, VendorProfile
+
+SCHEMA_VERSION = 1
+
+
+def build_report(
+    *,
+    records: Iterable[TestRecord],
+    standard: Standard,
+    vendor: VendorProfile,
+    skips: SkipManifest,
+    environment: Mapping[str, Any],
+    run: Mapping[str, Any],
+    today: dt.date,
+) -> dict[str, Any]:
+    ordered = sorted(records, key=lambda r: r.id)
+    _refuse_duplicates(ordered)
+    missing = missing_ids(standard, run, {r.id for r in ordered})
+    violations = policy_violations(ordered, standard, skips, run, today)
+    evidence = collect_evidence(standard, ordered, missing, violations)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kit": {
+            "version": kit.__version__,
+            "digest": kit_digest(),
+            "torch_release": kit.TORCH_RELEASE,
+        },
+        "standard": {"version": standard.version, "torch_release": standard.torch_release},
+        "vendor": vendor.summary(),
+        "skip_manifest": skip_manifest_section(skips, vendor, [r.id for r in ordered], today),
+        "environment": json_safe(environment),
+        # The date skip expiry was judged on, whatever the caller put there.
+        "run": json_safe({**run, "today": today.isoformat()}),
+        "records": [record_json(r) for r in ordered],
+        "missing": missing,
+        "summary": summarize(ordered, missing, run.get("tiers", ())),
+        "policy": {"violations": violations},
+        "grade": grade_run(standard, evidence),
+    }
+
+
+def record_json(record: TestRecord) -> dict[str, Any]:
+    data = record.to_json()
+    data["message"] = json_safe(record.message)
+    data["details"] = json_safe(record.details)
+    return data
+
+
+def _refuse_duplicates(records: Sequence[TestRecord]) -> None:
+    # The runner promises one record per test; two would make every count ambiguous.
+    twice = [test_id for test_id, n in Counter(r.id for r in records).items() if n > 1]
+    if twice:
+        raise ValueError(f"the runner produced {len(twice)} duplicate record id(s): {twice[0]}")
+
+
+def missing_ids(standard: Standard, run: Mapping[str, Any], recorded: set[str]) -> list[str]:
+    """Ids of the standard's locked lists (within the run's tiers and --select) with no record.
+
+    A tier without a locked list file has nothing to compare against and adds nothing.
+    """
+    select = tuple(run.get("select") or ())
+    expected: list[str] = []
+    for tier in run.get("tiers", ()):
+        if tier in standard.test_lists and standard.test_list_path(tier).is_file():
+            expected += standard.test_ids(tier)
+    return sorted(
+        {t for t in expected if t not in recorded and (not select or matches_any(t, select))}
+    )
+
+
+def skip_manifest_section(
+    skips: SkipManifest, vendor: VendorProfile, test_ids: Sequence[str], today: dt.date
+) -> dict[str, Any]:
+    return {
+        "path": _manifest_path(skips, vendor),
+        "sha256": skips.sha256 or None,
+        "entries": [e.to_json() for e in skips.entries],
+        "stale": [e.to_json() for e in skips.stale_entries(test_ids)],
+        "expired": [e.to_json() for e in skips.expired_entries(today)],
+    }
+
+
+def _manifest_path(skips: SkipManifest, vendor: VendorProfile) -> str | None:
+    if skips.source is None:
+        return None
+    source = Path(skips.source).resolve()
+    try:
+        return source.relative_to(vendor.directory.resolve()).as_posix()
+    except ValueError:
+        return source.as_posix()  # a manifest given from outside the vendor directory
+
+
+#: Fields that hold times: they differ between two runs of the same tests.
+TIMING_FIELDS = {"run": ("started_at", "finished_at"), "records": ("duration_s",)}
+
+
+def strip_timings(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``report`` without its times, for comparing two runs."""
+    stripped = copy.deepcopy(dict(report))
+    for key in TIMING_FIELDS["run"]:
+        stripped.get("run", {}).pop(key, None)
+    for record in stripped.get("records", []):
+        for key in TIMING_FIELDS["records"]:
+            record.pop(key, None)
+    return stripped

@@ -1,0 +1,212 @@
+"""summary.md: the GitHub job summary a release manager reads first.
+
+Everything from the vendor's stack (messages, reasons) is escaped, so a message cannot break a
+table, inject links or HTML, or blow the summary size limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kit.report import view
+from kit.report.grading import percent
+from kit.report.interface import ReportFormat
+from kit.results import Status
+
+#: Rows of the failing-tests table before "... and N more".
+MAX_FAILING_ROWS = 200
+#: Rows of the other lists (skip entries, not-applicable reasons, missing tests).
+MAX_LIST_ROWS = 50
+#: Characters of one message shown in a table cell.
+MAX_CELL = 300
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SPACE = re.compile(r"\s+")
+GRADE_MARK = {"conformant": "✅", "conformant-with-exceptions": "⚠️"}
+STATUSES = [s.value for s in Status]
+
+
+def text(value: Any, limit: int = MAX_CELL) -> str:
+    """``value`` as inert Markdown on one line, cut to ``limit`` characters."""
+    visible = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    flat = _SPACE.sub(" ", visible).strip()
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return _SPECIAL.sub(r"\\\1", flat)
+
+
+def code(value: str) -> str:
+    if "`" in value or not value.isprintable():
+        return text(value)
+    return "`" + value.replace("|", "\\|") + "`"
+
+
+_PLAIN_URL = re.compile(r"https?://[^\s<>()\[\]|`\\]+\Z")
+
+
+def link(url: str) -> str:
+    """A clickable autolink for a plain http(s) URL; anything else as inert text."""
+    return f"<{url}>" if _PLAIN_URL.match(url) else text(url)
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return lines
+
+
+def _capped(
+    rows: list[list[str]], limit: int, what: str, where: str = "report.json"
+) -> tuple[list[list[str]], list[str]]:
+    if len(rows) <= limit:
+        return rows, []
+    return rows[:limit], ["", f"... and {len(rows) - limit} more {what} (see {where})"]
+
+
+def _rate(counts: Mapping[str, Any]) -> str:
+    rate = counts["pass_rate"]
+    return "—" if rate is None else percent(rate)
+
+
+def heading(report: Mapping[str, Any]) -> list[str]:
+    vendor, kit, standard = report["vendor"], report["kit"], report["standard"]
+    grade = view.grade_name(report)
+    mark = GRADE_MARK.get(grade, "❌")
+    env = report["environment"]
+    device = env["device"]
+    container = env["container"]
+    inside = f" · container {code(container['image'])}" if container else ""
+    return [
+        f"# {mark} {text(vendor['display_name'])} ({code(vendor['id'])}): {grade}",
+        "",
+        f"Kit {text(kit['version'])} · standard {text(standard['version'])} · "
+        f"PyTorch {text(standard['torch_release'])} (ran {text(env['torch']['version'])}) · "
+        f"device {text(device['type'])} × {device['count']} ({text(device['name'])}){inside} · "
+        f"kit digest {code(kit['digest'])}",
+    ]
+
+
+def counts_table(report: Mapping[str, Any]) -> list[str]:
+    summary = report["summary"]
+    header = ["tier", *STATUSES, "missing", "total", "pass rate"]
+    rows = [
+        [name, *(str(c["statuses"][s]) for s in STATUSES), str(c["missing"]), str(c["total"]),
+         _rate(c)]
+        for name, c in [*summary["tiers"].items(), ("**all**", summary["overall"])]
+    ]
+    return ["## Results", "", *table(header, rows)]
+
+
+def grade_section(report: Mapping[str, Any]) -> list[str]:
+    reasons = report["grade"]["reasons"]
+    if not reasons:
+        return ["## Grade", "", f"**{view.grade_name(report)}**: every condition is met."]
+    lines = ["## Why not a better grade", ""]
+    return lines + [f"- {text(reason, limit=4000)}" for reason in reasons]
+
+
+def violations_section(report: Mapping[str, Any]) -> list[str]:
+    violations = report["policy"]["violations"]
+    if not violations:
+        return []
+    rows = [[v["kind"], text(v["message"])] for v in violations]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "violations")
+    return ["## Skip-policy violations", "", *table(["kind", "what"], shown), *more]
+
+
+def failing_section(report: Mapping[str, Any]) -> list[str]:
+    rows = [[code(r["id"]), r["status"], text(r["message"])] for r in view.failing(report)]
+    if not rows:
+        return []
+    shown, more = _capped(rows, MAX_FAILING_ROWS, "failing tests", "results.csv")
+    title = f"## Failing tests ({len(rows)})"
+    return [title, "", *table(["test", "status", "message"], shown), *more]
+
+
+def skipped_section(report: Mapping[str, Any]) -> list[str]:
+    """Skipped tests grouped by the manifest entry that skipped them."""
+    groups: dict[str, list[str]] = {}
+    for record in view.records(report):
+        if record["status"] == Status.SKIPPED.value:
+            entry = view.skip_entry(report, record["id"])
+            groups.setdefault(entry["test"] if entry else "", []).append(record["id"])
+    if not groups:
+        return []
+    entries = {e["test"]: e for e in report["skip_manifest"]["entries"]}
+    rows = [_skip_row(pattern, ids, entries.get(pattern)) for pattern, ids in groups.items()]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "skip entries")
+    header = ["manifest entry", "tests", "example", "reason", "tracking", "expires"]
+    total = sum(len(ids) for ids in groups.values())
+    return [f"## Skipped tests ({total})", "", *table(header, shown), *more]
+
+
+def _skip_row(pattern: str, ids: list[str], entry: Mapping[str, Any] | None) -> list[str]:
+    if entry is None:
+        return ["(no manifest entry)", str(len(ids)), code(ids[0]), "", "", ""]
+    return [
+        code(pattern), str(len(ids)), code(ids[0]), text(entry["reason"]),
+        link(entry["tracking"]), entry["expires"],
+    ]
+
+
+def not_applicable_section(report: Mapping[str, Any]) -> list[str]:
+    reasons: dict[str, int] = {}
+    for record in view.records(report):
+        if record["status"] == Status.NOT_APPLICABLE.value:
+            reason = view.skip_reason(report, record)
+            reasons[reason] = reasons.get(reason, 0) + 1
+    if not reasons:
+        return []
+    rows = [[text(reason), str(n)] for reason, n in sorted(reasons.items(), key=lambda i: -i[1])]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "reasons")
+    return ["## Not applicable", "", *table(["reason", "tests"], shown), *more]
+
+
+def manifest_section(report: Mapping[str, Any]) -> list[str]:
+    stale = report["skip_manifest"]["stale"]
+    if not stale:
+        return []
+    narrowed = "" if report["run"].get("complete") else " (the run was narrowed)"
+    rows = [[code(e["test"]), text(e["reason"]), link(e["tracking"]), e["expires"]] for e in stale]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "stale entries")
+    return [
+        f"## Stale skip-manifest entries: they match no test of this run{narrowed}",
+        "",
+        *table(["entry", "reason", "tracking", "expires"], shown),
+        *more,
+    ]
+
+
+def missing_section(report: Mapping[str, Any]) -> list[str]:
+    missing = report["missing"]
+    if not missing:
+        return []
+    rows = [[code(test_id)] for test_id in missing]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "missing tests")
+    title = f"## Tests of the standard without a result ({len(missing)})"
+    return [title, "", *table(["test"], shown), *more]
+
+
+SECTIONS = (
+    heading,
+    counts_table,
+    grade_section,
+    violations_section,
+    failing_section,
+    missing_section,
+    skipped_section,
+    not_applicable_section,
+    manifest_section,
+)
+
+
+class MarkdownFormat(ReportFormat):
+    filename = "summary.md"
+
+    def render(self, report: Mapping[str, Any]) -> bytes:
+        blocks = [section(report) for section in SECTIONS]
+        lines = [line for block in blocks if block for line in [*block, ""]]
+        return "\n".join(lines).encode("utf-8")

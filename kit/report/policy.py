@@ -1,0 +1,71 @@
+"""Skip-policy violations: what keeps an otherwise passing run from being conformant.
+
+A violation is a SKIPPED test the standard never allows skipping, an expired skip-manifest
+entry (it skips nothing any more and counts as a failure), or a run narrowed by --tier or
+--select. Stale entries (matching no test) are reported by the report but are not violations.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kit.results import Status, TestRecord
+from kit.standard import Standard
+from kit.vendors import SkipEntry, SkipManifest
+
+NEVER_SKIP = "never-skip"
+EXPIRED_SKIP = "expired-skip"
+INCOMPLETE_RUN = "incomplete-run"
+
+
+def policy_violations(
+    records: Sequence[TestRecord],
+    standard: Standard,
+    skips: SkipManifest,
+    run: Mapping[str, Any],
+    today: dt.date,
+) -> list[dict[str, str]]:
+    """Violations in a stable order: run first, then expired entries, then skipped tests."""
+    violations: list[dict[str, str]] = []
+    # Only a run that says it is complete may be graded conformant; a missing flag is not proof.
+    if run.get("complete") is not True:
+        violations.append({"kind": INCOMPLETE_RUN, "message": _incomplete_message(run)})
+    for entry in skips.expired_entries(today):
+        violations.append({"kind": EXPIRED_SKIP, "entry": entry.test, "message": _expired(entry)})
+    for record in sorted(records, key=lambda r: r.id):
+        if record.status is Status.SKIPPED and not standard.may_skip(record.id):
+            decision = skips.decide(record.id, today)
+            message = _never_skip_message(record.id, standard.version, decision.entry)
+            violations.append({"kind": NEVER_SKIP, "test": record.id, "message": message})
+    return violations
+
+
+def _incomplete_message(run: Mapping[str, Any]) -> str:
+    narrowed = []
+    if run.get("tiers"):
+        narrowed.append("tiers " + ", ".join(run["tiers"]))
+    if run.get("select"):
+        narrowed.append("select " + ", ".join(repr(s) for s in run["select"]))
+    how = f" ({'; '.join(narrowed)})" if narrowed else ""
+    return (
+        f"the run was narrowed{how} and does not cover the whole standard; "
+        "rerun without narrowing --tier/--select for a conformant grade"
+    )
+
+
+def _expired(entry: SkipEntry) -> str:
+    return (
+        f"skip manifest entry {entry.test!r} ({entry.reason}, {entry.tracking}) expired on "
+        f"{entry.expires.isoformat()} and skips nothing any more; fix the tests it covers, "
+        "or renew the entry with a new expiry date"
+    )
+
+
+def _never_skip_message(test_id: str, version: str, entry: SkipEntry | None) -> str:
+    by = f"skip manifest entry {entry.test!r}" if entry else "the skip manifest"
+    return (
+        f"{test_id} was skipped by {by}, but standard {version} never allows skipping it; "
+        "make the test pass or remove the entry"
+    )

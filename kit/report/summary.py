@@ -1,0 +1,43 @@
+"""Counting records per tier and overall."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kit.results import TIERS, Status, TestRecord, tier_of
+
+#: Statuses that mean the test did not run, so they do not count towards the pass rate.
+NOT_RUN = frozenset({Status.SKIPPED, Status.NOT_APPLICABLE})
+
+
+def counts(records: Sequence[TestRecord], missing: int = 0) -> dict[str, Any]:
+    statuses = {status.value: 0 for status in Status}
+    for record in records:
+        statuses[record.status.value] += 1
+    ran = sum(n for value, n in statuses.items() if Status(value) not in NOT_RUN)
+    passed = statuses[Status.PASS.value]
+    return {
+        "statuses": statuses,
+        "total": len(records),
+        "ran": ran,
+        "passed": passed,
+        "missing": missing,
+        "pass_rate": passed / ran if ran else None,
+    }
+
+
+def summarize(
+    records: Sequence[TestRecord], missing: Sequence[str], run_tiers: Iterable[str]
+) -> dict[str, Any]:
+    """Counts overall and for each tier the run asked for or produced a record in."""
+    present = set(run_tiers) | {r.tier for r in records} | {tier_of(m) for m in missing}
+    ordered = [t for t in TIERS if t in present] + sorted(present - set(TIERS))
+    tiers = {
+        tier: counts(
+            [r for r in records if r.tier == tier],
+            sum(1 for m in missing if tier_of(m) == tier),
+        )
+        for tier in ordered
+    }
+    return {"overall": counts(records, len(missing)), "tiers": tiers}
