@@ -51,5 +51,5 @@ def baseline_records() -> list[TestRecord]:
         REQUIRED_NEVER_SKIP,
         REQUIRED,
         OPTIONAL,
-        "models/hf/bert/eager/0",
+        "models/hf/bert/eager",
     )

@@ -32,7 +32,7 @@ def mixed_records() -> list[TestRecord]:
             {"max_abs_err": 0.25, "max_rel_err": 1e-3, "mismatched": 3, "numel": 16},
         ),
         TestRecord("unit/opinfo/log/bfloat16/0", Status.UNSUPPORTED, 0.1, "not implemented for"),
-        TestRecord("models/hf/gpt2/export/0", Status.NOT_APPLICABLE, 0.0, "",
+        TestRecord("models/hf/gpt2/export", Status.NOT_APPLICABLE, 0.0, "",
                    {"reason": "vendor does not claim flow export"}),
     ]
 

@@ -23,9 +23,9 @@ def run_with_every_status() -> list[TestRecord]:
         TestRecord("unit/opinfo/log/float16/0", Status.ERROR, 0.1, "RuntimeError: boom"),
         TestRecord("unit/opinfo/tan/float16/0", Status.UNSUPPORTED, 0.1, "not implemented for"),
         TestRecord("unit/opinfo/erf/float16/0", Status.CRASH, 0.1, "worker died: SIGSEGV"),
-        TestRecord("models/hf/gpt2/eager/0", Status.TIMEOUT, 300.0, "ran past 300 s"),
+        TestRecord("models/hf/gpt2/eager", Status.TIMEOUT, 300.0, "ran past 300 s"),
         TestRecord("unit/opinfo/cos/float64/0", Status.SKIPPED, 0.0, "skip manifest: precision"),
-        TestRecord("models/hf/t5/export/0", Status.NOT_APPLICABLE, 0.0, "",
+        TestRecord("models/hf/t5/export", Status.NOT_APPLICABLE, 0.0, "",
                    {"reason": "vendor does not claim flow export"}),
     ]
 
@@ -61,7 +61,7 @@ def test_failure_and_skip_messages(make_report, manifest):
     assert skipped.get("message") == (
         "SKIPPED: precision (https://tracker.example.org/issues/42, expires 2027-06-30)"
     )
-    not_applicable = cases["models/hf/t5/export/0"].find("skipped")
+    not_applicable = cases["models/hf/t5/export"].find("skipped")
     assert not_applicable.get("message") == "NOT_APPLICABLE: vendor does not claim flow export"
     assert cases["deploy/import/0"].find("*") is None
 

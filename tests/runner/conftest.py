@@ -24,7 +24,9 @@ def ckit_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def run_ckit(args: list[str], env: dict[str, str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+def run_ckit(
+    args: list[str], env: dict[str, str], **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "kit", *args], env=env, capture_output=True, text=True, **kwargs
     )
