@@ -25,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "ckit run --vendor cpu --out results/cpu",
             "ckit run --vendor simnpu --tier unit --select 'unit/opinfo/add/*/*' --no-sign",
             "ckit run --resume results/cpu",
+            "ckit run --vendor cpu --in-container --tier deploy,unit --out results/cpu-debian12",
         ],
     )
     parser.add_argument("--vendor", help="vendor id (vendors/<id>) or path to a vendor.yaml")
@@ -45,6 +46,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--resume", type=Path, metavar="DIR", help="resume the run in DIR")
     parser.add_argument("--no-sign", action="store_true", help="write an unsigned report")
     parser.add_argument("--key", help="private key (default: ckit keys generate's location)")
+    parser.add_argument(
+        "--in-container", action="store_true",
+        help="run inside the vendor's reference image (ckit image build); the host signs",
+    )
+    parser.add_argument("--image", help="with --in-container: image tag (default: debian12)")
     parser.set_defaults(handler=handle)
 
 
@@ -55,6 +61,14 @@ def _tiers(value: str) -> tuple[str, ...]:
         raise InputError(f"--tier: unknown tier {', '.join(unknown) or '(empty)'}; "
                          f"choose from {', '.join(TIERS)}")
     return tiers
+
+
+def _passthrough(args: argparse.Namespace) -> list[str]:
+    """The run options the in-container ``ckit run`` needs besides vendor, tiers and output."""
+    extra = [arg for pattern in args.select for arg in ("--select", pattern)]
+    if args.timeout is not None:
+        extra += ["--timeout", str(args.timeout)]
+    return extra + ["--workers", str(args.workers)]
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -80,10 +94,12 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from kit.runner.session import resume_run, start_run
+    from kit.runner.session import resume_run, start_run, start_run_in_container
 
     if args.resume is not None:
         result = resume_run(args.resume.resolve())
+    elif args.in_container:
+        result = start_run_in_container(config_from_args(args), args.image, _passthrough(args))
     else:
         result = start_run(config_from_args(args))
     grade = result.report.get("grade", {}).get("name", "unknown")

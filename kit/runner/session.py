@@ -46,6 +46,32 @@ def resume_run(out_dir: Path) -> RunResult:
     return _execute(config, inputs, started_at)
 
 
+def start_run_in_container(config: RunConfig, image: str | None, extra: list[str]) -> RunResult:
+    """Run inside the vendor image (no key inside), then sign on the host what came out."""
+    import json
+
+    from kit.container.run import run_in_container
+    from kit.errors import EnvironmentProblem, ExitCode
+
+    key = signing_key(config, _vendor_id(config)) if config.sign else None
+    if (config.out_dir / "report.json").exists() or (config.out_dir / "journal.jsonl").exists():
+        raise InputError(f"{config.out_dir} already holds a run; choose another --out")
+    ran = run_in_container(config.vendor, image, config.out_dir, config.tiers, extra)
+    if ran.exit_code not in (ExitCode.OK, ExitCode.NOT_CONFORMANT):
+        raise EnvironmentProblem(
+            f"the run inside {ran.image} failed with exit code {ran.exit_code} "
+            "(its output is above); nothing was signed"
+        )
+    report = json.loads((config.out_dir / "report.json").read_text(encoding="utf-8"))
+    if key is None:
+        return RunResult(config.out_dir, report, config.out_dir / "report.dsse.json")
+    from kit.signing.keys import passphrase_from_env
+    from kit.signing.sign import sign_output_dir
+
+    envelope = sign_output_dir(config.out_dir, key, passphrase_from_env())
+    return RunResult(config.out_dir, report, envelope)
+
+
 def _vendor_id(config: RunConfig) -> str:
     from kit.vendors import load_vendor
 

@@ -1,0 +1,122 @@
+"""unit.yaml validation (one-line errors naming file and field) and stable id round trips."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit.errors import InputError
+from kit.standard import load_standard
+from kit.unit.config import load_unit_config, parse_unit_config
+from kit.unit.opinfo_cases import (
+    OpinfoCaseId,
+    opinfo_test_ids,
+    parse_opinfo_id,
+    sample_indices,
+    selected_samples,
+)
+
+SOURCE = Path("/standards/v1/unit.yaml")
+VALID: dict[str, Any] = {
+    "max_samples_per_case": 4,
+    "ops": [
+        {"op": "add", "dtypes": ["float32", "int64"]},
+        {"op": "max", "variant": "reduction_with_dim", "dtypes": ["float32"]},
+    ],
+}
+
+
+def broken(change: Any) -> dict[str, Any]:
+    data = copy.deepcopy(VALID)
+    change(data)
+    return data
+
+
+BROKEN_CONFIGS = {
+    "unknown_dtype_smuggled_in": (
+        broken(lambda d: d["ops"][0]["dtypes"].append("float8")),
+        "ops[0] (add).dtypes",
+    ),
+    "same_dtype_reference_without_why": (
+        broken(lambda d: d["ops"][0].update(reference="same-dtype")),
+        "ops[0] (add).why",
+    ),
+    "unknown_reference_kind": (
+        broken(lambda d: d["ops"][0].update(reference="float128")),
+        "ops[0] (add).reference",
+    ),
+    "tolerance_override_without_why": (
+        broken(lambda d: d["ops"][0].update(tolerance={"float32": {"atol": 1, "rtol": 1}})),
+        "ops[0] (add).tolerance.float32",
+    ),
+    "negative_tolerance": (
+        broken(
+            lambda d: d["ops"][0].update(tolerance={"float32": {"atol": -1, "rtol": 0, "why": "x"}})
+        ),
+        "ops[0] (add).tolerance.float32",
+    ),
+    "same_op_listed_twice": (broken(lambda d: d["ops"].append(dict(d["ops"][0]))), "ops"),
+    "typo_in_field_name": (broken(lambda d: d["ops"][1].update(varaint="x")), "ops[1] (max)"),
+    "zero_samples_per_case": (
+        broken(lambda d: d.update(max_samples_per_case=0)),
+        "max_samples_per_case",
+    ),
+    "compare_outputs_not_positions": (
+        broken(lambda d: d["ops"][1].update(compare_outputs="values", why="ties")),
+        "ops[1] (max).compare_outputs",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(BROKEN_CONFIGS))
+def test_malformed_unit_config_is_one_line_error(attack: str) -> None:
+    data, field = BROKEN_CONFIGS[attack]
+    with pytest.raises(InputError) as caught:
+        parse_unit_config(data, SOURCE)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{SOURCE}: {field}")
+
+
+def test_op_missing_from_op_db_is_one_line_error() -> None:
+    config = parse_unit_config(
+        broken(lambda d: d["ops"].append({"op": "no_such_op", "dtypes": ["float32"]})), SOURCE
+    )
+    with pytest.raises(InputError, match="no OpInfo named 'no_such_op'"):
+        opinfo_test_ids(config)
+
+
+def test_dtype_the_opinfo_does_not_support_on_cpu_is_rejected() -> None:
+    config = parse_unit_config(
+        broken(lambda d: d["ops"].append({"op": "bitwise_and", "dtypes": ["float32"]})), SOURCE
+    )
+    with pytest.raises(InputError, match="bitwise_and: OpInfo does not support float32 on CPU"):
+        opinfo_test_ids(config)
+
+
+def test_variant_is_part_of_the_op_segment() -> None:
+    config = parse_unit_config(VALID, SOURCE)
+    assert [op.key for op in config.ops] == ["add", "max.reduction_with_dim"]
+    assert config.op("max.reduction_with_dim").variant == "reduction_with_dim"
+
+
+def test_opinfo_ids_round_trip_through_op_dtype_and_sample_index() -> None:
+    config = load_unit_config(load_standard())
+    ids = [i for i in load_standard().test_ids("unit") if i.startswith("unit/opinfo/")]
+    for test_id in ids[::23]:
+        case = parse_opinfo_id(test_id)
+        entry = config.op(case.op_key)
+        assert case.dtype in entry.dtypes
+        assert case.index in selected_samples(entry, case.dtype, config.max_samples_per_case)
+        assert str(OpinfoCaseId(entry.key, case.dtype, case.index)) == test_id
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [(1, [0]), (4, [0, 1, 2, 3]), (5, [0, 1, 3, 4]), (58, [0, 19, 38, 57])],
+)
+def test_samples_are_spread_over_the_opinfo_samples(count: int, expected: list[int]) -> None:
+    assert sample_indices(count, 4) == expected
