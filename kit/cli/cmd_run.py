@@ -96,12 +96,19 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 def handle(args: argparse.Namespace) -> int:
     from kit.runner.session import resume_run, start_run, start_run_in_container
 
-    if args.resume is not None:
-        result = resume_run(args.resume.resolve())
-    elif args.in_container:
-        result = start_run_in_container(config_from_args(args), args.image, _passthrough(args))
-    else:
-        result = start_run(config_from_args(args))
+    try:
+        if args.resume is not None:
+            result = resume_run(args.resume.resolve())
+        elif args.in_container:
+            config = config_from_args(args)
+            result = start_run_in_container(config, args.image, _passthrough(args))
+        else:
+            result = start_run(config_from_args(args))
+    except KeyboardInterrupt:
+        out = args.resume or args.out or Path("results") / Path(args.vendor or "").name
+        print(f"ckit: interrupted; finished tests are journaled: `ckit run --resume {out}`",
+              file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
     grade = result.report.get("grade", {}).get("name", "unknown")
     print(f"report: {result.out_dir / 'report.json'}", file=sys.stderr)
     print(f"summary: {result.out_dir / 'summary.md'}", file=sys.stderr)
