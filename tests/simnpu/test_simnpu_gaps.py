@@ -1,0 +1,72 @@
+"""What simnpu refuses, on purpose, the way an NPU would: the kit must see these as unsupported."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import simnpu  # noqa: F401  (registers the device)
+import torch
+
+from kit.outcomes import classify_exception
+from kit.results import Status
+
+DEVICE = "simnpu"
+NOT_IMPLEMENTED = "not implemented for 'simnpu'"
+
+
+def _refusal(call) -> NotImplementedError:
+    with pytest.raises(NotImplementedError, match=NOT_IMPLEMENTED) as caught:
+        call()
+    return caught.value
+
+
+def test_complex_tensors_cannot_be_created_or_uploaded() -> None:
+    assert "complex dtype torch.complex64" in str(
+        _refusal(lambda: torch.zeros(2, dtype=torch.complex64, device=DEVICE))
+    )
+    _refusal(lambda: torch.randn(2, dtype=torch.complex64).to(DEVICE))
+
+
+def test_real_ops_producing_complex_results_are_refused() -> None:
+    real = torch.randn(3, 2, device=DEVICE)
+    message = str(_refusal(lambda: torch.view_as_complex(real)))
+    assert message.startswith("aten::view_as_complex: complex dtype")
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.int32])
+def test_matrix_unit_refuses_other_dtypes(dtype: torch.dtype) -> None:
+    a = torch.ones(2, 2, dtype=dtype, device=DEVICE)
+    message = str(_refusal(lambda: a @ a))
+    assert message.startswith(f"aten::mm: dtype {dtype} {NOT_IMPLEMENTED}")
+    _refusal(lambda: torch.bmm(a.unsqueeze(0), a.unsqueeze(0)))
+
+
+def test_float64_works_outside_the_matrix_unit() -> None:
+    x = torch.linspace(0, 1, 5, dtype=torch.float64)
+    assert torch.equal((x.to(DEVICE) * 3).exp().cpu(), (x * 3).exp())
+
+
+def test_fft_is_refused() -> None:
+    signal = torch.randn(8, device=DEVICE)
+    message = str(_refusal(lambda: torch.fft.rfft(signal)))
+    assert message.startswith("aten::_fft_r2c: FFT")
+
+
+def test_sparse_tensors_are_refused() -> None:
+    _refusal(lambda: torch.eye(3).to_sparse().to(DEVICE))
+
+
+def test_refusals_read_as_unsupported_to_the_kit() -> None:
+    refusal = _refusal(lambda: torch.zeros(1, dtype=torch.complex64, device=DEVICE))
+    assert classify_exception(refusal) is Status.UNSUPPORTED
+
+
+def test_autocast_is_declined_with_a_warning() -> None:
+    x = torch.ones(2, 2, device=DEVICE)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
+            result = x @ x
+    assert result.dtype == torch.float32
+    assert any("Disabling autocast" in str(w.message) for w in caught)

@@ -1,0 +1,168 @@
+"""Running one ATen op on simnpu: the single place every device computation goes through.
+
+Two entry points lead here. Ops with a SimTensor argument arrive from ``__torch_dispatch__``
+(after autograd and view/in-place tracking ran in the dispatcher); ops without one, such as
+``empty``/``empty_strided`` for ``device="simnpu"``, arrive at the boxed PrivateUse1 fallback.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+
+from simnpu import faults, gaps, kernels
+from simnpu.tensor import DEVICE_TYPE, SimTensor, host, replace_metadata, sync_metadata
+
+#: Ops that legitimately take tensors from two devices (transfers; CPU index tensors).
+MIXED_DEVICE_OPS = frozenset(
+    {
+        "aten::copy_",
+        "aten::_copy_from",
+        "aten::_copy_from_and_resize",
+        "aten::_to_copy",
+        "aten::index",
+        "aten::index_put",
+        "aten::index_put_",
+        "aten::_index_put_impl_",
+    }
+)
+
+CPU = torch.device("cpu")
+
+
+def _tensors(tree: Any) -> list[torch.Tensor]:
+    leaves, _ = tree_flatten(tree)
+    return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+
+def _to_host(value: Any) -> Any:
+    if isinstance(value, SimTensor):
+        return value._data
+    if isinstance(value, torch.device) and value.type == DEVICE_TYPE:
+        return CPU
+    return value
+
+
+@functools.cache
+def _device_position(func: Any) -> int | None:
+    """Where the op's schema takes a ``device`` argument, if it does."""
+    for index, argument in enumerate(func._schema.arguments):
+        if argument.name == "device":
+            return index
+    return None
+
+
+def _result_on_device(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], inputs: Sequence[torch.Tensor]
+) -> bool:
+    """Whether the op's new tensors belong on simnpu (an explicit ``device`` argument decides)."""
+    position = _device_position(func)
+    device = None
+    if position is not None:
+        device = args[position] if position < len(args) else kwargs.get("device")
+    if device is not None:
+        return torch.device(device).type == DEVICE_TYPE
+    return any(isinstance(t, SimTensor) for t in inputs)
+
+
+def _check_same_device(func: Any, op_name: str, inputs: Sequence[torch.Tensor]) -> None:
+    # Like CUDA: host tensors may only join device ops as 0-dim scalars, except in transfers.
+    if func._schema.name in MIXED_DEVICE_OPS:
+        return
+    if not any(isinstance(t, SimTensor) for t in inputs):
+        return
+    for tensor in inputs:
+        if not isinstance(tensor, SimTensor) and tensor.dim() > 0:
+            raise RuntimeError(
+                f"{op_name}: Expected all tensors to be on the same device, but found at least "
+                f"two devices, {DEVICE_TYPE}:0 and {tensor.device}!"
+            )
+
+
+def _rewrite(
+    result: Any, rewriters: Sequence[Callable[[torch.Tensor], torch.Tensor]], mutated: set[int]
+) -> Any:
+    """Apply result-corrupting faults; tensors the op wrote in place are corrupted in place."""
+
+    def one(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            if id(value) in mutated:
+                for rewrite in rewriters:
+                    broken = rewrite(value)
+                    if broken.dtype == value.dtype and broken.shape == value.shape:
+                        value.copy_(broken)
+                return value
+            for rewrite in rewriters:
+                value = rewrite(value)
+            return value
+        if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
+            scalar = torch.tensor(value, dtype=torch.float64 if isinstance(value, float) else None)
+            for rewrite in rewriters:
+                scalar = rewrite(scalar)
+            return scalar.item()
+        return value
+
+    return tree_map(one, result)
+
+
+def _wrap(result: Any, inputs: Sequence[torch.Tensor], on_device: bool) -> Any:
+    originals = {id(host(t)): t for t in inputs}
+
+    def one(value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        if id(value) in originals:  # in-place / out= result: the caller's own tensor
+            return originals[id(value)]
+        return SimTensor(value) if on_device else value
+
+    return tree_map(one, result)
+
+
+def _with_faults(
+    result: Any, rules: Sequence[faults.FaultRule], op_name: str, host_inputs: list[torch.Tensor]
+) -> Any:
+    """Fire the rules that act on results, then poisoning (which outlives any rule)."""
+    mutated = {id(t) for t in host_inputs}
+    if rules:
+        host_outputs = _tensors(result)
+        if not host_inputs:  # a factory: its outputs stand in for the inputs it lacks
+            faults.fire_before(rules, op_name, host_outputs)
+        rewriters = faults.result_rewriters(rules, host_inputs or host_outputs)
+        result = _rewrite(result, rewriters, mutated)
+    if faults.is_poisoned():
+        result = _rewrite(result, [faults.garbage], mutated)
+    return result
+
+
+def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    op_name = kernels.qualified_name(func)
+    if op_name == "aten::set_data":  # metadata, not computation: see ``replace_metadata``
+        replace_metadata(*args)
+        return None
+    inputs = _tensors((args, kwargs))
+    gaps.check_call(func, op_name, inputs, kwargs)
+    _check_same_device(func, op_name, inputs)
+    host_inputs = [host(t) for t in inputs]
+    rules = faults.rules_for(func)
+    if rules and host_inputs:
+        faults.fire_before(rules, op_name, host_inputs)
+    host_args, host_kwargs = tree_map(_to_host, (args, kwargs))
+    result = kernels.run(func, host_args, host_kwargs)
+    gaps.check_outputs(op_name, _tensors(result))
+    result = _with_faults(result, rules, op_name, host_inputs)
+    for tensor in inputs:
+        if isinstance(tensor, SimTensor):
+            sync_metadata(tensor)  # an out= or resize_ op may have resized the payload
+    return _wrap(result, inputs, _result_on_device(func, args, kwargs, inputs))
+
+
+def fallback(keyset: torch._C.DispatchKeySet, func: Any, *args: Any, **kwargs: Any) -> Any:
+    """The boxed PrivateUse1 fallback: ops with no SimTensor argument (factories)."""
+    return execute(func, args, kwargs)
+
+
+SimTensor.executor = staticmethod(execute)

@@ -1,0 +1,367 @@
+"""Fault injection: make chosen ops misbehave the way broken accelerator stacks do.
+
+Never on by default. ``SIMNPU_FAULTS`` holds a JSON or YAML list of rules, or ``@/path/file.yaml``
+naming a file that does. A rule::
+
+    {op: "aten::add.Tensor" | "add", kind: KIND, dtype?: "float32", noncontiguous?: bool,
+     min_numel?: int, seconds?: float, magnitude?: float}
+
+``op`` names one overload (``aten::add.Tensor``) or every overload of an op (``add`` or
+``aten::add``). The filters look at the op's tensor inputs (an op without tensor inputs, such as
+a factory, is judged by its outputs): ``dtype`` needs one of that dtype, ``noncontiguous: true``
+needs a non-contiguous one (``false``: all contiguous), ``min_numel`` needs one that large.
+Every matching call fires the rule.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import functools
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ENV_VAR = "SIMNPU_FAULTS"
+
+
+class FaultConfigError(ValueError):
+    """``SIMNPU_FAULTS`` is malformed; the message is one line."""
+
+
+class Kind(enum.StrEnum):
+    WRONG_SMALL = "wrong_small"
+    WRONG_LARGE = "wrong_large"
+    NAN = "nan"
+    DTYPE_CHANGE = "dtype_change"
+    ABORT = "abort"
+    SEGFAULT = "segfault"
+    HANG = "hang"
+    MISSING = "missing"
+    SLOW = "slow"
+    POISON = "poison"
+
+
+#: Kinds that act before the op computes; the others rewrite its result.
+BEFORE_KINDS = frozenset(
+    {Kind.ABORT, Kind.SEGFAULT, Kind.HANG, Kind.MISSING, Kind.SLOW, Kind.POISON}
+)
+
+#: Default relative perturbation of ``wrong_small``: a few times the kit's rtol for the dtype,
+#: so the error is small but never inside the tolerance.
+SMALL_MAGNITUDE = {torch.bfloat16: 6.25e-2, torch.float16: 1e-2}
+DEFAULT_SMALL_MAGNITUDE = 1e-2
+DEFAULT_LARGE_MAGNITUDE = 10.0
+#: Below this absolute value, perturbations are sized as if the value were this large.
+PERTURB_FLOOR = 0.1
+
+#: What ``dtype_change`` silently returns instead.
+DTYPE_SWAPS = {
+    torch.float32: torch.float16,
+    torch.float16: torch.float32,
+    torch.bfloat16: torch.float32,
+    torch.float64: torch.float32,
+    torch.int64: torch.int32,
+    torch.int32: torch.int64,
+    torch.bool: torch.uint8,
+}
+
+RULE_FIELDS = {"op", "kind", "dtype", "noncontiguous", "min_numel", "seconds", "magnitude"}
+
+
+@dataclass(frozen=True)
+class FaultRule:
+    op: str
+    kind: Kind
+    dtype: torch.dtype | None = None
+    noncontiguous: bool | None = None
+    min_numel: int | None = None
+    seconds: float = 1.0
+    magnitude: float | None = None
+
+    def matches_op(self, qualified_overload: str, qualified_packet: str) -> bool:
+        return self.op in (qualified_overload, qualified_packet)
+
+    def matches_subjects(self, subjects: Sequence[torch.Tensor]) -> bool:
+        if self.dtype is not None and not any(t.dtype == self.dtype for t in subjects):
+            return False
+        if self.noncontiguous is not None:
+            if any(not t.is_contiguous() for t in subjects) != self.noncontiguous:
+                return False
+        if self.min_numel is not None and not any(t.numel() >= self.min_numel for t in subjects):
+            return False
+        return True
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+
+def _fail(message: str) -> FaultConfigError:
+    return FaultConfigError(f"{ENV_VAR}: {' '.join(message.split())}")
+
+
+def _parse_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - pyyaml is a dependency
+        raise _fail("not valid JSON (and PyYAML is not installed to read YAML)") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise _fail(f"not valid JSON or YAML{line}: {problem}") from None
+
+
+def _read_source(value: str) -> str:
+    if not value.startswith("@"):
+        return value
+    path = Path(value[1:]).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot read rules file {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _canonical_op(op: str) -> str:
+    """``add`` -> ``aten::add``; ``aten::mm.default`` -> ``aten::mm``."""
+    qualified = op if "::" in op else f"aten::{op}"
+    return qualified.removesuffix(".default")
+
+
+def _dtype(value: Any, where: str) -> torch.dtype:
+    dtype = getattr(torch, value, None) if isinstance(value, str) else None
+    if not isinstance(dtype, torch.dtype):
+        raise _fail(
+            f"{where}: field dtype: expected a torch dtype name like 'float32', got {value!r}"
+        )
+    return dtype
+
+
+def _number(rule: dict[str, Any], field: str, where: str, kind: type) -> Any:
+    value = rule[field]
+    ok = isinstance(value, (int, float)) if kind is float else isinstance(value, int)
+    if isinstance(value, bool) or not ok or value < 0:
+        expected = "a non-negative number" if kind is float else "a non-negative integer"
+        raise _fail(f"{where}: field {field}: expected {expected}, got {value!r}")
+    return kind(value)
+
+
+def _rule(raw: Any, index: int) -> FaultRule:
+    where = f"rule {index}"
+    if not isinstance(raw, dict):
+        raise _fail(f"{where}: expected a mapping with 'op' and 'kind', got {type(raw).__name__}")
+    unknown = sorted(set(map(str, raw)) - RULE_FIELDS)
+    if unknown:
+        raise _fail(
+            f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(RULE_FIELDS))})"
+        )
+    for required in ("op", "kind"):
+        if required not in raw:
+            raise _fail(f"{where}: missing required field {required!r}")
+    op = raw["op"]
+    if not isinstance(op, str) or not op.strip():
+        raise _fail(f"{where}: field op: expected an op name like 'aten::add.Tensor', got {op!r}")
+    try:
+        kind = Kind(raw["kind"])
+    except ValueError:
+        known = ", ".join(k.value for k in Kind)
+        raise _fail(f"{where}: field kind: expected one of {known}, got {raw['kind']!r}") from None
+    noncontiguous = raw.get("noncontiguous")
+    if noncontiguous is not None and not isinstance(noncontiguous, bool):
+        raise _fail(f"{where}: field noncontiguous: expected true or false, got {noncontiguous!r}")
+    return FaultRule(
+        op=_canonical_op(op.strip()),
+        kind=kind,
+        dtype=_dtype(raw["dtype"], where) if "dtype" in raw else None,
+        noncontiguous=noncontiguous,
+        min_numel=_number(raw, "min_numel", where, int) if "min_numel" in raw else None,
+        seconds=_number(raw, "seconds", where, float) if "seconds" in raw else 1.0,
+        magnitude=_number(raw, "magnitude", where, float) if "magnitude" in raw else None,
+    )
+
+
+def parse_rules(value: str | None) -> tuple[FaultRule, ...]:
+    """Rules from a ``SIMNPU_FAULTS`` value; empty or unset means no faults."""
+    if value is None or not value.strip():
+        return ()
+    document = _parse_text(_read_source(value.strip()))
+    if document is None:
+        return ()
+    if isinstance(document, dict):
+        raise _fail("expected a list of rules, got a single mapping (wrap it in [ ])")
+    if not isinstance(document, list):
+        raise _fail(f"expected a list of rules, got {type(document).__name__}")
+    return tuple(_rule(raw, index) for index, raw in enumerate(document))
+
+
+# -- process state ---------------------------------------------------------------------------
+
+_rules: tuple[FaultRule, ...] = ()
+_poisoned = False
+
+
+def load_from_environment() -> None:
+    global _rules
+    _rules = parse_rules(os.environ.get(ENV_VAR))
+
+
+def active_rules() -> tuple[FaultRule, ...]:
+    return _rules
+
+
+def is_poisoned() -> bool:
+    """True once a ``poison`` rule fired: every later result in this process is garbage."""
+    return _poisoned
+
+
+@contextmanager
+def injected(rules: str | Sequence[dict[str, Any]]) -> Iterator[tuple[FaultRule, ...]]:
+    """Activate rules for a block (a ``SIMNPU_FAULTS``-style string or a list of dicts)."""
+    global _rules
+    parsed = parse_rules(rules) if isinstance(rules, str) else parse_rules(json.dumps(list(rules)))
+    saved = _rules
+    _rules = parsed
+    try:
+        yield parsed
+    finally:
+        _rules = saved
+
+
+# -- firing ----------------------------------------------------------------------------------
+
+
+def rules_for(func: Any) -> tuple[FaultRule, ...]:
+    """The active rules naming this op (cheap: most calls see no rules at all)."""
+    if not _rules:
+        return ()
+    packet = func._schema.name
+    overload = func._overloadname
+    qualified = packet if overload == "default" else f"{packet}.{overload}"
+    return tuple(rule for rule in _rules if rule.matches_op(qualified, packet))
+
+
+def fire_before(rules: Sequence[FaultRule], op_name: str, subjects: Sequence[torch.Tensor]) -> None:
+    """Run the pre-compute kinds (crash, hang, missing kernel, slowness, poison)."""
+    for rule in rules:
+        if rule.kind in BEFORE_KINDS and rule.matches_subjects(subjects):
+            _BEFORE[rule.kind](rule, op_name)
+
+
+def _announce(rule: FaultRule, op_name: str) -> None:
+    # A crash leaves no traceback; this line tells whoever reads the log what happened.
+    sys.stderr.write(f"simnpu: injected fault {rule.kind.value} in {op_name}\n")
+    sys.stderr.flush()
+
+
+def _abort(rule: FaultRule, op_name: str) -> None:
+    _announce(rule, op_name)
+    os.abort()
+
+
+def _segfault(rule: FaultRule, op_name: str) -> None:
+    _announce(rule, op_name)
+    ctypes.string_at(0)  # reads address 0: a real SIGSEGV
+
+
+def _hang(rule: FaultRule, op_name: str) -> None:
+    _announce(rule, op_name)
+    while True:
+        time.sleep(3600)
+
+
+def _missing(rule: FaultRule, op_name: str) -> None:
+    raise NotImplementedError(f"{op_name}: kernel not implemented for 'simnpu'")
+
+
+def _slow(rule: FaultRule, op_name: str) -> None:
+    time.sleep(rule.seconds)
+
+
+def _poison(rule: FaultRule, op_name: str) -> None:
+    global _poisoned
+    _poisoned = True
+    raise RuntimeError(
+        f"simnpu: device fatal error in {op_name} (uncorrectable memory error); every later "
+        "result in this process is garbage until it restarts"
+    )
+
+
+_BEFORE: dict[Kind, Callable[[FaultRule, str], None]] = {
+    Kind.ABORT: _abort,
+    Kind.SEGFAULT: _segfault,
+    Kind.HANG: _hang,
+    Kind.MISSING: _missing,
+    Kind.SLOW: _slow,
+    Kind.POISON: _poison,
+}
+
+
+def _perturb(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
+    large = rule.kind is Kind.WRONG_LARGE
+    if tensor.dtype == torch.bool:
+        return ~tensor
+    if not tensor.is_floating_point():
+        return tensor + (100 if large else 1)
+    default = (
+        DEFAULT_LARGE_MAGNITUDE
+        if large
+        else SMALL_MAGNITUDE.get(tensor.dtype, DEFAULT_SMALL_MAGNITUDE)
+    )
+    magnitude = rule.magnitude if rule.magnitude is not None else default
+    # Relative error ``magnitude``, pushed away from zero; near zero, relative to PERTURB_FLOOR.
+    away = torch.where(tensor < 0, -1.0, 1.0).to(tensor.dtype)
+    return tensor + magnitude * away * tensor.abs().clamp_min(PERTURB_FLOOR)
+
+
+def _with_nan(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
+    if not tensor.is_floating_point() or tensor.numel() == 0:
+        return tensor
+    broken = tensor.clone()
+    broken[(0,) * tensor.dim()] = float("nan")
+    return broken
+
+
+def _other_dtype(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
+    return tensor.to(DTYPE_SWAPS.get(tensor.dtype, tensor.dtype))
+
+
+_AFTER: dict[Kind, Callable[[torch.Tensor, FaultRule], torch.Tensor]] = {
+    Kind.WRONG_SMALL: _perturb,
+    Kind.WRONG_LARGE: _perturb,
+    Kind.NAN: _with_nan,
+    Kind.DTYPE_CHANGE: _other_dtype,
+}
+
+
+def _rewrite_with(rule: FaultRule, tensor: torch.Tensor) -> torch.Tensor:
+    return _AFTER[rule.kind](tensor, rule)
+
+
+def result_rewriters(
+    rules: Sequence[FaultRule], subjects: Sequence[torch.Tensor]
+) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+    """One rewrite per matching post-compute rule, applied to each tensor result in turn."""
+    rewriters: list[Callable[[torch.Tensor], torch.Tensor]] = []
+    for rule in rules:
+        if rule.kind in _AFTER and rule.matches_subjects(subjects):
+            rewriters.append(functools.partial(_rewrite_with, rule))
+    return rewriters
+
+
+def garbage(tensor: torch.Tensor) -> torch.Tensor:
+    """What a poisoned device returns: floating values scaled and shifted."""
+    return tensor * 3 + 7 if tensor.is_floating_point() else tensor

@@ -1,0 +1,82 @@
+"""Registering simnpu with PyTorch as the PrivateUse1 backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+from simnpu import executor, runtime
+from simnpu.tensor import DEVICE_TYPE
+
+
+class _Hooks(torch._C._acc.PrivateUse1Hooks):
+    def is_available(self) -> bool:
+        return True
+
+    def has_primary_context(self, device_index: int) -> bool:
+        return True
+
+    def is_built(self) -> bool:
+        return True
+
+
+class _DeviceGuard(torch._C._acc.DeviceGuard):
+    def type_(self) -> torch._C._autograd.DeviceType:  # type: ignore[override]
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+
+#: Ops PyTorch may call on a SimTensor while the Python key is excluded (``torch.tensor(...,
+#: device=...)`` builds its result that way). They then reach PrivateUse1 directly, and a Python
+#: kernel there only accepts Python-key tensors if registered per op, not as the fallback.
+PYTHON_EXCLUDED_OPS = (
+    "copy_",
+    "_copy_from",
+    "_copy_from_and_resize",
+    "_to_copy",
+    "lift_fresh",
+    "lift_fresh_copy",
+    "alias",
+    "detach",
+    "view",
+    "clone",
+    "fill_.Scalar",
+    "zero_",
+    "resize_",
+    "set_.source_Tensor",
+)
+
+#: Kept alive for the life of the process: dropping a library unregisters its kernels.
+_libraries: list[torch.library.Library] = []
+
+
+def _per_op_kernel(name: str) -> Callable[..., Any]:
+    packet, _, overload = name.partition(".")
+    op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return executor.execute(op, args, kwargs)
+
+    return kernel
+
+
+def register() -> None:
+    """Rename PrivateUse1 to ``simnpu``, install ``torch.simnpu`` and the boxed fallback."""
+    if _libraries:
+        return
+    current = torch._C._get_privateuse1_backend_name()
+    if current not in ("privateuseone", DEVICE_TYPE):
+        raise RuntimeError(
+            f"simnpu: the PrivateUse1 device is already registered as {current!r} in this process"
+        )
+    _setup_privateuseone_for_python_backend(
+        DEVICE_TYPE, backend_module=runtime, hook=_Hooks(), device_guard=_DeviceGuard()
+    )
+    fallback = torch.library.Library("_", "IMPL")
+    fallback.fallback(executor.fallback, "PrivateUse1", with_keyset=True)
+    per_op = torch.library.Library("aten", "IMPL")
+    for name in PYTHON_EXCLUDED_OPS:
+        per_op.impl(name, _per_op_kernel(name), "PrivateUse1")
+    _libraries.extend([fallback, per_op])
