@@ -21,8 +21,8 @@ test:
 	$(BIN)/pytest
 
 lint:
-	$(BIN)/ruff check kit tests bench
-	$(BIN)/mypy kit
+	$(BIN)/ruff check kit tests bench vendors/simnpu
+	$(BIN)/mypy kit vendors/simnpu/src/simnpu
 
 certify:
 	$(BIN)/ckit vendors install $(VENDOR)

@@ -1,0 +1,38 @@
+"""A fault-free simnpu run is deterministic: three runs give identical reports, timings aside."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import run_ckit
+
+from kit.report import strip_timings
+
+pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
+
+# Its own kernels (mm, softmax, layer_norm), a skipped gap, and a transformer end to end.
+SELECT = ["unit/opinfo/mm/*/*", "unit/opinfo/softmax/*/*", "unit/opinfo/addmm/*/*",
+          "unit/opspec/layer_norm*/*/*", "models/hf/llama/eager"]
+
+
+def test_three_fault_free_runs_give_identical_reports(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SIMNPU_FAULTS"}
+    selection = [arg for pattern in SELECT for arg in ("--select", pattern)]
+    reports = []
+    for attempt in range(3):
+        out = tmp_path / f"run{attempt}"
+        result = run_ckit(
+            ["run", "--vendor", "simnpu", "--tier", "unit,models", *selection, "--no-sign",
+             "--out", str(out)],
+            env,
+            timeout=900,
+        )
+        assert result.returncode == 1, result.stderr[-2000:]  # narrowed run: never conformant
+        reports.append(strip_timings(json.loads((out / "report.json").read_text())))
+    statuses = {r["status"] for r in reports[0]["records"]}
+    assert "SKIPPED" in statuses and "PASS" in statuses
+    assert not statuses & {"FAIL_NUMERIC", "ERROR", "CRASH", "TIMEOUT", "UNSUPPORTED"}
+    assert reports[0] == reports[1] == reports[2]
