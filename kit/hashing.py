@@ -24,12 +24,12 @@ def sha256_file(path: Path) -> str:
 
 
 def _kit_files() -> Iterable[tuple[str, Path]]:
-    home = paths.kit_home()
-    roots = [paths.package_dir(), paths.standards_dir()]
-    for root in roots:
+    # Names are relative to each root, so the digest does not depend on where the kit lives.
+    roots = {"kit": paths.package_dir(), "standards": paths.standards_dir()}
+    for name, root in roots.items():
         for path in sorted(root.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                yield path.relative_to(home).as_posix(), path
+                yield f"{name}/{path.relative_to(root).as_posix()}", path
 
 
 def kit_digest() -> str:
