@@ -45,7 +45,10 @@ def probe_device(device_type: str) -> DeviceInfo:
             f"(no torch.{device_type} module; did the vendor modules load?)"
         )
     if not backend.is_available():
-        raise DeviceError(f"device {device_type!r} is not visible: torch.{device_type}.is_available() is False")
+        raise DeviceError(
+            f"device {device_type!r} is not visible: "
+            f"torch.{device_type}.is_available() is False"
+        )
     count = int(backend.device_count()) if hasattr(backend, "device_count") else 1
     name_fn = getattr(backend, "get_device_name", None)
     name = str(name_fn(0)) if callable(name_fn) else device_type

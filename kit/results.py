@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     PASS = "PASS"
     #: Ran, but the values differ from the reference beyond the standard's tolerance.
     FAIL_NUMERIC = "FAIL_NUMERIC"

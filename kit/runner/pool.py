@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit.errors import DeviceError
 from kit.results import Status, TestRecord
 from kit.runner.protocol import ChannelClosed, ChannelTimeout, LineReader, Message, send
 
@@ -18,8 +19,8 @@ STARTUP_TIMEOUT_S = 600.0
 PROBE_TIMEOUT_S = 60.0
 
 
-class WorkerStartError(Exception):
-    pass
+class WorkerStartError(DeviceError):
+    """A worker could not start: usually the vendor stack failing at import or collection."""
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,18 @@ class WorkerPlugin:
         send(self.results_fd, {"type": "result", "record": record.to_json()})
 
 
+def _plugin_args() -> list[str]:
+    """Load the kit plugin explicitly where no pytest11 entry point registers it.
+
+    In a reference container the kit is on PYTHONPATH (a read-only mount), not pip-installed.
+    """
+    import importlib.metadata
+
+    entry_points = importlib.metadata.entry_points(group="pytest11")
+    registered = any(ep.value == "kit.pytest_plugin" for ep in entry_points)
+    return [] if registered else ["-p", "kit.pytest_plugin"]
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m kit.runner.worker")
     parser.add_argument("--vendor", required=True)
@@ -126,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(int(threads))
     plugin = WorkerPlugin(LineReader(args.commands), args.results)
     pytest_args: list[Any] = [
+        *_plugin_args(),
         *args.paths,
         f"--ckit-vendor={args.vendor}",
         f"--ckit-today={args.today}",

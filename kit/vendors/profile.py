@@ -116,7 +116,8 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
     validate(data, "vendor.schema.json", source)
     if data["id"] != directory.name:
         raise InputError(
-            f"{source}: field id: expected the directory name {directory.name!r}, got {data['id']!r}"
+            f"{source}: field id: expected the directory name {directory.name!r}, "
+            f"got {data['id']!r}"
         )
     container = data.get("container", {})
     return VendorProfile(

@@ -12,7 +12,7 @@ import jsonschema
 from kit.errors import InputError
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(schema_name: str) -> jsonschema.protocols.Validator:
     schema = json.loads((Path(__file__).parent / schema_name).read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)

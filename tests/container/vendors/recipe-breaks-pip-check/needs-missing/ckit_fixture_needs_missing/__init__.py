@@ -1,0 +1,1 @@
+"""ckit test fixture: imports fine, but its declared dependency is missing."""
