@@ -1,7 +1,7 @@
 """Fixtures for the container tests: the real Docker engine, images built once per session.
 
-Tests marked ``docker`` need an engine; without one they FAIL with the one-line reason (CI starts
-one with ``.ci/start-docker``) unless ``CKIT_SKIP_DOCKER=1`` is set.
+Tests marked ``docker`` need an engine; without one they skip with the one-line reason, and fail
+where ``CKIT_REQUIRE_DOCKER=1`` (CI: ``.ci/run`` starts an engine with ``.ci/start-docker``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ def docker_client() -> docker.DockerClient:
     try:
         return connect()
     except EnvironmentProblem as problem:
-        pytest.fail(str(problem), pytrace=False)
+        if required:
+            pytest.fail(str(problem), pytrace=False)
+        # A developer machine without an engine: say why, and how CI makes this a failure.
+        pytest.skip(f"{problem} (CKIT_REQUIRE_DOCKER=1 turns this skip into a failure)")
 
 
 @pytest.fixture(scope="session")
