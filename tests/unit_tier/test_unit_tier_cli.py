@@ -41,6 +41,6 @@ def test_every_standard_command_has_help_with_an_example(
 
 def test_lock_rejects_an_unknown_tier(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["standard", "lock", "--tier", "deploy"])
+        main(["standard", "lock", "--tier", "benchmarks"])
     assert exited.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
