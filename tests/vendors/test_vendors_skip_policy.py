@@ -178,8 +178,9 @@ def test_entries_of_tiers_without_a_locked_list_are_not_called_stale(
 def test_glob_tier_is_judged_once_every_list_is_locked(
     kit_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    models = kit_home / "standards" / "v1" / "tests" / "models.txt"
-    models.write_text("models/hf/bert/forward\n", encoding="utf-8")
+    locked = kit_home / "standards" / "v1" / "tests"
+    (locked / "models.txt").write_text("models/hf/bert/forward\n", encoding="utf-8")
+    (locked / "deploy.txt").write_text("deploy/imports\n", encoding="utf-8")
     skips = skips_yaml(skip_entry("*/opinfo/gone/**"), skip_entry("**/bfloat16/sample1"))
     write_vendor(tmp_path / "vendors", skips=skips)
     code, _, warnings = _validate(capsys)
