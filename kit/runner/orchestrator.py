@@ -62,6 +62,8 @@ def pins_of(inputs: RunInputs) -> dict[str, str]:
         "kit_digest": kit_digest(),
         "vendor_profile_sha256": inputs.vendor.digest(),
         "skip_manifest_sha256": inputs.skips.sha256,
+        # A run begun inside a reference container must not be finished on the host.
+        "environment": os.environ.get("CKIT_CONTAINER", "host"),
     }
 
 
@@ -237,6 +239,12 @@ def prepare_resume(out_dir: Path) -> tuple[RunConfig, RunInputs, str]:
     inputs = load_inputs(config)
     current = pins_of(inputs)
     for name, value in pins.items():
+        if name == "environment" and current.get(name) != value:
+            where = "on the host" if value == "host" else "inside a reference container"
+            raise InputError(
+                f"{out_dir}: cannot resume here: the run started {where} and must finish "
+                "there; start a new run with another --out"
+            )
         if current.get(name) != value:
             raise InputError(
                 f"{out_dir}: cannot resume: {name.replace('_', ' ')} changed since the run "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from conftest import FIXTURES, records_by_id, run_ckit
@@ -83,3 +84,19 @@ def test_an_existing_run_directory_is_never_overwritten(
     assert result.returncode == 3
     assert "--resume" in result.stderr
     assert (out / "journal.jsonl").read_text() == '{"kept": true}\n'
+
+
+def test_a_run_begun_in_a_container_is_not_resumed_on_the_host(
+    tmp_path: Path, ckit_env: dict[str, str]
+) -> None:
+    out = tmp_path / "out"
+    identity = {"image": "ckit/debian12-cpu:0.1.0", "image_id": "sha256:" + "0" * 64,
+                "base": "ckit/debian12-base:bookworm", "os": "debian12"}
+    in_container = {**ckit_env, "CKIT_CONTAINER": json.dumps(identity)}
+    began = run_ckit(["run", "--vendor", "cpu", "--tier", "unit", "--select",
+                      "unit/opinfo/add/float32/0", "--no-sign", "--out", str(out)], in_container,
+                     timeout=600)
+    assert began.returncode == 1, began.stderr  # narrowed run, finished
+    resumed = run_ckit(["run", "--resume", str(out)], ckit_env, timeout=600)
+    assert resumed.returncode == 3
+    assert "started inside a reference container" in resumed.stderr
