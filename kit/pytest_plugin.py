@@ -24,7 +24,7 @@ from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception
 from kit.patterns import matches_any
 from kit.results import Status, tier_of
 from kit.standard import load_standard
-from kit.vendors import load_skip_manifest, load_vendor
+from kit.vendors import SKIP_PREFIX, load_skip_manifest, load_vendor
 
 TIERS_DIR = paths.package_dir() / "tiers"
 CONTEXT_KEY = pytest.StashKey[KitContext]()
@@ -129,10 +129,7 @@ def pytest_collection_modifyitems(
             continue
         decision = context.skips.decide(stable_id(item) or "", context.today)
         if decision.skip and decision.entry is not None:
-            entry = decision.entry
-            item.add_marker(
-                pytest.mark.skip(reason=f"skip manifest: {entry.reason} ({entry.tracking})")
-            )
+            item.add_marker(pytest.mark.skip(reason=decision.entry.describe()))
 
 
 @pytest.fixture(scope="session")
@@ -174,7 +171,7 @@ def outcome_of(
         reason = _skip_reason(report)
         if reason.startswith(NOT_APPLICABLE_PREFIX):
             return Status.NOT_APPLICABLE, {"reason": reason[len(NOT_APPLICABLE_PREFIX):]}
-        if reason.startswith("skip manifest:"):
+        if reason.startswith(SKIP_PREFIX):
             return Status.SKIPPED, {"reason": reason}
         return Status.NOT_APPLICABLE, {"reason": reason}
     if report.failed and call.excinfo is not None:

@@ -78,7 +78,7 @@ class Orchestrator:
         self.started_at = started_at
         self.journal = Journal(config.out_dir / JOURNAL_NAME)
         self.spec = WorkerSpec(
-            vendor=str(inputs.vendor.directory) if _is_path(config.vendor) else config.vendor,
+            vendor=str(inputs.vendor.directory),
             today=config.today,
             paths=tier_paths(config.tiers),
             log_dir=config.out_dir / "workers",
@@ -86,6 +86,7 @@ class Orchestrator:
         )
         self._worker_numbers = iter(range(1, 1_000_000))
         self._progress: Progress | None = None
+        self._device: dict[str, Any] | None = None
         self._errors: list[BaseException] = []
 
     # -- workers -----------------------------------------------------------------------------
@@ -110,9 +111,7 @@ class Orchestrator:
         decision = self.inputs.skips.decide(test_id, self.inputs.today)
         if not decision.skip or decision.entry is None:
             return None
-        entry = decision.entry
-        message = f"skip manifest: {entry.reason} ({entry.tracking}, expires {entry.expires})"
-        return TestRecord(test_id, Status.SKIPPED, 0.0, message, decision.details)
+        return TestRecord(test_id, Status.SKIPPED, 0.0, decision.entry.describe(), decision.details)
 
     def annotate(self, record: TestRecord) -> TestRecord:
         """A test matched by an expired entry ran anyway; say so in its record."""
@@ -148,7 +147,8 @@ class Orchestrator:
         self._progress = Progress(len(plan), done, failed)
         self._device = ready.get("device")
         self._drive(first, pending)
-        return {t: r for t, r in load_journal(self.journal.path).items() if t in set(plan)}
+        planned = set(plan)
+        return {t: r for t, r in load_journal(self.journal.path).items() if t in planned}
 
     def _drive(self, first: WorkerProcess, pending: queue.SimpleQueue[str]) -> None:
         # The first thread takes the worker that announced the collection; others start their own.
@@ -203,14 +203,10 @@ class Orchestrator:
         return worker
 
     def device_info(self) -> DeviceInfo:
-        device = getattr(self, "_device", None)
-        if device:
+        if self._device:
+            device = self._device
             return DeviceInfo(device["type"], int(device["count"]), str(device["name"]))
         return DeviceInfo(self.inputs.vendor.device_type, 0, "not visible")
-
-
-def _is_path(vendor: str) -> bool:
-    return os.sep in vendor or vendor.endswith(".yaml")
 
 
 def _worker_env(workers: int) -> dict[str, str]:
@@ -220,18 +216,23 @@ def _worker_env(workers: int) -> dict[str, str]:
     return env
 
 
-def prepare_new_run(config: RunConfig) -> tuple[RunInputs, str]:
-    out_dir = config.out_dir
-    if (out_dir / RUN_FILE).exists() or (out_dir / JOURNAL_NAME).exists():
+def refuse_existing_run(out_dir: Path) -> None:
+    """Never write a new run over one already there (finished or not)."""
+    if any((out_dir / name).exists() for name in (RUN_FILE, JOURNAL_NAME, "report.json")):
         raise InputError(
             f"{out_dir} already holds a run: resume it with `ckit run --resume {out_dir}` "
             "or choose another --out"
         )
-    inputs = load_inputs(config)
+
+
+def prepare_new_run(config: RunConfig, inputs: RunInputs) -> str:
+    """Write ``run.json`` into a fresh output directory; returns the start time."""
+    out_dir = config.out_dir
+    refuse_existing_run(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started_at = _now()
     save_run_file(out_dir, config, pins_of(inputs), started_at)
-    return inputs, started_at
+    return started_at
 
 
 def prepare_resume(out_dir: Path) -> tuple[RunConfig, RunInputs, str]:

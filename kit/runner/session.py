@@ -12,8 +12,10 @@ from kit.runner.orchestrator import (
     Orchestrator,
     RunInputs,
     RunResult,
+    load_inputs,
     prepare_new_run,
     prepare_resume,
+    refuse_existing_run,
 )
 
 REPORTED_TIERS = ("unit", "models")
@@ -33,9 +35,10 @@ def signing_key(config: RunConfig, vendor_id: str) -> Path:
 
 
 def start_run(config: RunConfig) -> RunResult:
+    inputs = load_inputs(config)
     if config.sign:
-        signing_key(config, _vendor_id(config))
-    inputs, started_at = prepare_new_run(config)
+        signing_key(config, inputs.vendor.id)  # before any test runs
+    started_at = prepare_new_run(config, inputs)
     return _execute(config, inputs, started_at)
 
 
@@ -53,9 +56,9 @@ def start_run_in_container(config: RunConfig, image: str | None, extra: list[str
     from kit.container.run import run_in_container
     from kit.errors import EnvironmentProblem, ExitCode
 
-    key = signing_key(config, _vendor_id(config)) if config.sign else None
-    if (config.out_dir / "report.json").exists() or (config.out_dir / "journal.jsonl").exists():
-        raise InputError(f"{config.out_dir} already holds a run; choose another --out")
+    vendor_id = load_inputs(config).vendor.id
+    key = signing_key(config, vendor_id) if config.sign else None
+    refuse_existing_run(config.out_dir)
     ran = run_in_container(config.vendor, image, config.out_dir, config.tiers, extra)
     if ran.exit_code not in (ExitCode.OK, ExitCode.NOT_CONFORMANT):
         raise EnvironmentProblem(
@@ -71,11 +74,6 @@ def start_run_in_container(config: RunConfig, image: str | None, extra: list[str
     envelope = sign_output_dir(config.out_dir, key, passphrase_from_env())
     return RunResult(config.out_dir, report, envelope)
 
-
-def _vendor_id(config: RunConfig) -> str:
-    from kit.vendors import load_vendor
-
-    return load_vendor(config.vendor).id
 
 
 def _execute(config: RunConfig, inputs: RunInputs, started_at: str) -> RunResult:

@@ -19,6 +19,9 @@ from kit.patterns import matches
 from kit.vendors.validation import validate
 from kit.yamlio import load_yaml
 
+#: Every skip-manifest reason starts with this, so a skip can be told from "not applicable".
+SKIP_PREFIX = "skip manifest: "
+
 
 @dataclass(frozen=True)
 class SkipEntry:
@@ -27,6 +30,10 @@ class SkipEntry:
     tracking: str
     expires: dt.date
     note: str = ""
+
+    def describe(self) -> str:
+        """The reason a skipped test shows, in pytest and in the report alike."""
+        return f"{SKIP_PREFIX}{self.reason} ({self.tracking}, expires {self.expires})"
 
     def is_expired(self, today: dt.date) -> bool:
         return today > self.expires
