@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import FIXTURES, run_ckit
+from runner_support import FIXTURES, run_ckit
 
 from kit.report import strip_timings
 

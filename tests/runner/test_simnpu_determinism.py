@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_ckit
+from runner_support import run_ckit
 
 from kit.report import strip_timings
 

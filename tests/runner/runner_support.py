@@ -1,0 +1,24 @@
+"""Helpers for the runner tests (a unique module name: several test dirs have a conftest)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def run_ckit(
+    args: list[str], env: dict[str, str], **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *args], env=env, capture_output=True, text=True, **kwargs
+    )
+
+
+def records_by_id(out_dir: Path) -> dict[str, dict[str, Any]]:
+    report = json.loads((out_dir / "report.json").read_text())
+    return {record["id"]: record for record in report["records"]}
