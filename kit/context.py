@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from kit.device import DeviceInfo
 from kit.outcomes import not_applicable
@@ -20,6 +21,9 @@ class KitContext:
     device_info: DeviceInfo | None
     today: dt.date
     device_problem: str | None = None
+    #: Facts the running test records for its report even when it passes (numerics figures);
+    #: the plugin empties it before each test.
+    notes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def device(self) -> str:

@@ -10,6 +10,15 @@ from kit import paths
 
 _CHUNK = 1 << 20
 
+#: The list of released kit digests, under standards/. It is left out of the kit digest: a
+#: release adds its own digest to it, which must not change that digest.
+RELEASED_KITS = "released-kits.yaml"
+_NOT_HASHED = frozenset({f"standards/{RELEASED_KITS}"})
+
+
+def released_kits_path() -> Path:
+    return paths.standards_dir() / RELEASED_KITS
+
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -29,13 +38,16 @@ def _kit_files() -> Iterable[tuple[str, Path]]:
     for name, root in roots.items():
         for path in sorted(root.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                yield f"{name}/{path.relative_to(root).as_posix()}", path
+                rel = f"{name}/{path.relative_to(root).as_posix()}"
+                if rel not in _NOT_HASHED:
+                    yield rel, path
 
 
 def kit_digest() -> str:
     """sha256 over (relative path, file sha256) of the kit's code and standards, sorted by path.
 
-    Two checkouts of the same commit give the same digest; any edited byte changes it.
+    Two checkouts of the same commit give the same digest; any edited byte changes it, except
+    in the list of released kit digests (``RELEASED_KITS``).
     """
     lines = [f"{rel}\0{sha256_file(path)}\n" for rel, path in sorted(_kit_files())]
     return sha256_bytes("".join(lines).encode("utf-8"))

@@ -6,11 +6,15 @@ In plain pytest they read as ordinary failures or skips; the kit plugin turns th
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from kit.results import Status
+
+if TYPE_CHECKING:
+    from kit.compare import Measurement
 
 
 class KitOutcome(Exception):
@@ -21,41 +25,52 @@ class KitOutcome(Exception):
 
 
 class NumericMismatch(KitOutcome, AssertionError):
+    """Values outside the standard's bound; carries every measurement of the result."""
+
     status = Status.FAIL_NUMERIC
 
-    def __init__(
-        self,
-        *,
-        max_abs_err: float,
-        max_rel_err: float,
-        mismatched: int,
-        numel: int,
-        atol: float,
-        rtol: float,
-        where: str = "",
-    ) -> None:
-        self.max_abs_err = max_abs_err
-        self.max_rel_err = max_rel_err
-        self.mismatched = mismatched
-        self.numel = numel
-        self.atol = atol
-        self.rtol = rtol
-        self.where = where
-        location = f" in {where}" if where else ""
+    def __init__(self, worst: Measurement, measurements: Sequence[Measurement]) -> None:
+        self.worst = worst
+        self.measurements = tuple(measurements)
+        location = f" in {worst.where}" if worst.where else ""
         super().__init__(
-            f"{mismatched}/{numel} elements differ{location}: max abs err {max_abs_err:.3g}, "
-            f"max rel err {max_rel_err:.3g} (atol {atol:g}, rtol {rtol:g})"
+            f"{worst.mismatched}/{worst.numel} elements outside the bound{location}: "
+            f"max abs err {worst.max_abs_err:.3g}, max rel err {worst.max_rel_err:.3g}, "
+            f"{worst.max_ulps:.3g} ulps of {worst.dtype}, {worst.ratio:.3g}x the bound "
+            f"({_bound_words(worst.bound)})"
         )
 
+    @property
+    def max_abs_err(self) -> float:
+        return self.worst.max_abs_err
+
+    @property
+    def max_rel_err(self) -> float:
+        return self.worst.max_rel_err
+
+    @property
+    def numel(self) -> int:
+        return self.worst.numel
+
     def details(self) -> dict[str, Any]:
-        return {
-            "max_abs_err": self.max_abs_err,
-            "max_rel_err": self.max_rel_err,
-            "mismatched": self.mismatched,
-            "numel": self.numel,
-            "atol": self.atol,
-            "rtol": self.rtol,
-        }
+        return numerics_details(self.measurements)
+
+
+def numerics_details(measurements: Sequence[Measurement]) -> dict[str, Any]:
+    """The figures a record keeps, pass or fail: the worst output's, flat, plus each output's."""
+    from kit.compare import worst_of
+
+    worst = worst_of(measurements)
+    if worst is None:
+        return {}
+    details: dict[str, Any] = worst.to_json()
+    if len(measurements) > 1:
+        details["outputs"] = [m.to_json() for m in measurements]
+    return details
+
+
+def _bound_words(bound: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in bound.items())
 
 
 class ResultMismatch(KitOutcome, AssertionError):

@@ -140,12 +140,21 @@ def ckit(request: pytest.FixtureRequest) -> KitContext:
     return context
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    context = item.config.stash.get(CONTEXT_KEY, None)
+    if context is not None:
+        context.notes.clear()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     if stable_id(item) is None:
         return report
     status, details = outcome_of(report, call)
+    context = item.config.stash.get(CONTEXT_KEY, None)
+    if status is Status.PASS and context is not None:
+        details = dict(context.notes)
     if status is not None:
         report.ckit_status = status.value  # type: ignore[attr-defined]
         report.ckit_details = details  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kit.cli import add_command
+from kit.cli.standard_corpus import register_check_corpus
 from kit.errors import ExitCode, InputError
 from kit.standard import Standard, load_standard
 
@@ -54,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="write nothing; fail if a locked list differs from what the tier generates",
     )
     lock.set_defaults(handler=lock_standard)
+    register_check_corpus(actions)
 
 
 def lock_standard(args: argparse.Namespace) -> int:
@@ -69,10 +71,25 @@ def lock_standard(args: argparse.Namespace) -> int:
                     f"{path}: stale; regenerate it with `ckit standard lock --tier {tier}`"
                 )
             print(f"{tier}: {len(ids)} tests, {path} is up to date")
+            if tier == "unit":
+                refuse_unfailable_tests(standard, ids)
         else:
             write_test_list(path, text)
             print(f"{tier}: wrote {len(ids)} test ids to {path}")
     return int(ExitCode.OK)
+
+
+def refuse_unfailable_tests(standard: Standard, ids: list[str]) -> None:
+    from kit.unit.vacuity import unfailable_tests
+
+    vacuous = list(unfailable_tests(standard, ids))
+    if vacuous:
+        more = f" (and {len(vacuous) - 1} more)" if len(vacuous) > 1 else ""
+        raise InputError(
+            f"test {vacuous[0]}{more} cannot fail: every reference value lies inside its bound "
+            "around zero, so an all-zero result would pass; use larger values or a tighter class"
+        )
+    print(f"unit: every test can fail (an all-zero result fails each of the {len(ids)})")
 
 
 def generate_test_ids(standard: Standard, tier: str) -> list[str]:

@@ -19,6 +19,7 @@ from kit.hashing import kit_digest
 from kit.patterns import matches_any
 from kit.report.grading import collect_evidence, grade_run
 from kit.report.policy import policy_violations
+from kit.report.released import is_released, load_released_kits
 from kit.report.sanitize import json_safe
 from kit.report.summary import summarize
 from kit.results import TestRecord
@@ -42,18 +43,21 @@ def build_report(
     _refuse_duplicates(ordered)
     missing = missing_ids(standard, run, {r.id for r in ordered})
     violations = policy_violations(ordered, standard, skips, run, today)
-    evidence = collect_evidence(standard, ordered, missing, violations)
+    recorded_environment = json_safe(environment)
+    evidence = collect_evidence(standard, ordered, missing, violations, recorded_environment)
+    digest = kit_digest()
     return {
         "schema_version": SCHEMA_VERSION,
         "kit": {
             "version": kit.__version__,
-            "digest": kit_digest(),
+            "digest": digest,
             "torch_release": kit.TORCH_RELEASE,
+            "released": is_released(digest, load_released_kits()),
         },
         "standard": {"version": standard.version, "torch_release": standard.torch_release},
         "vendor": vendor.summary(),
         "skip_manifest": skip_manifest_section(skips, vendor, [r.id for r in ordered], today),
-        "environment": json_safe(environment),
+        "environment": recorded_environment,
         # The date skip expiry was judged on, whatever the caller put there.
         "run": json_safe({**run, "today": today.isoformat()}),
         "records": [record_json(r) for r in ordered],

@@ -2,6 +2,9 @@
 
 ``reasons`` tells a release manager, in plain words, what kept the run from each better grade;
 a condition shared by several better grades is said once, naming all of them.
+
+Every fact is one the report records (its records, missing ids, policy violations and the
+environment's torch version), so a report read from disk can be graded again the same way.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ class Evidence:
     #: Required test ids that did not pass, with their status (or ``MISSING``), sorted by id.
     required_not_passed: tuple[tuple[str, str], ...]
     violations: tuple[Mapping[str, str], ...]
+    #: ``torch.__version__`` as the report's environment recorded it, e.g. ``2.13.0+cpu``.
+    torch_version: str
 
     @property
     def pass_rate(self) -> float:
@@ -42,7 +47,9 @@ def collect_evidence(
     records: Sequence[TestRecord],
     missing: Sequence[str],
     violations: Sequence[Mapping[str, str]],
+    environment: Mapping[str, Any],
 ) -> Evidence:
+    """The facts to grade on; ``environment`` is the report's environment section."""
     ran = [r for r in records if r.status not in (Status.SKIPPED, Status.NOT_APPLICABLE)]
     not_passed = [
         (r.id, r.status.value)
@@ -55,7 +62,16 @@ def collect_evidence(
         ran=len(ran),
         required_not_passed=tuple(sorted(not_passed)),
         violations=tuple(violations),
+        torch_version=recorded_torch_version(environment),
     )
+
+
+def recorded_torch_version(environment: Mapping[str, Any]) -> str:
+    torch = environment.get("torch")
+    version = torch.get("version") if isinstance(torch, Mapping) else None
+    if not isinstance(version, str) or not version:
+        raise InputError("the report's environment records no torch version to grade it on")
+    return version
 
 
 # A failed condition: a key shared by the grades it keeps out of reach, and the words for it
@@ -64,8 +80,11 @@ Words = Callable[[list[Grade]], str]
 Shortfall = tuple[tuple[Any, ...], Words]
 
 
-def shortfalls(grade: Grade, evidence: Evidence) -> list[Shortfall]:
+def shortfalls(standard: Standard, grade: Grade, evidence: Evidence) -> list[Shortfall]:
     found: list[Shortfall] = []
+    # First: when it fails, nothing else about the run matters for certification.
+    if grade.certified_torch_release and not standard.certifies(evidence.torch_version):
+        found.append((("torch",), _torch_words(standard, evidence)))
     if evidence.pass_rate < grade.min_pass_rate:
         found.append((("pass_rate",), _pass_rate_words(evidence)))
     if grade.all_required_passed and evidence.required_not_passed:
@@ -80,13 +99,14 @@ def grade_run(standard: Standard, evidence: Evidence) -> dict[str, Any]:
     """``{"name": best grade met, "reasons": [why each better grade was missed]}``."""
     missed: list[tuple[Grade, list[Shortfall]]] = []
     for grade in standard.grades:
-        found = shortfalls(grade, evidence)
+        found = shortfalls(standard, grade, evidence)
         if not found:
             return {"name": grade.name, "reasons": _reasons(missed)}
         missed.append((grade, found))
     raise InputError(
         f"standard {standard.version}: no grade accepts this run; "
-        "its last grade must accept every run (min_pass_rate 0, max_policy_violations -1)"
+        "its last grade must accept every run (min_pass_rate 0, all_required_passed false, "
+        "max_policy_violations -1, certified_torch_release false)"
     )
 
 
@@ -132,6 +152,15 @@ def _pass_rate_words(evidence: Evidence) -> Words:
         f"pass rate is {percent(evidence.pass_rate)} ({evidence.passed} of {evidence.ran} tests "
         f"that ran passed, {failed} did not); {_needed_rates(grades)}: "
         "fix the failing tests or list known gaps in the skip manifest"
+    )
+
+
+def _torch_words(standard: Standard, evidence: Evidence) -> Words:
+    release = standard.torch_release
+    return lambda grades: (
+        f"ran torch {evidence.torch_version}; standard {standard.version} certifies {release}: "
+        f"{_needs(grades, 'needs', 'need')} a run on torch {release} (any local build, such as "
+        f"{release}+cpu); install torch {release} and rerun"
     )
 
 

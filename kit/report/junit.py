@@ -31,6 +31,7 @@ def properties(report: Mapping[str, Any]) -> dict[str, str]:
     return {
         "ckit.kit_version": report["kit"]["version"],
         "ckit.kit_digest": report["kit"]["digest"],
+        "ckit.kit_released": "true" if view.kit_released(report) else "false",
         "ckit.standard": report["standard"]["version"],
         "ckit.torch_release": report["standard"]["torch_release"],
         "ckit.vendor": report["vendor"]["id"],

@@ -14,6 +14,7 @@ from kit.report import view
 from kit.report.grading import percent
 from kit.report.interface import ReportFormat
 from kit.results import Status
+from kit.standard import load_standard
 
 #: Rows of the failing-tests table before "... and N more".
 MAX_FAILING_ROWS = 200
@@ -25,7 +26,6 @@ MAX_CELL = 300
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SPACE = re.compile(r"\s+")
-GRADE_MARK = {"conformant": "✅", "conformant-with-exceptions": "⚠️"}
 STATUSES = [s.value for s in Status]
 
 
@@ -71,10 +71,16 @@ def _rate(counts: Mapping[str, Any]) -> str:
     return "—" if rate is None else percent(rate)
 
 
+def grade_mark(report: Mapping[str, Any]) -> str:
+    """The mark the report's standard gives its grade."""
+    standard = load_standard(report["standard"]["version"])
+    return standard.grade(view.grade_name(report)).mark
+
+
 def heading(report: Mapping[str, Any]) -> list[str]:
     vendor, kit, standard = report["vendor"], report["kit"], report["standard"]
     grade = view.grade_name(report)
-    mark = GRADE_MARK.get(grade, "❌")
+    mark = grade_mark(report)
     env = report["environment"]
     device = env["device"]
     container = env["container"]
@@ -86,6 +92,18 @@ def heading(report: Mapping[str, Any]) -> list[str]:
         f"PyTorch {text(standard['torch_release'])} (ran {text(env['torch']['version'])}) · "
         f"device {text(device['type'])} × {device['count']} ({text(device['name'])}){inside} · "
         f"kit digest {code(kit['digest'])}",
+        *release_note(report),
+    ]
+
+
+def release_note(report: Mapping[str, Any]) -> list[str]:
+    """Said plainly when the kit is not a released one; nothing when it is."""
+    if view.kit_released(report):
+        return []
+    return [
+        "",
+        f"⚠️ **This kit is not a released kit** (digest {code(report['kit']['digest'])}): "
+        "results are not comparable with released-kit results.",
     ]
 
 

@@ -55,3 +55,7 @@ def detail_text(value: Any) -> str:
 
 def grade_name(report: Mapping[str, Any]) -> str:
     return str(report["grade"]["name"])
+
+
+def kit_released(report: Mapping[str, Any]) -> bool:
+    return bool(report["kit"]["released"])

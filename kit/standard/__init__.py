@@ -9,6 +9,7 @@ from typing import Any
 import kit
 from kit import paths
 from kit.errors import InputError
+from kit.numerics import NumericsRules, parse_numerics
 from kit.patterns import matches_any
 from kit.yamlio import load_yaml
 
@@ -22,10 +23,23 @@ class Tolerance:
 @dataclass(frozen=True)
 class Grade:
     name: str
+    #: What summary.md shows before the grade's name.
+    mark: str
     min_pass_rate: float
     all_required_passed: bool
     #: -1 means unlimited.
     max_policy_violations: int
+    #: The run's torch must be the release the standard certifies (see ``Standard.certifies``).
+    certified_torch_release: bool
+
+
+def torch_release_of(version: str) -> str:
+    """The release a torch version string names: its local build label dropped.
+
+    ``2.13.0+cpu`` and ``2.13.0+cu130`` are release ``2.13.0``; a pre-, post- or dev release
+    (``2.13.0rc1``, ``2.13.0.dev20260101+cpu``) is a release of its own.
+    """
+    return version.split("+", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -33,7 +47,10 @@ class Standard:
     version: str
     torch_release: str
     directory: Path
+    #: End-to-end tolerances (model tier, deploy smoke checks): atol + rtol * |reference|.
     tolerances: dict[str, Tolerance]
+    #: The unit tier's per-op error model (``kit.numerics``).
+    numerics: NumericsRules
     timeouts: dict[str, float]
     tier_files: dict[str, str]
     test_lists: dict[str, str]
@@ -72,6 +89,16 @@ class Standard:
     def may_skip(self, test_id: str) -> bool:
         return not matches_any(test_id, self.never_skip)
 
+    def certifies(self, torch_version: str) -> bool:
+        """Whether a run on ``torch_version`` (``torch.__version__``) can be certified."""
+        return torch_release_of(torch_version) == self.torch_release
+
+    def grade(self, name: str) -> Grade:
+        for grade in self.grades:
+            if grade.name == name:
+                return grade
+        raise InputError(f"standard {self.version}: no grade named {name!r}")
+
 
 def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = None) -> Standard:
     directory = directory or paths.standard_dir(version)
@@ -86,21 +113,33 @@ def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = 
                 dtype: Tolerance(float(t["atol"]), float(t["rtol"]))
                 for dtype, t in data["tolerances"].items()
             },
+            numerics=parse_numerics(data.get("numerics"), f"{source}: numerics"),
             timeouts={tier: float(s) for tier, s in data["timeouts"].items()},
             tier_files=dict(data.get("tiers", {})),
             test_lists=dict(data.get("test_lists", {})),
             never_skip=tuple(data["skip_policy"]["never_skip"]),
             skip_reasons=tuple(data["skip_policy"]["reasons"]),
             required={tier: tuple(p) for tier, p in data["required"].items()},
-            grades=tuple(
-                Grade(
-                    name=g["name"],
-                    min_pass_rate=float(g["min_pass_rate"]),
-                    all_required_passed=bool(g["all_required_passed"]),
-                    max_policy_violations=int(g["max_policy_violations"]),
-                )
-                for g in data["grades"]
-            ),
+            grades=tuple(_grade(g) for g in data["grades"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{source}: malformed standard: {exc!r}") from None
+
+
+def _grade(data: dict[str, Any]) -> Grade:
+    return Grade(
+        name=str(data["name"]),
+        mark=str(data["mark"]),
+        min_pass_rate=float(data["min_pass_rate"]),
+        all_required_passed=_flag(data, "all_required_passed"),
+        max_policy_violations=int(data["max_policy_violations"]),
+        certified_torch_release=_flag(data, "certified_torch_release"),
+    )
+
+
+def _flag(data: dict[str, Any], key: str) -> bool:
+    # bool("false") is True: a quoted flag must not silently turn a condition on or off.
+    value = data[key]
+    if not isinstance(value, bool):
+        raise ValueError(f"grade {data.get('name')!r}: {key} must be true or false, got {value!r}")
+    return value

@@ -7,10 +7,15 @@ package's heavy parts: the tier suites read the locked list.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kit.context import KitContext
 from kit.errors import InputError
 from kit.standard import Standard
 from kit.unit.config import load_unit_config
+
+if TYPE_CHECKING:
+    from kit.unit.checking import UnitCase
 
 OPINFO_PREFIX = "unit/opinfo/"
 OPSPEC_PREFIX = "unit/opspec/"
@@ -26,16 +31,24 @@ def all_test_ids(standard: Standard) -> list[str]:
     return sorted(ids)
 
 
+def unit_case(standard: Standard, test_id: str) -> UnitCase:
+    """The inputs and call of one unit test (imports OpInfo for OpInfo ids)."""
+    config = load_unit_config(standard)
+    if test_id.startswith(OPINFO_PREFIX):
+        from kit.unit.opinfo_cases import opinfo_unit_case
+
+        return opinfo_unit_case(config, test_id)
+    if test_id.startswith(OPSPEC_PREFIX):
+        from kit.unit.opspecs import opspec_unit_case
+
+        return opspec_unit_case(config, test_id)
+    raise InputError(f"not a unit test id: {test_id!r}")
+
+
 def run_unit_case(ckit: KitContext, test_id: str) -> None:
     """Run one unit test; raises what the plugin classifies (NumericMismatch, skips, ...)."""
-    config = load_unit_config(ckit.standard)
-    if test_id.startswith(OPINFO_PREFIX):
-        from kit.unit.opinfo_cases import run_opinfo_case
+    from kit.unit.checking import check_case
 
-        run_opinfo_case(ckit, config, test_id)
-    elif test_id.startswith(OPSPEC_PREFIX):
-        from kit.unit.opspecs import run_opspec_case
-
-        run_opspec_case(ckit, config, test_id)
-    else:
-        raise InputError(f"not a unit test id: {test_id!r}")
+    case = unit_case(ckit.standard, test_id)
+    ckit.require_dtype(case.dtype)
+    check_case(ckit, case)

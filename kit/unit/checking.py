@@ -1,13 +1,17 @@
 """Running one unit case: the device result against a CPU reference, under the standard's rules.
 
-A case is an ``invoke(device, upcast)`` callable that builds fresh inputs on ``device`` (with
-floating inputs widened to float64 when ``upcast``) and calls the code under test. The check:
+A case builds fresh inputs on a device (floating inputs widened to float64 when ``upcast``) and
+calls the code under test on them. The check:
 
 1. CPU in the tested dtype gives the dtypes the device must return (and, for ``same-dtype``
    ops, the reference values);
 2. CPU with floating inputs upcast to float64 gives the reference values (``float64`` ops);
-3. the device result must have those dtypes and match the reference within the tolerance of
-   the tested dtype (``kit.compare.assert_close``).
+3. the device call must leave its inputs unchanged (an out-of-place op that writes into an
+   input is wrong even when its own result is right, and the damage would be blamed on
+   whatever reads that tensor next);
+4. the device result must have those dtypes and lie within the standard's numerics bound
+   (``kit.numerics``) of the reference, judged per output dtype; the figures are recorded for
+   passing tests too.
 
 Errors raised by the device call propagate untouched, so the plugin can classify them (a
 ``NotImplementedError`` is UNSUPPORTED); an error from a CPU reference is an ERROR: the kit's
@@ -17,19 +21,35 @@ curation is wrong (or the vendor's modules changed how CPU behaves).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from kit.compare import assert_close
+from kit.compare import ErrorBound, Measurement, assert_close
 from kit.context import KitContext
-from kit.outcomes import KitOutcome
+from kit.numerics import accumulation_length
+from kit.outcomes import KitOutcome, ResultMismatch, numerics_details
 from kit.unit.config import FLOAT64_REFERENCE, Comparison
-from kit.unit.trees import assert_same_dtypes, select_outputs, to_cpu
+from kit.unit.trees import assert_same_dtypes, numel_of, select_outputs, tensor_leaves, to_cpu
 
-Invoke = Callable[[str, bool], Any]
 #: Dtypes whose inputs a float64 reference widens (float64 itself is its own reference).
 WIDENED_DTYPES = frozenset({"float32", "bfloat16", "float16"})
+
+
+@dataclass(frozen=True)
+class UnitCase:
+    """One unit test's inputs and call, rebuilt identically on any device."""
+
+    label: str
+    dtype: str
+    comparison: Comparison
+    #: ``(device, upcast) -> inputs``: a fresh copy of the inputs on ``device`` every time.
+    make_inputs: Callable[[str, bool], Any]
+    #: ``(device, upcast, inputs) -> result``.
+    call: Callable[[str, bool, Any], Any]
+    #: Extra tensors the op accumulates over besides its inputs (a module's parameters).
+    extra_operands: Any = ()
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):
@@ -40,31 +60,88 @@ class ReferenceFailure(KitOutcome, RuntimeError):
     """
 
 
-def check_case(
-    ckit: KitContext, invoke: Invoke, dtype: str, comparison: Comparison, label: str
-) -> None:
+class InputModified(ResultMismatch):
+    """An out-of-place op wrote into one of its inputs."""
+
+
+def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
     with torch.no_grad():
-        expected_like = _reference(invoke, upcast=False, label=label)
-        if comparison.reference == FLOAT64_REFERENCE and dtype in WIDENED_DTYPES:
-            reference = _reference(invoke, upcast=True, label=label)
+        expected_like = _reference(case, upcast=False)
+        if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
+            reference = _reference(case, upcast=True)
         else:
             reference = expected_like
-        actual = to_cpu(invoke(ckit.device, False))
-    picked = comparison.compare_outputs
-    actual = select_outputs(actual, picked)
-    assert_same_dtypes(actual, select_outputs(expected_like, picked))
-    assert_close(
-        actual, select_outputs(reference, picked), comparison.tolerance(dtype, ckit.standard)
+        device_inputs = case.make_inputs(ckit.device, False)
+        actual = (to_cpu(case.call(ckit.device, False, device_inputs)), to_cpu(device_inputs))
+        cpu_inputs = case.make_inputs("cpu", False)
+    mutated = case.comparison.mutates
+    assert_inputs_unchanged(actual[1], cpu_inputs, allowed=mutated)
+    actual, expected_like, reference = (
+        compared_part(outcome, case.comparison) for outcome in (actual, expected_like, reference)
+    )
+    assert_same_dtypes(actual, expected_like)
+    bound = error_bound(ckit, case, (cpu_inputs, case.extra_operands), numel_of(actual))
+    measurements = assert_close(actual, reference, bound)
+    ckit.notes.update(numerics_details(measurements))
+    return measurements
+
+
+def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
+    """The judged part of ``(result, inputs after the call)``: the picked outputs, then the
+    inputs the op is declared to update (batch norm's running statistics)."""
+    result, inputs = outcome
+    picked = select_outputs(result, comparison.compare_outputs)
+    if not comparison.mutates:
+        return picked
+    leaves = dict(tensor_leaves(inputs))
+    # A sample may pass None where others pass a tensor (no running statistics): skip it.
+    return (picked, *(leaves[where] for where in comparison.mutates if where in leaves))
+
+
+def error_bound(
+    ckit: KitContext, case: UnitCase, operands: Any, output_numel: int
+) -> ErrorBound:
+    return ErrorBound(
+        rules=ckit.standard.numerics,
+        op_class=case.comparison.op_class,
+        overrides=case.comparison.overrides,
+        length=accumulation_length(operands, output_numel),
     )
 
 
-def _reference(invoke: Invoke, *, upcast: bool, label: str) -> Any:
+def assert_inputs_unchanged(
+    after: Any, before: Any, allowed: tuple[str, ...] = ()
+) -> None:
+    """Every input tensor still holds its bytes (NaN payloads included), except those the op
+    is declared to update."""
+    for (where, was), (_, now) in zip(tensor_leaves(before), tensor_leaves(after), strict=True):
+        if where in allowed:
+            continue
+        if was.shape != now.shape or was.dtype != now.dtype or not _same_bytes(was, now):
+            raise InputModified(
+                f"input {where} was modified by the call: an out-of-place op must not write "
+                "into its inputs",
+                failure="input-modified",
+                input=where,
+            )
+
+
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.numel() == 0:
+        return True
+    bytes_a = a.contiguous().reshape(-1).view(torch.uint8)
+    bytes_b = b.contiguous().reshape(-1).view(torch.uint8)
+    return torch.equal(bytes_a, bytes_b)
+
+
+def _reference(case: UnitCase, *, upcast: bool) -> tuple[Any, Any]:
     try:
-        return to_cpu(invoke("cpu", upcast))
+        inputs = case.make_inputs("cpu", upcast)
+        return to_cpu(case.call("cpu", upcast, inputs)), inputs
     except Exception as exc:  # any failure of the reference is the kit's problem
         kind = "float64 reference" if upcast else "same-dtype CPU run"
         first_line = (str(exc).strip().splitlines() or [""])[0]
         raise ReferenceFailure(
-            f"the {kind} of {label} failed on CPU ({type(exc).__name__}: {first_line}): "
+            f"the {kind} of {case.label} failed on CPU ({type(exc).__name__}: {first_line}): "
             "a bug in the unit tier's curation, or vendor modules that changed CPU behaviour"
         ) from exc

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import InputError
-from kit.standard import Standard, Tolerance
+from kit.numerics import Override, parse_overrides
+from kit.standard import Standard
 from kit.yamlio import load_yaml
 
 #: The dtypes the unit tier may test, in the order ids and listings use.
@@ -24,23 +25,19 @@ REFERENCES = (FLOAT64_REFERENCE, SAME_DTYPE_REFERENCE)
 
 
 @dataclass(frozen=True)
-class ToleranceOverride:
-    tolerance: Tolerance
-    why: str
-
-
-@dataclass(frozen=True)
 class Comparison:
     """How one op or template is checked against its reference."""
 
     reference: str = FLOAT64_REFERENCE
     #: For tuple results, the positions compared (None: all), e.g. sort's values but not indices.
     compare_outputs: tuple[int, ...] | None = None
-    tolerances: Mapping[str, ToleranceOverride] = field(default_factory=dict)
-
-    def tolerance(self, dtype: str, standard: Standard) -> Tolerance:
-        override = self.tolerances.get(dtype)
-        return override.tolerance if override else standard.tolerance(dtype)
+    #: The op class of the standard's numerics model (None: the standard's default class).
+    op_class: str | None = None
+    #: Per-dtype constants replacing the class's, each with its reason.
+    overrides: Mapping[str, Override] = field(default_factory=dict)
+    #: Inputs the op updates by design (``args[1]``: batch norm's running mean), compared with
+    #: the reference's updated inputs instead of being required unchanged.
+    mutates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,21 @@ def load_unit_config(standard: Standard) -> UnitConfig:
         mtime_ns = path.stat().st_mtime_ns
     except OSError:
         raise InputError(f"{path}: file not found") from None
-    return _load_cached(path, mtime_ns)
+    config = _load_cached(path, mtime_ns)
+    check_op_classes(config, standard)
+    return config
+
+
+def check_op_classes(config: UnitConfig, standard: Standard) -> None:
+    """Every op names an op class the standard's numerics model defines."""
+    known = standard.numerics.classes
+    for entry in config.ops:
+        op_class = entry.comparison.op_class
+        if op_class is not None and op_class not in known:
+            raise InputError(
+                f"{config.source}: op {entry.key}: class {op_class!r} is not one of the "
+                f"standard's numerics classes {sorted(known)}"
+            )
 
 
 def parse_unit_config(data: Any, source: Path) -> UnitConfig:
@@ -114,13 +125,13 @@ def _parse_op(raw: Any, where: str) -> OpEntry:
         raise InputError(f"{where}.op: expected the OpInfo name, e.g. 'add'")
     where = f"{where} ({name})"
     _reject_unknown(
-        raw, {"op", "variant", "dtypes", "reference", "compare_outputs", "tolerance", "why"}, where
+        raw, {"op", "variant", "dtypes", *COMPARISON_FIELDS}, where
     )
     variant = raw.get("variant", "")
     if not isinstance(variant, str):
         raise InputError(f"{where}.variant: expected the OpInfo variant_test_name")
     dtypes = parse_dtypes(raw.get("dtypes"), f"{where}.dtypes")
-    return OpEntry(name, variant, dtypes, parse_comparison(raw, where))
+    return OpEntry(name, variant, dtypes, parse_comparison(raw, where, dtypes))
 
 
 def parse_dtypes(raw: Any, where: str) -> tuple[str, ...]:
@@ -135,8 +146,12 @@ def parse_dtypes(raw: Any, where: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def parse_comparison(raw: Mapping[str, Any], where: str) -> Comparison:
-    """The shared ``reference`` / ``compare_outputs`` / ``tolerance`` / ``why`` fields."""
+#: The fields op entries and op spec templates share: how the result is judged.
+COMPARISON_FIELDS = ("reference", "compare_outputs", "class", "numerics", "mutates", "why")
+
+
+def parse_comparison(raw: Mapping[str, Any], where: str, dtypes: tuple[str, ...]) -> Comparison:
+    """The shared ``reference`` / ``compare_outputs`` / ``class`` / ``numerics`` / ``why``."""
     reference = raw.get("reference", FLOAT64_REFERENCE)
     if reference not in REFERENCES:
         raise InputError(
@@ -152,37 +167,32 @@ def parse_comparison(raw: Mapping[str, Any], where: str) -> Comparison:
     ):
         raise InputError(f"{where}.compare_outputs: expected a list of result positions, e.g. [0]")
     why = raw.get("why")
-    deviates = reference != FLOAT64_REFERENCE or compare_outputs is not None
+    mutates = raw.get("mutates", [])
+    if not isinstance(mutates, list) or not all(_is_input_path(m) for m in mutates):
+        raise InputError(f"{where}.mutates: expected input paths like 'args[1]'")
+    deviates = reference != FLOAT64_REFERENCE or compare_outputs is not None or bool(mutates)
     if deviates and (not isinstance(why, str) or not why.strip()):
-        raise InputError(f"{where}.why: say why this op needs its reference or compare_outputs")
+        raise InputError(
+            f"{where}.why: say why this op needs its reference, compare_outputs or mutates"
+        )
     return Comparison(
         reference=reference,
         compare_outputs=tuple(compare_outputs) if compare_outputs is not None else None,
-        tolerances=_parse_tolerances(raw.get("tolerance"), f"{where}.tolerance"),
+        op_class=_parse_class_name(raw.get("class"), f"{where}.class"),
+        overrides=parse_overrides(raw.get("numerics"), f"{where}.numerics", dtypes),
+        mutates=tuple(mutates),
     )
 
 
-def _parse_tolerances(raw: Any, where: str) -> dict[str, ToleranceOverride]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise InputError(f"{where}: expected a mapping dtype -> {{atol, rtol, why}}")
-    overrides = {}
-    for dtype, entry in raw.items():
-        here = f"{where}.{dtype}"
-        if dtype not in UNIT_DTYPES:
-            raise InputError(f"{here}: unknown dtype {dtype!r}")
-        if not isinstance(entry, dict) or set(entry) != {"atol", "rtol", "why"}:
-            raise InputError(f"{here}: expected exactly atol, rtol and why")
-        atol, rtol, why = entry["atol"], entry["rtol"], entry["why"]
-        if not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in (atol, rtol)
-        ):
-            raise InputError(f"{here}: atol and rtol must be non-negative numbers")
-        if not isinstance(why, str) or not why.strip():
-            raise InputError(f"{here}.why: expected a one-line reason for the override")
-        overrides[dtype] = ToleranceOverride(Tolerance(float(atol), float(rtol)), why.strip())
-    return overrides
+def _is_input_path(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(("args[", "kwargs[")) and value[-1] == "]"
+
+
+def _parse_class_name(raw: Any, where: str) -> str | None:
+    # Checked against the standard's classes when the standard is loaded with the tier.
+    if raw is not None and (not isinstance(raw, str) or not raw):
+        raise InputError(f"{where}: expected an op class name of the standard's numerics")
+    return raw
 
 
 def _reject_unknown(raw: Mapping[str, Any], allowed: set[str], where: str) -> None:

@@ -22,9 +22,8 @@ from typing import Any
 
 import torch
 
-from kit.context import KitContext
 from kit.errors import InputError
-from kit.unit.checking import check_case
+from kit.unit.checking import UnitCase
 from kit.unit.config import OpEntry, UnitConfig
 from kit.unit.seeding import seeded_rngs
 from kit.unit.trees import TORCH_DTYPES, to_device, upcast_floating
@@ -106,12 +105,12 @@ def opinfo_test_ids(config: UnitConfig) -> list[str]:
     return ids
 
 
-def run_opinfo_case(ckit: KitContext, config: UnitConfig, test_id: str) -> None:
+def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
+    """The inputs and call of one OpInfo test, rebuilt identically in any process."""
     case = parse_opinfo_id(test_id)
     entry = config.op(case.op_key)
     if case.dtype not in entry.dtypes:
         raise InputError(f"{test_id}: dtype {case.dtype} is not tested for {entry.key}")
-    ckit.require_dtype(case.dtype)
     op = find_opinfo(entry)
     sample = selected_samples(entry, case.dtype, config.max_samples_per_case).get(case.index)
     if sample is None:
@@ -120,8 +119,12 @@ def run_opinfo_case(ckit: KitContext, config: UnitConfig, test_id: str) -> None:
         )
     arguments = ((sample.input, *sample.args), dict(sample.kwargs))
 
-    def invoke(device: str, upcast: bool) -> Any:
-        args, kwargs = to_device(upcast_floating(arguments) if upcast else arguments, device)
+    def make_inputs(device: str, upcast: bool) -> Any:
+        return to_device(upcast_floating(arguments) if upcast else arguments, device)
+
+    def call(device: str, upcast: bool, inputs: Any) -> Any:
+        args, kwargs = inputs
         return op(*args, **kwargs)
 
-    check_case(ckit, invoke, case.dtype, entry.comparison, f"{entry.key} sample {case.index}")
+    label = f"{entry.key} sample {case.index}"
+    return UnitCase(label, case.dtype, entry.comparison, make_inputs, call)

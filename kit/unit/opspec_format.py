@@ -18,7 +18,13 @@ from typing import Any
 import torch
 
 from kit.errors import InputError
-from kit.unit.config import UNIT_DTYPES, Comparison, parse_comparison, parse_dtypes
+from kit.unit.config import (
+    COMPARISON_FIELDS,
+    UNIT_DTYPES,
+    Comparison,
+    parse_comparison,
+    parse_dtypes,
+)
 
 #: Call targets a spec may name: torch's public API and the kit's own composites.
 ALLOWED_TARGET_PREFIXES = ("torch.", "kit.unit.composites.")
@@ -36,10 +42,7 @@ _TEMPLATE_KEYS = {
     "vars",
     "dtypes",
     "cases",
-    "reference",
-    "compare_outputs",
-    "tolerance",
-    "why",
+    *COMPARISON_FIELDS,
 }
 _INPUT_KEYS = {"shape", "dtype", "low", "high", "layout", "name"}
 
@@ -131,6 +134,7 @@ def _parse_template(
     _reject_unknown(raw, _TEMPLATE_KEYS, where)
     target, is_module = _parse_target(raw, where)
     variables = _parse_vars(raw.get("vars", {}), dims, f"{where}.vars")
+    dtypes = parse_dtypes(raw.get("dtypes"), f"{where}.dtypes")
     names = set(dims) | set(variables)
     init = raw.get("init", {})
     if not isinstance(init, dict) or set(init) - {"args", "kwargs", "randomize"}:
@@ -157,10 +161,10 @@ def _parse_template(
         args=_parse_args(raw.get("args", []), names, f"{where}.args"),
         kwargs=_parse_kwargs(raw.get("kwargs", {}), names, f"{where}.kwargs"),
         vars=variables,
-        dtypes=parse_dtypes(raw.get("dtypes"), f"{where}.dtypes"),
+        dtypes=dtypes,
         cases=tuple(cases),
         presets={p: presets[p] for p in cases},
-        comparison=parse_comparison(raw, where),
+        comparison=parse_comparison(raw, where, dtypes),
     )
 
 

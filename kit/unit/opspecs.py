@@ -37,9 +37,8 @@ from typing import Any
 
 import torch
 
-from kit.context import KitContext
 from kit.errors import InputError
-from kit.unit.checking import check_case
+from kit.unit.checking import UnitCase
 from kit.unit.config import UnitConfig
 from kit.unit.opspec_format import InputSpec, Template, format_value, parse_op_spec, resolve_target
 from kit.unit.seeding import seeded_rngs
@@ -202,9 +201,9 @@ def make_input(
     return PreparedInput(storage, shape, layout, spec.name)
 
 
-def run_opspec_case(ckit: KitContext, config: UnitConfig, test_id: str) -> None:
+def opspec_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
+    """The inputs and call of one op spec test, rebuilt identically in any process."""
     case = find_case(config, test_id)
-    ckit.require_dtype(case.dtype)
     template = case.template
     seed = zlib.crc32(test_id.encode())
     generator = torch.Generator().manual_seed(seed)
@@ -213,14 +212,19 @@ def run_opspec_case(ckit: KitContext, config: UnitConfig, test_id: str) -> None:
     kwargs = _resolve(dict(template.kwargs), case.bindings)
     function = _callable_for(template, case, generator)
 
-    def invoke(device: str, upcast: bool) -> Any:
+    def make_inputs(device: str, upcast: bool) -> Any:
         positional = [i.on(device, upcast) for i in inputs if i.name is None]
         named = {i.name: i.on(device, upcast) for i in inputs if i.name is not None}
+        return positional, named
+
+    def call(device: str, upcast: bool, prepared: Any) -> Any:
+        positional, named = prepared
         return function(device, upcast)(*positional, *args, **named, **kwargs)
 
-    check_case(
-        ckit, invoke, case.dtype, template.comparison, f"op spec {template.name} {case.case}"
-    )
+    label = f"op spec {template.name} {case.case}"
+    # A module's parameters count among the operands it accumulates over (a linear's fan-in).
+    operands = function("cpu", False) if template.is_module else ()
+    return UnitCase(label, case.dtype, template.comparison, make_inputs, call, operands)
 
 
 def _callable_for(

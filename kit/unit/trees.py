@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -48,6 +48,36 @@ def to_cpu(value: Any) -> Any:
 
 def clone(value: Any) -> Any:
     return map_tensors(value, lambda t: t.detach().clone())
+
+
+def tensor_leaves(value: Any, where: str = "") -> Iterator[tuple[str, torch.Tensor]]:
+    """Every tensor in ``value`` with where it sits. A case's ``(positional, keyword)`` inputs
+    read ``args[0]``, ``args[1][2]``, ``kwargs['weight']``."""
+    if not where and _is_call_arguments(value):
+        yield from tensor_leaves(value[0], "args")
+        yield from tensor_leaves(value[1], "kwargs")
+    elif isinstance(value, torch.Tensor):
+        yield where, value
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from tensor_leaves(item, f"{where}[{index}]")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from tensor_leaves(item, f"{where}[{key!r}]")
+
+
+def _is_call_arguments(value: Any) -> bool:
+    return (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[0], (list, tuple))
+        and isinstance(value[1], Mapping)
+    )
+
+
+def numel_of(value: Any) -> int:
+    """The element count of the largest tensor in ``value`` (at least 1)."""
+    return max((t.numel() for _, t in tensor_leaves(value)), default=1) or 1
 
 
 def upcast_floating(value: Any) -> Any:

@@ -58,13 +58,14 @@ def make_report(
         run: dict[str, Any] | None = None,
         today: dt.date = TODAY,
         standard_override: Standard | None = None,
+        environment_override: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         return build_report(
             records=records,
             standard=standard_override or standard,
             vendor=vendor,
             skips=skips or SkipManifest(entries=()),
-            environment=environment,
+            environment=environment_override or environment,
             run=run or run_info(),
             today=today,
         )

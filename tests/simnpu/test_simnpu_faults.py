@@ -14,12 +14,10 @@ import simnpu
 import torch
 from simnpu.faults import FaultConfigError, Kind, parse_rules
 
-from kit.compare import assert_close
+from kit.compare import assert_close, unit_bound
 from kit.outcomes import NumericMismatch
-from kit.standard import load_standard
 
 DEVICE = "simnpu"
-TOLERANCES = load_standard()
 
 
 def _device_sum(dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
@@ -48,7 +46,7 @@ def test_wrong_small_is_just_outside_the_tolerance() -> None:
     with simnpu.faults.injected([{"op": "add", "kind": "wrong_small"}]):
         actual, expected = _device_sum()
     with pytest.raises(NumericMismatch) as caught:
-        assert_close(actual, expected, TOLERANCES.tolerance("float32"))
+        assert_close(actual, expected, unit_bound("compound"))
     assert caught.value.max_rel_err < 0.1
 
 
@@ -58,7 +56,7 @@ def test_wrong_small_defaults_exceed_half_precision_tolerances(dtype_name: str) 
     with simnpu.faults.injected([{"op": "add", "kind": "wrong_small"}]):
         actual, expected = _device_sum(dtype)
     with pytest.raises(NumericMismatch):
-        assert_close(actual, expected.double(), TOLERANCES.tolerance(dtype_name))
+        assert_close(actual, expected.double(), unit_bound("compound"))
 
 
 def test_wrong_large_is_far_off() -> None:

@@ -48,15 +48,15 @@ BROKEN_CONFIGS = {
         broken(lambda d: d["ops"][0].update(reference="float128")),
         "ops[0] (add).reference",
     ),
-    "tolerance_override_without_why": (
-        broken(lambda d: d["ops"][0].update(tolerance={"float32": {"atol": 1, "rtol": 1}})),
-        "ops[0] (add).tolerance.float32",
+    "numerics_override_without_why": (
+        broken(lambda d: d["ops"][0].update(numerics={"float32": {"ulps": 8}})),
+        "ops[0] (add).numerics.float32.why",
     ),
-    "negative_tolerance": (
+    "negative_ulps": (
         broken(
-            lambda d: d["ops"][0].update(tolerance={"float32": {"atol": -1, "rtol": 0, "why": "x"}})
+            lambda d: d["ops"][0].update(numerics={"float32": {"ulps": -1, "why": "x"}})
         ),
-        "ops[0] (add).tolerance.float32",
+        "ops[0] (add).numerics.float32.ulps",
     ),
     "same_op_listed_twice": (broken(lambda d: d["ops"].append(dict(d["ops"][0]))), "ops"),
     "typo_in_field_name": (broken(lambda d: d["ops"][1].update(varaint="x")), "ops[1] (max)"),

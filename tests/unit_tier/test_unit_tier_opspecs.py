@@ -11,8 +11,8 @@ import yaml
 from unit_tier_helpers import VALID_SPEC, cpu_context, write_spec
 
 from kit.errors import InputError
-from kit.outcomes import NumericMismatch
 from kit.standard import load_standard
+from kit.unit.checking import check_case
 from kit.unit.config import load_unit_config
 from kit.unit.opspec_format import InputSpec
 from kit.unit.opspecs import (
@@ -21,7 +21,7 @@ from kit.unit.opspecs import (
     load_op_specs,
     make_input,
     opspec_test_ids,
-    run_opspec_case,
+    opspec_unit_case,
 )
 
 
@@ -90,24 +90,30 @@ def test_inputs_are_seeded_by_id_and_differ_between_ids(tmp_path: Path) -> None:
 def test_a_standard_spec_case_runs_and_passes_on_cpu() -> None:
     ckit = cpu_context()
     config = load_unit_config(ckit.standard)
-    run_opspec_case(ckit, config, "unit/opspec/layer_norm_module/float32/odd-eps1e-05-affineTrue")
-    run_opspec_case(
-        ckit, config, "unit/opspec/conv2d_module/bfloat16/odd-kernel3-stride2-layoutchannels_last"
-    )
+    for test_id in (
+        "unit/opspec/layer_norm_module/float32/odd-eps1e-05-affineTrue",
+        "unit/opspec/conv2d_module/bfloat16/odd-kernel3-stride2-layoutchannels_last",
+    ):
+        check_case(ckit, opspec_unit_case(config, test_id))
 
 
-def test_tolerance_override_is_what_lets_a_rounding_heavy_case_pass(tmp_path: Path) -> None:
-    """swiglu_mlp's bfloat16 override is needed: under the standard tolerance CPU itself fails."""
+def test_numerics_override_is_applied_and_recorded_with_its_reason(tmp_path: Path) -> None:
+    """rotary_embedding's float32 override widens its bound; without it the bound is the
+    class's, and each measurement says which one judged it."""
     ckit = cpu_context()
     config = load_unit_config(ckit.standard)
-    test_id = "unit/opspec/swiglu_mlp/bfloat16/long"
-    run_opspec_case(ckit, config, test_id)
+    test_id = "unit/opspec/rotary_embedding/float32/long-base10000-layoutcontiguous"
+    [with_override] = check_case(ckit, opspec_unit_case(config, test_id))
+    assert "float32" in with_override.bound["override"]
 
     spec = yaml.safe_load((config.op_specs_dir / "transformer_blocks.yaml").read_text())
-    del spec["templates"]["swiglu_mlp"]["tolerance"]
+    del spec["templates"]["rotary_embedding"]["numerics"]
     write_spec(tmp_path, "transformer_blocks.yaml", yaml.safe_dump(spec))
-    with pytest.raises(NumericMismatch):
-        run_opspec_case(ckit, dataclasses.replace(config, op_specs_dir=tmp_path), test_id)
+    changed = dataclasses.replace(config, op_specs_dir=tmp_path)
+    [without] = check_case(ckit, opspec_unit_case(changed, test_id))
+    assert "override" not in without.bound
+    assert without.bound["accumulation"] < with_override.bound["accumulation"]
+    assert without.ratio > with_override.ratio
 
 
 BROKEN_SPECS = {
@@ -163,9 +169,9 @@ BROKEN_SPECS = {
         VALID_SPEC + "    reference: same-dtype\n",
         "templates.scaled_add.why",
     ),
-    "tolerance_override_without_why": (
-        VALID_SPEC + "    tolerance: {bfloat16: {atol: 1, rtol: 1}}\n",
-        "templates.scaled_add.tolerance.bfloat16",
+    "numerics_override_without_why": (
+        VALID_SPEC + "    numerics: {bfloat16: {ulps: 8}}\n",
+        "templates.scaled_add.numerics.bfloat16",
     ),
     "duplicate_yaml_key_silently_overriding": (
         VALID_SPEC.replace(

@@ -6,7 +6,9 @@ import dataclasses
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -24,7 +26,7 @@ from kit.outcomes import (
 from kit.pytest_plugin import build_context
 from kit.results import Status
 from kit.unit import run_unit_case
-from kit.unit.checking import ReferenceFailure, check_case
+from kit.unit.checking import ReferenceFailure, UnitCase, check_case
 from kit.unit.config import Comparison
 
 DIGEST_SCRIPT = """
@@ -110,6 +112,13 @@ def other_device_context() -> KitContext:
     return dataclasses.replace(ckit, vendor=dataclasses.replace(ckit.vendor, device_type="meta"))
 
 
+def case_of(
+    invoke: Callable[[str, bool], Any], dtype: str, comparison: Comparison, label: str
+) -> UnitCase:
+    """A case without inputs whose call answers per device."""
+    return UnitCase(label, dtype, comparison, lambda d, u: ((), {}), lambda d, u, _: invoke(d, u))
+
+
 def test_device_error_propagates_for_the_plugin_to_classify() -> None:
     def invoke(device: str, upcast: bool) -> torch.Tensor:
         if device == "meta":
@@ -117,28 +126,33 @@ def test_device_error_propagates_for_the_plugin_to_classify() -> None:
         return torch.ones(2, dtype=torch.float64 if upcast else torch.float32)
 
     with pytest.raises(NotImplementedError) as caught:
-        check_case(other_device_context(), invoke, "float32", Comparison(), "add")
+        check_case(other_device_context(), case_of(invoke, "float32", Comparison(), "add"))
     assert classify_exception(caught.value) is Status.UNSUPPORTED
 
 
-@pytest.mark.parametrize(("error_in_atols", "passes"), [(0.5, True), (2.0, False)])
-def test_device_result_is_held_to_the_tested_dtype_tolerance(
-    error_in_atols: float, passes: bool
+@pytest.mark.parametrize(("error_in_ulps", "passes"), [(2.0, True), (8.0, False)])
+def test_device_result_is_held_to_the_output_dtype_bound(
+    error_in_ulps: float, passes: bool
 ) -> None:
+    """The elementwise class allows 4 ulps of float32 around the reference."""
     ckit = other_device_context()
-    atol = ckit.tolerance("float32").atol
-    exact = torch.tensor([0.0, 1e-9, -1e-9], dtype=torch.float64)
+    exact = torch.tensor([1.0, 2.0, -3.0], dtype=torch.float64)
+    eps = torch.finfo(torch.float32).eps
 
     def invoke(device: str, upcast: bool) -> torch.Tensor:
         if device == "meta":
-            return exact.float() + error_in_atols * atol
+            return (exact * (1 + error_in_ulps * eps)).float()
         return exact if upcast else exact.float()
 
+    comparison = Comparison(op_class="elementwise")
     if passes:
-        check_case(ckit, invoke, "float32", Comparison(), "x")
+        measurements = check_case(ckit, case_of(invoke, "float32", comparison, "x"))
+        assert 0 < measurements[0].ratio <= 1
+        assert ckit.notes["bound"]["class"] == "elementwise"
     else:
-        with pytest.raises(NumericMismatch, match="3/3 elements differ"):
-            check_case(ckit, invoke, "float32", Comparison(), "x")
+        with pytest.raises(NumericMismatch, match="3/3 elements outside the bound") as caught:
+            check_case(ckit, case_of(invoke, "float32", comparison, "x"))
+        assert caught.value.details()["ratio_to_bound"] > 1
 
 
 def test_device_result_in_another_dtype_is_a_mismatch() -> None:
@@ -149,7 +163,7 @@ def test_device_result_in_another_dtype_is_a_mismatch() -> None:
     with pytest.raises(
         ResultMismatch, match="dtype changed: expected torch.float32, got torch.float16"
     ):
-        check_case(other_device_context(), invoke, "float32", Comparison(), "x")
+        check_case(other_device_context(), case_of(invoke, "float32", Comparison(), "x"))
 
 
 def test_compare_outputs_ignores_unspecified_tie_indices() -> None:
@@ -160,9 +174,9 @@ def test_compare_outputs_ignores_unspecified_tie_indices() -> None:
         return (values.double() if upcast else values, indices)
 
     ckit = other_device_context()
-    check_case(ckit, invoke, "float32", Comparison(compare_outputs=(0,)), "sort")
+    check_case(ckit, case_of(invoke, "float32", Comparison(compare_outputs=(0,)), "sort"))
     with pytest.raises(AssertionError):
-        check_case(ckit, invoke, "float32", Comparison(), "sort")
+        check_case(ckit, case_of(invoke, "float32", Comparison(), "sort"))
 
 
 def test_reference_failure_is_a_kit_error_even_if_it_reads_like_unsupported() -> None:
@@ -170,7 +184,7 @@ def test_reference_failure_is_a_kit_error_even_if_it_reads_like_unsupported() ->
         raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Half'")
 
     with pytest.raises(ReferenceFailure) as caught:
-        check_case(cpu_context(), invoke, "float16", Comparison(), "addmm sample 0")
+        check_case(cpu_context(), case_of(invoke, "float16", Comparison(), "addmm sample 0"))
     assert classify_exception(caught.value) is Status.ERROR
     assert "CPU" in str(caught.value) and "\n" not in str(caught.value)
 

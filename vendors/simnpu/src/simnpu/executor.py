@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from simnpu import faults, gaps, kernels
 from simnpu.tensor import DEVICE_TYPE, SimTensor, host, replace_metadata, sync_metadata
@@ -122,20 +122,76 @@ def _wrap(result: Any, inputs: Sequence[torch.Tensor], on_device: bool) -> Any:
     return tree_map(one, result)
 
 
+def _saturate(result: Any, wide: Any, mutated: set[int]) -> Any:
+    """Clamp integer results where the widened recomputation says they overflowed."""
+    leaves, spec = tree_flatten(result)
+    wide_leaves, wide_spec = tree_flatten(wide)
+    if spec != wide_spec:
+        return result
+    clamped = []
+    for value, true_value in zip(leaves, wide_leaves, strict=True):
+        if isinstance(value, torch.Tensor) and isinstance(true_value, torch.Tensor):
+            fixed = faults.saturated(value, true_value)
+            if id(value) in mutated and fixed is not value:
+                value.copy_(fixed)
+            else:
+                value = fixed
+        clamped.append(value)
+    return tree_unflatten(clamped, spec)
+
+
+def _recompute_wide(func: Any, host_args: Any, host_kwargs: Any) -> Any:
+    """The op on widened copies of its integer inputs, or None where it cannot run that way.
+
+    (An op taking an int64 index cannot take it as float64; such ops do not overflow anyway.)
+    """
+    wide_args, wide_kwargs = tree_map(faults.widen, (host_args, host_kwargs))
+    try:
+        return kernels.run(func, wide_args, wide_kwargs)
+    except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError):
+        return None
+
+
 def _with_faults(
-    result: Any, rules: Sequence[faults.FaultRule], op_name: str, host_inputs: list[torch.Tensor]
+    result: Any, rules: Sequence[faults.FaultRule], call: faults.Call, wide: Any
 ) -> Any:
     """Fire the rules that act on results, then poisoning (which outlives any rule)."""
-    mutated = {id(t) for t in host_inputs}
+    mutated = {id(t) for t in call.subjects}
     if rules:
-        host_outputs = _tensors(result)
-        if not host_inputs:  # a factory: its outputs stand in for the inputs it lacks
-            faults.fire_before(rules, op_name, host_outputs)
-        rewriters = faults.result_rewriters(rules, host_inputs or host_outputs)
+        if not call.subjects:  # a factory: its outputs stand in for the inputs it lacks
+            call = faults.Call(_tensors(result), call.arguments, call.op_name)
+            faults.fire_before(rules, call)
+        rewriters = faults.result_rewriters(rules, call)
         result = _rewrite(result, rewriters, mutated)
+        if wide is not None:
+            result = _saturate(result, wide, mutated)
     if faults.is_poisoned():
         result = _rewrite(result, [faults.garbage], mutated)
+    if faults.is_half_poisoned():
+        result = _rewrite(result, [faults.half_garbage], mutated)
     return result
+
+
+def _write_input(
+    rules: Sequence[faults.FaultRule],
+    call: faults.Call,
+    inputs: Sequence[torch.Tensor],
+    result: Any,
+) -> None:
+    """``write_input``: scribble over the first device input after computing a right result.
+
+    Skipped when the result shares that input's memory (in-place, ``out=`` and view ops): the
+    fault is an op corrupting an input it should only read, with its own result intact.
+    """
+    if not rules or not faults.fires(rules, faults.Kind.WRITE_INPUT, call):
+        return
+    first = next((host(t) for t in inputs if isinstance(t, SimTensor)), None)
+    if first is None:
+        return
+    memory = first.untyped_storage().data_ptr()
+    if any(out.untyped_storage().data_ptr() == memory for out in _tensors(result)):
+        return
+    faults.scribble(first)
 
 
 def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -148,12 +204,17 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     _check_same_device(func, op_name, inputs)
     host_inputs = [host(t) for t in inputs]
     rules = faults.rules_for(func)
+    call = faults.Call(host_inputs, kernels.bind(func, args, kwargs) if rules else {}, op_name)
     if rules and host_inputs:
-        faults.fire_before(rules, op_name, host_inputs)
+        faults.fire_before(rules, call)
     host_args, host_kwargs = tree_map(_to_host, (args, kwargs))
+    # Before the real run, which may write its inputs in place (``add_``).
+    saturating = bool(host_inputs) and faults.fires(rules, faults.Kind.SATURATE, call)
+    wide = _recompute_wide(func, host_args, host_kwargs) if saturating else None
     result = kernels.run(func, host_args, host_kwargs)
     gaps.check_outputs(op_name, _tensors(result))
-    result = _with_faults(result, rules, op_name, host_inputs)
+    result = _with_faults(result, rules, call, wide)
+    _write_input(rules, call, inputs, result)
     for tensor in inputs:
         if isinstance(tensor, SimTensor):
             sync_metadata(tensor)  # an out= or resize_ op may have resized the payload

@@ -4,13 +4,30 @@ Never on by default. ``SIMNPU_FAULTS`` holds a JSON or YAML list of rules, or ``
 naming a file that does. A rule::
 
     {op: "aten::add.Tensor" | "add", kind: KIND, dtype?: "float32", noncontiguous?: bool,
-     min_numel?: int, seconds?: float, magnitude?: float}
+     min_numel?: int, empty?: bool, min_inputs?: int, alpha?: number,
+     args?: {NAME: scalar}, seconds?: float, magnitude?: float}
 
 ``op`` names one overload (``aten::add.Tensor``) or every overload of an op (``add`` or
-``aten::add``). The filters look at the op's tensor inputs (an op without tensor inputs, such as
-a factory, is judged by its outputs): ``dtype`` needs one of that dtype, ``noncontiguous: true``
-needs a non-contiguous one (``false``: all contiguous), ``min_numel`` needs one that large.
-Every matching call fires the rule.
+``aten::add``). The tensor filters look at the op's tensor inputs, tensors inside list arguments
+included (an op without tensor inputs, such as a factory, is judged by its outputs): ``dtype``
+needs one of that dtype, ``noncontiguous: true`` needs a non-contiguous one (``false``: all
+contiguous), ``min_numel`` needs one that large, ``empty: true`` needs an empty one (numel 0;
+``false``: none empty), ``min_inputs`` needs at least that many tensors (the list given to
+``aten::cat`` counts each of its tensors). The argument filters look at the call's scalar
+arguments by schema name, positional or keyword, defaults filled in: ``args: {keepdim: true}``
+needs ``keepdim`` to equal ``true``; ``alpha: 2`` is short for ``args: {alpha: 2}`` (numbers
+compare by value: ``2`` matches ``2.0``; booleans only match booleans). Every matching call
+fires the rule.
+
+Kinds that compute the result and then change it: ``wrong_small``, ``wrong_large``, ``nan``,
+``dtype_change``; ``saturate`` (integer results clamp to the dtype's min/max where the true,
+wrapping result overflowed: a saturating int32 add); ``write_input`` (the result is right, but
+the op also scribbles over its first device tensor input in place: an out-of-place op corrupting
+its read-only input; nothing happens when that input is also the op's output). Kinds that act
+before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
+(raises a fatal device error; every later floating result in the process is garbage) and
+``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
+perturbed just outside their tolerance; float32 and every other dtype stay correct).
 """
 
 from __future__ import annotations
@@ -22,9 +39,9 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +65,23 @@ class Kind(enum.StrEnum):
     MISSING = "missing"
     SLOW = "slow"
     POISON = "poison"
+    POISON_HALF = "poison_half"
+    SATURATE = "saturate"
+    WRITE_INPUT = "write_input"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
 BEFORE_KINDS = frozenset(
-    {Kind.ABORT, Kind.SEGFAULT, Kind.HANG, Kind.MISSING, Kind.SLOW, Kind.POISON}
+    {Kind.ABORT, Kind.SEGFAULT, Kind.HANG, Kind.MISSING, Kind.SLOW, Kind.POISON, Kind.POISON_HALF}
 )
 
-#: Default relative perturbation of ``wrong_small``: a few times the kit's rtol for the dtype,
+#: The dtypes ``poison_half`` corrupts.
+HALF_DTYPES = frozenset({torch.float16, torch.bfloat16})
+
+#: Default relative perturbation of ``wrong_small``: a few times the standard's widest bound for the
+#: dtype (compound ops allow 8 eps of the largest value: 6% in bfloat16, 0.8% in float16),
 #: so the error is small but never inside the tolerance.
-SMALL_MAGNITUDE = {torch.bfloat16: 6.25e-2, torch.float16: 1e-2}
+SMALL_MAGNITUDE = {torch.bfloat16: 0.25, torch.float16: 4e-2}
 DEFAULT_SMALL_MAGNITUDE = 1e-2
 DEFAULT_LARGE_MAGNITUDE = 10.0
 #: Below this absolute value, perturbations are sized as if the value were this large.
@@ -74,7 +98,38 @@ DTYPE_SWAPS = {
     torch.bool: torch.uint8,
 }
 
-RULE_FIELDS = {"op", "kind", "dtype", "noncontiguous", "min_numel", "seconds", "magnitude"}
+RULE_FIELDS = {
+    "op", "kind", "dtype", "noncontiguous", "min_numel", "empty", "min_inputs", "alpha", "args",
+    "seconds", "magnitude",
+}
+
+#: A scalar argument value a rule can require (``args`` / ``alpha``).
+Scalar = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class Call:
+    """What the filters judge: the tensors (inputs, or a factory's outputs) and named arguments.
+
+    ``arguments`` maps the op's schema argument names to the call's values, defaults filled in,
+    so a filter sees ``alpha`` whether it came positionally, by keyword or not at all.
+    ``op_name`` is the qualified overload, for messages.
+    """
+
+    subjects: Sequence[torch.Tensor]
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    op_name: str = ""
+
+
+def same_scalar(actual: Any, wanted: Scalar) -> bool:
+    """Numbers compare by value (``2 == 2.0``), but a boolean only ever equals a boolean."""
+    if isinstance(actual, torch.Tensor) and actual.dim() == 0 and not actual.is_complex():
+        actual = actual.item()
+    if isinstance(wanted, bool) or isinstance(actual, bool):
+        return isinstance(actual, bool) and isinstance(wanted, bool) and actual == wanted
+    if isinstance(wanted, str):
+        return isinstance(actual, str) and actual == wanted
+    return isinstance(actual, (int, float)) and actual == wanted
 
 
 @dataclass(frozen=True)
@@ -84,11 +139,18 @@ class FaultRule:
     dtype: torch.dtype | None = None
     noncontiguous: bool | None = None
     min_numel: int | None = None
+    empty: bool | None = None
+    min_inputs: int | None = None
+    #: Required scalar argument values, by schema name (``alpha`` lands here too).
+    args: tuple[tuple[str, Scalar], ...] = ()
     seconds: float = 1.0
     magnitude: float | None = None
 
     def matches_op(self, qualified_overload: str, qualified_packet: str) -> bool:
         return self.op in (qualified_overload, qualified_packet)
+
+    def matches(self, call: Call) -> bool:
+        return self.matches_subjects(call.subjects) and self.matches_arguments(call.arguments)
 
     def matches_subjects(self, subjects: Sequence[torch.Tensor]) -> bool:
         if self.dtype is not None and not any(t.dtype == self.dtype for t in subjects):
@@ -98,7 +160,16 @@ class FaultRule:
                 return False
         if self.min_numel is not None and not any(t.numel() >= self.min_numel for t in subjects):
             return False
+        if self.empty is not None and any(t.numel() == 0 for t in subjects) != self.empty:
+            return False
+        if self.min_inputs is not None and len(subjects) < self.min_inputs:
+            return False
         return True
+
+    def matches_arguments(self, arguments: Mapping[str, Any]) -> bool:
+        return all(
+            name in arguments and same_scalar(arguments[name], value) for name, value in self.args
+        )
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -160,6 +231,43 @@ def _number(rule: dict[str, Any], field: str, where: str, kind: type) -> Any:
     return kind(value)
 
 
+def _flag(rule: dict[str, Any], field: str, where: str) -> bool | None:
+    value = rule.get(field)
+    if value is not None and not isinstance(value, bool):
+        raise _fail(f"{where}: field {field}: expected true or false, got {value!r}")
+    return value
+
+
+def _scalar(value: Any, where: str) -> Scalar:
+    if not isinstance(value, (bool, int, float, str)):
+        raise _fail(f"{where}: expected a number, true/false or a string, got {value!r}")
+    return value
+
+
+def _arguments(raw: dict[str, Any], where: str) -> tuple[tuple[str, Scalar], ...]:
+    """``args`` and the ``alpha`` shorthand, as sorted (name, value) pairs."""
+    wanted: dict[str, Scalar] = {}
+    if "args" in raw:
+        args = raw["args"]
+        if not isinstance(args, dict) or not args:
+            raise _fail(
+                f"{where}: field args: expected a mapping of argument names to scalar values "
+                f"like {{alpha: 2}}, got {args!r}"
+            )
+        for name, value in args.items():
+            if not isinstance(name, str) or not name.isidentifier():
+                raise _fail(f"{where}: field args: expected argument names, got {name!r}")
+            wanted[name] = _scalar(value, f"{where}: field args.{name}")
+    if "alpha" in raw:
+        alpha = raw["alpha"]
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+            raise _fail(f"{where}: field alpha: expected a number, got {alpha!r}")
+        if "alpha" in wanted:
+            raise _fail(f"{where}: field alpha: given twice (also in args)")
+        wanted["alpha"] = alpha
+    return tuple(sorted(wanted.items()))
+
+
 def _rule(raw: Any, index: int) -> FaultRule:
     where = f"rule {index}"
     if not isinstance(raw, dict):
@@ -180,15 +288,15 @@ def _rule(raw: Any, index: int) -> FaultRule:
     except ValueError:
         known = ", ".join(k.value for k in Kind)
         raise _fail(f"{where}: field kind: expected one of {known}, got {raw['kind']!r}") from None
-    noncontiguous = raw.get("noncontiguous")
-    if noncontiguous is not None and not isinstance(noncontiguous, bool):
-        raise _fail(f"{where}: field noncontiguous: expected true or false, got {noncontiguous!r}")
     return FaultRule(
         op=_canonical_op(op.strip()),
         kind=kind,
         dtype=_dtype(raw["dtype"], where) if "dtype" in raw else None,
-        noncontiguous=noncontiguous,
+        noncontiguous=_flag(raw, "noncontiguous", where),
         min_numel=_number(raw, "min_numel", where, int) if "min_numel" in raw else None,
+        empty=_flag(raw, "empty", where),
+        min_inputs=_number(raw, "min_inputs", where, int) if "min_inputs" in raw else None,
+        args=_arguments(raw, where),
         seconds=_number(raw, "seconds", where, float) if "seconds" in raw else 1.0,
         magnitude=_number(raw, "magnitude", where, float) if "magnitude" in raw else None,
     )
@@ -212,6 +320,7 @@ def parse_rules(value: str | None) -> tuple[FaultRule, ...]:
 
 _rules: tuple[FaultRule, ...] = ()
 _poisoned = False
+_half_poisoned = False
 
 
 def load_from_environment() -> None:
@@ -226,6 +335,11 @@ def active_rules() -> tuple[FaultRule, ...]:
 def is_poisoned() -> bool:
     """True once a ``poison`` rule fired: every later result in this process is garbage."""
     return _poisoned
+
+
+def is_half_poisoned() -> bool:
+    """True once a ``poison_half`` rule fired: later float16/bfloat16 results are corrupted."""
+    return _half_poisoned
 
 
 @contextmanager
@@ -254,11 +368,11 @@ def rules_for(func: Any) -> tuple[FaultRule, ...]:
     return tuple(rule for rule in _rules if rule.matches_op(qualified, packet))
 
 
-def fire_before(rules: Sequence[FaultRule], op_name: str, subjects: Sequence[torch.Tensor]) -> None:
+def fire_before(rules: Sequence[FaultRule], call: Call) -> None:
     """Run the pre-compute kinds (crash, hang, missing kernel, slowness, poison)."""
     for rule in rules:
-        if rule.kind in BEFORE_KINDS and rule.matches_subjects(subjects):
-            _BEFORE[rule.kind](rule, op_name)
+        if rule.kind in BEFORE_KINDS and rule.matches(call):
+            _BEFORE[rule.kind](rule, call.op_name)
 
 
 def _announce(rule: FaultRule, op_name: str) -> None:
@@ -300,6 +414,15 @@ def _poison(rule: FaultRule, op_name: str) -> None:
     )
 
 
+def _poison_half(rule: FaultRule, op_name: str) -> None:
+    global _half_poisoned
+    _half_poisoned = True
+    raise RuntimeError(
+        f"simnpu: device fatal error in {op_name} (half-precision unit fault); every later "
+        "float16/bfloat16 result in this process is corrupted until it restarts"
+    )
+
+
 _BEFORE: dict[Kind, Callable[[FaultRule, str], None]] = {
     Kind.ABORT: _abort,
     Kind.SEGFAULT: _segfault,
@@ -307,6 +430,7 @@ _BEFORE: dict[Kind, Callable[[FaultRule, str], None]] = {
     Kind.MISSING: _missing,
     Kind.SLOW: _slow,
     Kind.POISON: _poison,
+    Kind.POISON_HALF: _poison_half,
 }
 
 
@@ -352,16 +476,91 @@ def _rewrite_with(rule: FaultRule, tensor: torch.Tensor) -> torch.Tensor:
 
 
 def result_rewriters(
-    rules: Sequence[FaultRule], subjects: Sequence[torch.Tensor]
+    rules: Sequence[FaultRule], call: Call
 ) -> list[Callable[[torch.Tensor], torch.Tensor]]:
     """One rewrite per matching post-compute rule, applied to each tensor result in turn."""
     rewriters: list[Callable[[torch.Tensor], torch.Tensor]] = []
     for rule in rules:
-        if rule.kind in _AFTER and rule.matches_subjects(subjects):
+        if rule.kind in _AFTER and rule.matches(call):
             rewriters.append(functools.partial(_rewrite_with, rule))
     return rewriters
+
+
+def fires(rules: Sequence[FaultRule], kind: Kind, call: Call) -> bool:
+    """Whether a rule of ``kind`` matches this call (for the kinds the executor applies)."""
+    return any(rule.kind is kind and rule.matches(call) for rule in rules)
 
 
 def garbage(tensor: torch.Tensor) -> torch.Tensor:
     """What a poisoned device returns: floating values scaled and shifted."""
     return tensor * 3 + 7 if tensor.is_floating_point() else tensor
+
+
+def half_garbage(tensor: torch.Tensor) -> torch.Tensor:
+    """What a half-poisoned device returns: float16/bfloat16 values just outside tolerance.
+
+    Subtle on purpose (the ``wrong_small`` perturbation): a check that looks only at float32, or
+    only for gross garbage, misses it.
+    """
+    if tensor.dtype not in HALF_DTYPES:
+        return tensor
+    return _perturb(tensor, FaultRule(op="", kind=Kind.WRONG_SMALL))
+
+
+# -- saturate --------------------------------------------------------------------------------
+
+
+def _is_integer(tensor: torch.Tensor) -> bool:
+    return not tensor.is_floating_point() and not tensor.is_complex() and tensor.dtype != torch.bool
+
+
+def widen(value: Any) -> Any:
+    """An integer tensor in a type where the op cannot overflow: int64 (int64 itself: float64).
+
+    ``saturate`` recomputes the op on widened inputs to find where the real result wrapped.
+    """
+    if not isinstance(value, torch.Tensor) or not _is_integer(value):
+        return value
+    return value.to(torch.float64 if value.dtype == torch.int64 else torch.int64)
+
+
+def saturated(result: torch.Tensor, wide: torch.Tensor) -> torch.Tensor:
+    """``result`` with every element whose true value ``wide`` overflowed clamped to the range.
+
+    For int64 the true value is judged in float64, so the bounds are compared as 2**63.
+    """
+    if not _is_integer(result) or wide.shape != result.shape:
+        return result
+    info = torch.iinfo(result.dtype)
+    wide = wide.to(torch.float64)
+    high = wide >= float(info.max) + 1
+    low = wide < float(info.min)
+    if not bool(high.any() or low.any()):
+        return result
+    clamped = torch.where(high, torch.full_like(result, info.max), result)
+    return torch.where(low, torch.full_like(result, info.min), clamped)
+
+
+# -- write_input -----------------------------------------------------------------------------
+
+
+def scribble(tensor: torch.Tensor) -> None:
+    """Overwrite ``tensor``'s elements in place with wrong values (``write_input``).
+
+    Writes through the storage span the view covers, so expanded (stride 0) and strided inputs
+    are corrupted too, as a kernel writing through the pointer it was given would.
+    """
+    if tensor.numel() == 0:
+        return
+    extents = zip(tensor.shape, tensor.stride(), strict=True)
+    span = 1 + sum((size - 1) * stride for size, stride in extents)
+    flat = torch.empty(0, dtype=tensor.dtype).set_(
+        tensor.untyped_storage(), tensor.storage_offset(), (span,), (1,)
+    )
+    with torch.no_grad():
+        if tensor.dtype == torch.bool:
+            flat.logical_not_()
+        elif tensor.is_floating_point():
+            flat.mul_(3).add_(7)
+        elif not tensor.is_complex():
+            flat.add_(1)
