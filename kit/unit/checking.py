@@ -30,6 +30,7 @@ from kit.compare import ErrorBound, Measurement, assert_close
 from kit.context import KitContext
 from kit.numerics import accumulation_length
 from kit.outcomes import KitOutcome, ResultMismatch, numerics_details
+from kit.standard import Standard
 from kit.unit.config import FLOAT64_REFERENCE, Comparison
 from kit.unit.trees import assert_same_dtypes, numel_of, select_outputs, tensor_leaves, to_cpu
 
@@ -66,11 +67,7 @@ class InputModified(ResultMismatch):
 
 def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
     with torch.no_grad():
-        expected_like = _reference(case, upcast=False)
-        if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
-            reference = _reference(case, upcast=True)
-        else:
-            reference = expected_like
+        expected_like, reference = cpu_references(case)
         device_inputs = case.make_inputs(ckit.device, False)
         actual = (to_cpu(case.call(ckit.device, False, device_inputs)), to_cpu(device_inputs))
         cpu_inputs = case.make_inputs("cpu", False)
@@ -80,7 +77,7 @@ def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
         compared_part(outcome, case.comparison) for outcome in (actual, expected_like, reference)
     )
     assert_same_dtypes(actual, expected_like)
-    bound = error_bound(ckit, case, (cpu_inputs, case.extra_operands), numel_of(actual))
+    bound = case_bound(ckit.standard, case, cpu_inputs, numel_of(actual))
     measurements = assert_close(actual, reference, bound)
     ckit.notes.update(numerics_details(measurements))
     return measurements
@@ -98,14 +95,24 @@ def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
     return (picked, *(leaves[where] for where in comparison.mutates if where in leaves))
 
 
-def error_bound(
-    ckit: KitContext, case: UnitCase, operands: Any, output_numel: int
+def cpu_references(case: UnitCase) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """``(result, inputs after the call)`` on CPU in the tested dtype (the dtypes the device
+    must return), and the same for the reference it is judged against."""
+    expected_like = _reference(case, upcast=False)
+    if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
+        return expected_like, _reference(case, upcast=True)
+    return expected_like, expected_like
+
+
+def case_bound(
+    standard: Standard, case: UnitCase, cpu_inputs: Any, output_numel: int
 ) -> ErrorBound:
+    """The standard's bound for ``case``: its op class, overrides and accumulation length."""
     return ErrorBound(
-        rules=ckit.standard.numerics,
+        rules=standard.numerics,
         op_class=case.comparison.op_class,
         overrides=case.comparison.overrides,
-        length=accumulation_length(operands, output_numel),
+        length=accumulation_length((cpu_inputs, case.extra_operands), output_numel),
     )
 
 

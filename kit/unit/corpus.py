@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from kit.compare import ErrorBound, Measurement, measure_all, worst_of
+from kit.compare import Measurement, measure_all, worst_of
 from kit.errors import InputError
-from kit.numerics import accumulation_length
 from kit.standard import Standard
 from kit.unit import unit_case
+from kit.unit.checking import case_bound
 
 #: The parts of one recorded output.
 PARTS = ("actual", "dtype", "reference")
@@ -110,12 +110,8 @@ def judge_recording(
         return CorpusVerdict(test_id, "UNKNOWN", None, str(exc))
     picked = case.comparison.compare_outputs
     compared = [o for i, o in enumerate(outputs) if picked is None or i in picked]
-    length = accumulation_length(
-        (case.make_inputs("cpu", False), case.extra_operands),
-        max((o.actual.numel() for o in compared), default=1),
-    )
-    comparison = case.comparison
-    bound = ErrorBound(standard.numerics, comparison.op_class, comparison.overrides, length)
+    output_numel = max((o.actual.numel() for o in compared), default=1)
+    bound = case_bound(standard, case, case.make_inputs("cpu", False), output_numel)
     measurements = [
         m
         for i, o in enumerate(compared)

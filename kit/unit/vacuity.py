@@ -14,11 +14,10 @@ from typing import Any
 import torch
 
 from kit.compare import measure_all
-from kit.numerics import accumulation_length
 from kit.standard import Standard
 from kit.unit import unit_case
-from kit.unit.checking import FLOAT64_REFERENCE, WIDENED_DTYPES, compared_part
-from kit.unit.trees import map_tensors, numel_of, tensor_leaves, to_cpu
+from kit.unit.checking import case_bound, compared_part, cpu_references
+from kit.unit.trees import map_tensors, numel_of, tensor_leaves
 
 
 def unfailable_tests(standard: Standard, test_ids: Iterable[str]) -> Iterator[str]:
@@ -28,18 +27,11 @@ def unfailable_tests(standard: Standard, test_ids: Iterable[str]) -> Iterator[st
 
 
 def _zeros_would_pass(standard: Standard, test_id: str) -> bool:
-    from kit.compare import ErrorBound
-
     case = unit_case(standard, test_id)
     with torch.no_grad():
-        inputs = case.make_inputs("cpu", False)
-        like = compared_part((to_cpu(case.call("cpu", False, inputs)), inputs), case.comparison)
-        widened = case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES
-        if widened:
-            wide = case.make_inputs("cpu", True)
-            reference = compared_part((to_cpu(case.call("cpu", True, wide)), wide), case.comparison)
-        else:
-            reference = like
+        like_outcome, reference_outcome = cpu_references(case)
+    like = compared_part(like_outcome, case.comparison)
+    reference = compared_part(reference_outcome, case.comparison)
     rounded = [
         ref.to(out.dtype)
         for (_, ref), (_, out) in zip(tensor_leaves(reference), tensor_leaves(like), strict=True)
@@ -47,7 +39,5 @@ def _zeros_would_pass(standard: Standard, test_id: str) -> bool:
     if not any(bool(t.ne(0).any()) for t in rounded):
         return False  # zero is the right answer in the output dtype: a wrong one still fails
     zeros: Any = map_tensors(like, torch.zeros_like)
-    length = accumulation_length((inputs, case.extra_operands), numel_of(like))
-    comparison = case.comparison
-    bound = ErrorBound(standard.numerics, comparison.op_class, comparison.overrides, length)
+    bound = case_bound(standard, case, case.make_inputs("cpu", False), numel_of(like))
     return not any(m.mismatched for m in measure_all(zeros, reference, bound))

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import torch
 
-from kit.compare import ErrorBound, measure_all, worst_of
+from kit.compare import measure_all, worst_of
 from kit.numerics import accumulation_length
 from kit.standard import load_standard
 from kit.unit import unit_case
-from kit.unit.checking import UnitCase
+from kit.unit.checking import UnitCase, case_bound
 from kit.unit.trees import map_tensors, to_cpu
 
 pytest.importorskip("torch.testing._internal.common_methods_invocations")
@@ -50,11 +50,8 @@ def _round_to_tf32(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def _judge(case: UnitCase, actual: Any) -> tuple[bool, float]:
-    cpu_inputs = case.make_inputs("cpu", False)
     reference = to_cpu(case.call("cpu", True, case.make_inputs("cpu", True)))
-    length = accumulation_length((cpu_inputs, case.extra_operands), actual.numel())
-    comparison = case.comparison
-    bound = ErrorBound(STANDARD.numerics, comparison.op_class, comparison.overrides, length)
+    bound = case_bound(STANDARD, case, case.make_inputs("cpu", False), actual.numel())
     worst = worst_of(measure_all(actual, reference, bound))
     assert worst is not None
     return worst.mismatched > 0, worst.ratio
