@@ -32,6 +32,7 @@ certify:
 
 bench:
 	$(BIN)/python bench/isolation_overhead.py
+	$(BIN)/python bench/fault_slowdown.py
 
 clean:
 	rm -rf results .tox build *.egg-info

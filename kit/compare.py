@@ -67,6 +67,8 @@ class ErrorBound:
     op_class: str | None
     overrides: Mapping[str, Any]
     length: int
+    #: ``max |op(|x|)|`` in float64, for classes scaled by the magnitude reference (else 0).
+    magnitude: float = 0.0
 
     def model(self, out_dtype: torch.dtype) -> ErrorModel:
         return self.rules.model(self.op_class, dtype_name(out_dtype), self.overrides)
@@ -85,13 +87,16 @@ class ErrorBound:
         rounding = (self.rounded(reference, out_dtype) - reference).abs().nan_to_num(0.0)
         if model.exact:
             return rounding
-        magnitude = reference.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
-        scale = float(magnitude.max()) if magnitude.numel() else 0.0
+        size = reference.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
+        scale = float(size.max()) if size.numel() else 0.0
+        if model.magnitude:
+            scale = max(scale, self.magnitude)
         grown = math.sqrt(self.length) if model.accumulates else 1.0
-        accumulated = model.accumulation * epsilon(self.rules.accumulation_dtype(name))
+        accumulated_in = model.accumulation_dtype or self.rules.accumulation_dtype(name)
+        accumulated = model.accumulation * epsilon(accumulated_in)
         return (
             rounding
-            + model.ulps * epsilon(name) * magnitude
+            + model.ulps * epsilon(name) * size
             + (model.normwise * epsilon(name) + accumulated * grown) * scale
             + smallest_normal(name)
         )
@@ -101,6 +106,8 @@ class ErrorBound:
         described = model.describe()
         if not model.exact and model.accumulates:
             described["length"] = self.length
+        if not model.exact and model.magnitude:
+            described["magnitude"] = self.magnitude
         return described
 
 

@@ -12,10 +12,13 @@ Every floating output element is judged against the float64 reference ``ref`` wi
 ``out`` is the dtype of the result (never the dtype of the inputs: ``cos`` of an int64 tensor
 is judged as float32), ``acc`` the accumulation dtype the standard requires for ``out``
 (float32 for float16/bfloat16), ``K`` the accumulation length (an upper bound taken from the
-input shapes), ``S`` the largest finite ``|ref|`` of that output (a normwise scale, so the bound
-only needs the reference) and ``round`` rounding to ``out``: an exact result that overflows
-float16 is infinite on both sides. Op classes (``exact``, ``elementwise`` ...) fix ``ulps``,
-``normwise``, ``accumulation`` and whether ``K`` applies; an op may override them per dtype
+input shapes), ``S`` the largest finite ``|ref|`` of that output (a normwise scale) and, for
+classes that declare ``magnitude``, at least the largest ``|op(|x|)|``: the op evaluated in
+float64 on the absolute values of its floating inputs, the size of the terms an op with
+cancellation rounds on the way (Higham's ``sum |x_i|``), and ``round`` rounding to ``out``: an
+exact result that overflows float16 is infinite on both sides. Op classes (``exact``,
+``elementwise`` ...) fix ``ulps``, ``normwise``, ``accumulation``, whether ``K`` applies and
+whether ``S`` takes the magnitude reference; an op may override the constants per dtype
 with a reason.
 The model is documented for readers of the standard in ``standards/<v>/NUMERICS.md``.
 """
@@ -45,6 +48,10 @@ class ErrorModel:
     accumulation: float
     #: Whether the accumulation term grows with sqrt(K) (reductions, contractions, norms).
     accumulates: bool
+    #: Whether ``S`` is at least the magnitude reference ``max |op(|x|)|``.
+    magnitude: bool = False
+    #: The dtype accumulated in, when an override says the op accumulates in another one.
+    accumulation_dtype: str | None = None
     #: Set when an op overrides its class: the reason, recorded with every result.
     why: str = ""
 
@@ -56,6 +63,10 @@ class ErrorModel:
             described.update(
                 ulps=self.ulps, normwise=self.normwise, accumulation=self.accumulation
             )
+        if self.magnitude and not self.exact:
+            described["magnitude"] = True
+        if self.accumulation_dtype:
+            described["accumulation_dtype"] = self.accumulation_dtype
         if self.why:
             described["override"] = self.why
         return described
@@ -69,6 +80,7 @@ class ClassSpec:
     normwise: float
     accumulation: float
     accumulates: bool
+    magnitude: bool = False
 
 
 #: The constants a class sets and an op may override.
@@ -81,6 +93,8 @@ class Override:
 
     constants: Mapping[str, float]
     why: str
+    #: The dtype the op accumulates in, when not the standard's accumulation dtype.
+    accumulation_dtype: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,12 +118,31 @@ class NumericsRules:
         override = (overrides or {}).get(out_dtype)
         constants = {c: getattr(spec, c) for c in CONSTANTS}
         if override is None:
-            return ErrorModel(name, spec.exact, **constants, accumulates=spec.accumulates)
+            return ErrorModel(
+                name,
+                spec.exact,
+                **constants,
+                accumulates=spec.accumulates,
+                magnitude=spec.magnitude,
+            )
         constants.update(override.constants)
-        return ErrorModel(name, False, **constants, accumulates=spec.accumulates, why=override.why)
+        return ErrorModel(
+            name,
+            False,
+            **constants,
+            accumulates=spec.accumulates,
+            magnitude=spec.magnitude,
+            accumulation_dtype=override.accumulation_dtype,
+            why=override.why,
+        )
 
     def accumulation_dtype(self, out_dtype: str) -> str:
         return self.accumulation_dtypes.get(out_dtype, out_dtype)
+
+    def uses_magnitude(self, op_class: str | None) -> bool:
+        """Whether results of ``op_class`` are scaled by the magnitude reference."""
+        spec = self.classes.get(op_class or self.default_class)
+        return spec is not None and spec.magnitude
 
 
 def epsilon(dtype: str) -> float:
@@ -166,7 +199,8 @@ def _floating_shapes(value: Any) -> Iterator[tuple[int, ...]]:
 
 # -- parsing the standard's section ------------------------------------------------------------
 
-_CLASS_FIELDS = {"exact", *CONSTANTS, "accumulates", "about"}
+_CLASS_FIELDS = {"exact", *CONSTANTS, "accumulates", "magnitude", "about"}
+_FLAGS = ("exact", "accumulates", "magnitude")
 
 
 def parse_numerics(raw: Any, where: str) -> NumericsRules:
@@ -196,10 +230,9 @@ def parse_numerics(raw: Any, where: str) -> NumericsRules:
 def _parse_class(name: str, raw: Any, where: str) -> ClassSpec:
     if not isinstance(raw, dict) or set(raw) - _CLASS_FIELDS:
         raise InputError(f"{where}: expected a mapping of {sorted(_CLASS_FIELDS)}")
-    exact = raw.get("exact", False)
-    accumulates = raw.get("accumulates", False)
-    if not isinstance(exact, bool) or not isinstance(accumulates, bool):
-        raise InputError(f"{where}: exact and accumulates are true or false")
+    exact, accumulates, magnitude = (raw.get(flag, False) for flag in _FLAGS)
+    if not all(isinstance(raw.get(flag, False), bool) for flag in _FLAGS):
+        raise InputError(f"{where}: {', '.join(_FLAGS)} are true or false")
     if exact:
         return ClassSpec(name, True, 0.0, 0.0, 0.0, False)
     return ClassSpec(
@@ -209,6 +242,7 @@ def _parse_class(name: str, raw: Any, where: str) -> ClassSpec:
         non_negative(raw.get("normwise", 0), f"{where}.normwise"),
         non_negative(raw.get("accumulation", 0), f"{where}.accumulation"),
         accumulates,
+        magnitude,
     )
 
 
@@ -219,7 +253,8 @@ def non_negative(value: Any, where: str) -> float:
 
 
 def parse_overrides(raw: Any, where: str, dtypes: tuple[str, ...]) -> dict[str, Override]:
-    """An op's ``numerics`` overrides: ``{dtype: {ulps?, normwise?, accumulation?, why}}``."""
+    """An op's ``numerics`` overrides:
+    ``{dtype: {ulps?, normwise?, accumulation?, accumulation_dtype?, why}}``."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -229,13 +264,17 @@ def parse_overrides(raw: Any, where: str, dtypes: tuple[str, ...]) -> dict[str, 
         here = f"{where}.{dtype}"
         if dtype not in FLOATING or dtype not in dtypes:
             raise InputError(f"{here}: expected a floating dtype the op is tested in")
-        if not isinstance(entry, dict) or set(entry) - {*CONSTANTS, "why"}:
-            raise InputError(f"{here}: expected some of {', '.join(CONSTANTS)}, and why")
+        keys = (*CONSTANTS, "accumulation_dtype")
+        if not isinstance(entry, dict) or set(entry) - {*keys, "why"}:
+            raise InputError(f"{here}: expected some of {', '.join(keys)}, and why")
         constants = {c: non_negative(entry[c], f"{here}.{c}") for c in CONSTANTS if c in entry}
-        if not constants:
-            raise InputError(f"{here}: override at least one of {', '.join(CONSTANTS)}")
+        accumulation_dtype = entry.get("accumulation_dtype")
+        if accumulation_dtype is not None and accumulation_dtype not in FLOATING:
+            raise InputError(f"{here}.accumulation_dtype: expected one of {FLOATING}")
+        if not constants and accumulation_dtype is None:
+            raise InputError(f"{here}: override at least one of {', '.join(keys)}")
         why = entry.get("why")
         if not isinstance(why, str) or not why.strip():
             raise InputError(f"{here}.why: expected a one-line reason for the override")
-        overrides[str(dtype)] = Override(constants, " ".join(why.split()))
+        overrides[str(dtype)] = Override(constants, " ".join(why.split()), accumulation_dtype)
     return overrides

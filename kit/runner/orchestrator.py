@@ -20,11 +20,77 @@ from kit.results import Status, TestRecord, tier_of
 from kit.runner.config import RUN_FILE, RunConfig, load_run_file, save_run_file
 from kit.runner.journal import JOURNAL_NAME, Journal, load_journal
 from kit.runner.pool import WorkerProcess, WorkerSpec
+from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.standard import Standard, load_standard
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
 
 _RESTART_STATUSES = frozenset({Status.CRASH, Status.TIMEOUT})
+
+#: After this many failures in a row of one op, its later failures skip the health probe.
+BREAKER_FAILURES = 3
+
+
+def group_of(test_id: str) -> str:
+    """``unit/opinfo/add/float32/3`` -> ``unit/opinfo/add/float32``: one op in one dtype."""
+    return test_id.rsplit("/", 1)[0]
+
+
+class ProbeLedger:
+    """What the run has learned about ops, shared by the worker threads.
+
+    - ``streak``: failures in a row of each suspect op (a pass resets it): the circuit breaker.
+      Past ``BREAKER_FAILURES`` the op is broken for every input as far as the run can tell, and
+      probing after each of its failures would only repeat the same answer (or, when a pool op
+      is what is broken, restart a worker per test).
+    - ``failed``: suspect ops with a failure so far; the probe leaves out the ops they implicate.
+    - ``broken``: pool ops the probe found wrong on a fresh worker that had run no test: a broken
+      kernel, not a poisoned device, so they prove nothing about device state.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streaks: dict[str, int] = {}
+        self._failed: set[str] = set()
+        self._broken: set[str] = set()
+
+    def observe(self, suspect: str | None, status: Status) -> int:
+        """Count ``status`` into ``suspect``'s streak; returns the streak (0 after a pass)."""
+        if suspect is None:
+            return 0
+        with self._lock:
+            if not status.is_failure:
+                self._streaks[suspect] = 0
+                return 0
+            self._failed.add(suspect)
+            self._streaks[suspect] = self._streaks.get(suspect, 0) + 1
+            return self._streaks[suspect]
+
+    def suspects(self, current: str | None) -> list[str]:
+        """Names the probe must not rely on: ``current``, every failed op, every broken one."""
+        with self._lock:
+            names = self._failed | self._broken | ({current} if current else set())
+        return sorted(names)
+
+    def mark_broken(self, ops: frozenset[str]) -> frozenset[str]:
+        """Record pool ops wrong on a fresh worker; returns those not known before."""
+        with self._lock:
+            new = ops - self._broken
+            self._broken |= ops
+        return new
+
+
+@dataclass(frozen=True)
+class AfterTest:
+    """The worker to go on with, the record to journal, and a probe owed before another group.
+
+    ``owed`` is the test group (op and dtype) whose failure skipped the probe: the worker is
+    probed before it runs a test of any other group, so a poisoned state never reaches one.
+    """
+
+    worker: WorkerProcess
+    record: TestRecord
+    owed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +149,9 @@ class Orchestrator:
             paths=tier_paths(config.tiers),
             log_dir=config.out_dir / "workers",
             env=_worker_env(config.workers),
+            dtypes=inputs.vendor.dtypes,
         )
+        self.ledger = ProbeLedger()
         self._worker_numbers = iter(range(1, 1_000_000))
         self._progress: Progress | None = None
         self._device: dict[str, Any] | None = None
@@ -134,6 +202,8 @@ class Orchestrator:
             raise InputError(f"no test matches tiers {','.join(self.config.tiers)} "
                              f"and --select {' '.join(self.config.select) or '(none)'}")
         finished = load_journal(self.journal.path)
+        for record in finished.values():  # a resumed run keeps what it learned about ops
+            self.ledger.observe(suspect_of(record.id), record.status)
         for test_id in plan:
             if test_id not in finished and (skipped := self.skipped_record(test_id)):
                 self.journal.append(skipped)
@@ -173,40 +243,93 @@ class Orchestrator:
 
     def _work(self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str]) -> None:
         worker = worker or self.start_worker()
+        owed: str | None = None
         try:
             while not self._errors:
                 try:
                     test_id = pending.get_nowait()
                 except queue.Empty:
                     return
+                if owed is not None and group_of(test_id) != owed:
+                    worker = self._settle(worker, owed)
                 record = self.annotate(worker.run(test_id, self.timeout_for(test_id)))
-                self.journal.append(record)
+                after = self._after(worker, record)
+                worker, owed = after.worker, after.owed
+                self.journal.append(after.record)
                 assert self._progress is not None
-                self._progress.advance(record.status.is_failure)
-                worker = self._after(worker, record)
+                self._progress.advance(after.record.status.is_failure)
         finally:
             worker.stop()
 
-    def _after(self, worker: WorkerProcess, record: TestRecord) -> WorkerProcess:
-        """Replace a dead worker; probe a live one after a failure (device poisoning)."""
+    def _after(self, worker: WorkerProcess, record: TestRecord) -> AfterTest:
+        """Replace a dead worker; probe a live one after a failure (device poisoning).
+
+        Only the worker decision changes here, never the record's status: the probe's verdict
+        (or why it was skipped) goes into ``details["probe"]``.
+        """
         assert self._progress is not None
+        suspect = suspect_of(record.id)
+        streak = self.ledger.observe(suspect, record.status)
         if record.status in _RESTART_STATUSES or not worker.alive:
             self._progress.note(f"{record.status.value}: {record.id}: {record.message}; new worker")
             worker.kill()
-            return self.start_worker()
-        if record.status.is_failure:
-            healthy, why = worker.probe()
-            if not healthy:
-                self._progress.note(f"device unhealthy after {record.id} ({why}); new worker")
-                worker.kill()
-                return self.start_worker()
-        return worker
+            return AfterTest(self.start_worker(), record)
+        if not record.status.is_failure:
+            return AfterTest(worker, record)
+        if suspect is not None and streak > BREAKER_FAILURES:
+            why = f"skipped: {suspect} failed {BREAKER_FAILURES} times in a row"
+            return AfterTest(worker, _with_probe(record, why), owed=group_of(record.id))
+        report = worker.probe(self.ledger.suspects(suspect))
+        if report.ok:
+            return AfterTest(worker, _with_probe(record, report.message))
+        self._progress.note(f"device unhealthy after {record.id} ({report.message}); new worker")
+        fresh = self._replace(worker, suspect)
+        return AfterTest(fresh, _with_probe(record, f"unhealthy: {report.message}; new worker"))
+
+    def _settle(self, worker: WorkerProcess, group: str) -> WorkerProcess:
+        """The probe a tripped breaker deferred: due before the worker runs another group."""
+        suspect = suspect_of(f"{group}/0")
+        report = worker.probe(self.ledger.suspects(suspect))
+        if report.ok:
+            return worker
+        assert self._progress is not None
+        self._progress.note(f"device unhealthy after {group}/* ({report.message}); new worker")
+        return self._replace(worker, suspect)
+
+    def _replace(self, worker: WorkerProcess, suspect: str | None) -> WorkerProcess:
+        """A fresh worker, probed once more: what is wrong there too is a broken kernel.
+
+        Poisoning is process state and a fresh worker is clean of it; a pool op still wrong on
+        a worker that ran no test is broken for every input, so later probes leave it out (one
+        restart per broken op instead of one per failing test). When that confirming probe
+        itself raised or killed its worker, the worker is replaced once more.
+        """
+        assert self._progress is not None
+        worker.kill()
+        fresh = self.start_worker()
+        confirm = fresh.probe(self.ledger.suspects(suspect))
+        if confirm.ok:
+            return fresh
+        new = self.ledger.mark_broken(confirm.wrong_ops)
+        if new:
+            self._progress.note(
+                f"probe op(s) {', '.join(sorted(new))} wrong on a fresh worker too "
+                f"({confirm.message}): broken kernels, not device state; later probes skip them"
+            )
+        if confirm.fatal or not fresh.alive:
+            fresh.kill()
+            fresh = self.start_worker()
+        return fresh
 
     def device_info(self) -> DeviceInfo:
         if self._device:
             device = self._device
             return DeviceInfo(device["type"], int(device["count"]), str(device["name"]))
         return DeviceInfo(self.inputs.vendor.device_type, 0, "not visible")
+
+
+def _with_probe(record: TestRecord, verdict: str) -> TestRecord:
+    return replace(record, details={**record.details, "probe": verdict})
 
 
 def _worker_env(workers: int) -> dict[str, str]:

@@ -6,12 +6,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kit.errors import DeviceError
 from kit.results import Status, TestRecord
+from kit.runner.probe import ProbeFinding, ProbeReport
 from kit.runner.protocol import ChannelClosed, ChannelTimeout, LineReader, Message, send
 
 #: Collection imports torch and the tier suites; generous, because a loaded machine is slow.
@@ -32,6 +34,8 @@ class WorkerSpec:
     paths: tuple[str, ...]
     log_dir: Path
     env: dict[str, str]
+    #: The vendor's claimed dtypes: the health probe checks each floating and integer one.
+    dtypes: tuple[str, ...]
 
 
 class WorkerProcess:
@@ -48,6 +52,7 @@ class WorkerProcess:
                     sys.executable, "-m", "kit.runner.worker",
                     f"--vendor={spec.vendor}", f"--today={spec.today}",
                     f"--commands={cmd_read}", f"--results={res_write}",
+                    f"--dtypes={','.join(spec.dtypes)}",
                     *spec.paths,
                 ],
                 stdin=subprocess.DEVNULL,
@@ -91,13 +96,30 @@ class WorkerProcess:
             return self._crash_record(test_id)
         return TestRecord.from_json(reply["record"])
 
-    def probe(self) -> tuple[bool, str]:
+    def probe(self, suspects: list[str]) -> ProbeReport:
+        """Ask for a health probe that leaves out the ops ``suspects`` implicate.
+
+        The worker names each check before running it, so a probe that kills or hangs the
+        worker is blamed on that check (a dead or hung worker is killed and must be replaced).
+        """
+        current: tuple[str, str] | None = None
+        deadline = time.monotonic() + PROBE_TIMEOUT_S
         try:
-            send(self._cmd_write, {"type": "probe"})
-            reply = self.reader.receive(PROBE_TIMEOUT_S)
-        except (ChannelTimeout, ChannelClosed, BrokenPipeError):
-            return False, "worker did not answer the health probe"
-        return bool(reply.get("ok")), str(reply.get("message", ""))
+            send(self._cmd_write, {"type": "probe", "suspects": suspects})
+            while True:
+                reply = self.reader.receive(max(0.0, deadline - time.monotonic()))
+                if reply.get("type") == "probe_check":
+                    current = (str(reply.get("op")), str(reply.get("dtype")))
+                    continue
+                return ProbeReport.from_json(reply)
+        except ChannelTimeout:
+            self.kill()
+            problem = f"hung: no answer within {PROBE_TIMEOUT_S:g} s"
+        except (ChannelClosed, BrokenPipeError):
+            self.kill()
+            problem = "the worker died"
+        op, dtype = current or ("probe", "-")
+        return ProbeReport((ProbeFinding(op, dtype, problem, fatal=True),))
 
     @property
     def alive(self) -> bool:

@@ -1,8 +1,9 @@
 """A worker: one pytest session that runs the stable test ids the orchestrator sends it.
 
-Started as ``python -m kit.runner.worker --vendor ID --commands FD --results FD [TIER_PATH ...]``.
-It collects the tier suites once, announces the collected ids, then loops: ``run`` a test,
-``probe`` the device's health, or ``exit``.
+Started as ``python -m kit.runner.worker --vendor ID --commands FD --results FD --dtypes LIST
+[TIER_PATH ...]``. It collects the tier suites once, announces the collected ids, then loops:
+``run`` a test, ``probe`` the device's health (in the claimed dtypes, leaving out the ops the
+command's ``suspects`` implicate), or ``exit``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from _pytest.runner import runtestprotocol
 
 from kit.pytest_plugin import CONTEXT_KEY, stable_id
 from kit.results import Status, TestRecord
-from kit.runner.probe import probe_device_health
+from kit.runner.probe import ProbeFinding, ProbeReport, probe_device_health
 from kit.runner.protocol import ChannelClosed, LineReader, send
 
 _MESSAGE_LIMIT = 2000
@@ -58,9 +59,10 @@ def record_from_reports(
 
 
 class WorkerPlugin:
-    def __init__(self, commands: LineReader, results_fd: int) -> None:
+    def __init__(self, commands: LineReader, results_fd: int, dtypes: tuple[str, ...]) -> None:
         self.commands = commands
         self.results_fd = results_fd
+        self.dtypes = dtypes
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
@@ -89,10 +91,20 @@ class WorkerPlugin:
             if kind == "run":
                 self._run(items, command["id"])
             elif kind == "probe":
-                ok, why = probe_device_health(device) if device else (False, "no device")
-                send(self.results_fd, {"type": "probe", "ok": ok, "message": why})
+                self._probe(device, list(command.get("suspects", [])))
             else:
                 return True
+
+    def _probe(self, device: str | None, suspects: list[str]) -> None:
+        if device is None:
+            report = ProbeReport((ProbeFinding("probe", "-", "no device", fatal=True),))
+        else:
+            report = probe_device_health(device, self.dtypes, suspects, self._announce_check)
+        send(self.results_fd, {"type": "probe", **report.to_json()})
+
+    def _announce_check(self, op: str, dtype: str) -> None:
+        """Before each check: if it kills the worker, the orchestrator knows which one did."""
+        send(self.results_fd, {"type": "probe_check", "op": op, "dtype": dtype})
 
     def _run(self, items: dict[str, pytest.Item], test_id: str) -> None:
         item = items.get(test_id)
@@ -123,6 +135,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--commands", type=int, required=True)
     parser.add_argument("--results", type=int, required=True)
     parser.add_argument("--today", required=True)
+    parser.add_argument(
+        "--dtypes", default="float32", help="claimed dtypes, comma-separated (the probe's)"
+    )
     parser.add_argument("paths", nargs="+")
     return parser.parse_args(argv)
 
@@ -136,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(int(threads))
-    plugin = WorkerPlugin(LineReader(args.commands), args.results)
+    dtypes = tuple(name for name in args.dtypes.split(",") if name)
+    plugin = WorkerPlugin(LineReader(args.commands), args.results, dtypes)
     pytest_args: list[Any] = [
         *_plugin_args(),
         *args.paths,

@@ -73,14 +73,17 @@ class Standard:
         return self.directory / self.test_lists[tier]
 
     def test_ids(self, tier: str) -> list[str]:
-        """The locked list of test ids of ``tier`` (empty if the tier has no list)."""
+        """The locked list of test ids of ``tier`` (empty if the tier has no list).
+
+        A line is ``<id>`` or ``<id> <input digest>`` (``ckit standard lock``); only ids return.
+        """
         if tier not in self.test_lists:
             return []
         path = self.test_list_path(tier)
         if not path.exists():
             raise InputError(f"{path}: missing; regenerate it with `ckit standard lock`")
         lines = path.read_text(encoding="utf-8").splitlines()
-        return [line for line in lines if line and not line.startswith("#")]
+        return [line.split(" ", 1)[0] for line in lines if line and not line.startswith("#")]
 
     def is_required(self, test_id: str) -> bool:
         tier = test_id.split("/", 1)[0]

@@ -1,8 +1,9 @@
 """The unit tier: OpInfo samples and YAML op specs, each run on the vendor device.
 
-``all_test_ids`` generates the tier's stable ids (``ckit standard lock`` writes them to the
-standard's locked list); ``run_unit_case`` runs one of them. Collection never imports this
-package's heavy parts: the tier suites read the locked list.
+``all_test_ids`` generates the tier's stable ids and ``input_digests`` what each names
+(``ckit standard lock`` writes both to the standard's locked list); ``run_unit_case`` runs one
+of them. Collection never imports this package's heavy parts: the tier suites read the locked
+list.
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ def all_test_ids(standard: Standard) -> list[str]:
     config = load_unit_config(standard)
     ids = opinfo_test_ids(config) + opspec_test_ids(config)
     return sorted(ids)
+
+
+def input_digests(standard: Standard, test_ids: list[str]) -> dict[str, str]:
+    """Per test id, the digest of its inputs (``kit.unit.identity``): the lock records them so
+    that an id can never silently name other inputs."""
+    from kit.unit.identity import unit_test_digest
+
+    return {test_id: unit_test_digest(standard, test_id) for test_id in test_ids}
 
 
 def unit_case(standard: Standard, test_id: str) -> UnitCase:

@@ -32,7 +32,14 @@ from kit.numerics import accumulation_length
 from kit.outcomes import KitOutcome, ResultMismatch, numerics_details
 from kit.standard import Standard
 from kit.unit.config import FLOAT64_REFERENCE, Comparison
-from kit.unit.trees import assert_same_dtypes, numel_of, select_outputs, tensor_leaves, to_cpu
+from kit.unit.trees import (
+    assert_same_dtypes,
+    map_tensors,
+    numel_of,
+    select_outputs,
+    tensor_leaves,
+    to_cpu,
+)
 
 #: Dtypes whose inputs a float64 reference widens (float64 itself is its own reference).
 WIDENED_DTYPES = frozenset({"float32", "bfloat16", "float16"})
@@ -107,13 +114,43 @@ def cpu_references(case: UnitCase) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
 def case_bound(
     standard: Standard, case: UnitCase, cpu_inputs: Any, output_numel: int
 ) -> ErrorBound:
-    """The standard's bound for ``case``: its op class, overrides and accumulation length."""
+    """The standard's bound for ``case``: its op class, overrides, accumulation length and,
+    where the class asks for it, the magnitude reference."""
+    op_class = case.comparison.op_class
     return ErrorBound(
         rules=standard.numerics,
-        op_class=case.comparison.op_class,
+        op_class=op_class,
         overrides=case.comparison.overrides,
         length=accumulation_length((cpu_inputs, case.extra_operands), output_numel),
+        magnitude=magnitude_reference(case) if standard.numerics.uses_magnitude(op_class) else 0.0,
     )
+
+
+def magnitude_reference(case: UnitCase) -> float:
+    """``max |op(|x|)|``: the op in float64 on the absolute values of its floating inputs.
+
+    The size of the terms an op rounds on the way to a result that may cancel (a weighted mean,
+    a loss). Taken over the op's compared results only: an input it updates (a weight
+    renormalized in place) keeps its own scale. 0 when the op cannot run on ``|x|`` (the bound
+    then falls back to ``max |ref|``).
+    """
+
+    def absolute(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.abs() if tensor.is_floating_point() else tensor
+
+    try:
+        with torch.no_grad():
+            inputs = map_tensors(case.make_inputs("cpu", True), absolute)
+            result = to_cpu(case.call("cpu", True, inputs))
+    except Exception:  # noqa: BLE001 - e.g. an op whose domain excludes |x|: no magnitude
+        return 0.0
+    picked = select_outputs(result, case.comparison.compare_outputs)
+    sizes = [
+        float(finite.abs().max())
+        for _, leaf in tensor_leaves(picked)
+        if leaf.is_floating_point() and (finite := leaf[torch.isfinite(leaf)]).numel()
+    ]
+    return max(sizes, default=0.0)
 
 
 def assert_inputs_unchanged(

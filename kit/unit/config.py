@@ -15,6 +15,7 @@ from typing import Any
 from kit.errors import InputError
 from kit.numerics import Override, parse_overrides
 from kit.standard import Standard
+from kit.unit.coverage import Coverage, parse_coverage
 from kit.yamlio import load_yaml
 
 #: The dtypes the unit tier may test, in the order ids and listings use.
@@ -58,9 +59,10 @@ class OpEntry:
 @dataclass(frozen=True)
 class UnitConfig:
     source: Path
-    max_samples_per_case: int
     ops: tuple[OpEntry, ...]
     op_specs_dir: Path
+    #: Which OpInfo samples run per op and the variants added to them (``kit.unit.coverage``).
+    coverage: Coverage = Coverage()
 
     def op(self, key: str) -> OpEntry:
         for entry in self.ops:
@@ -102,10 +104,7 @@ def parse_unit_config(data: Any, source: Path) -> UnitConfig:
     where = str(source)
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected a mapping at the top level")
-    _reject_unknown(data, {"max_samples_per_case", "op_specs", "ops"}, where)
-    max_samples = data.get("max_samples_per_case")
-    if not isinstance(max_samples, int) or isinstance(max_samples, bool) or max_samples < 1:
-        raise InputError(f"{where}: max_samples_per_case: expected a positive integer")
+    _reject_unknown(data, {"coverage", "op_specs", "ops"}, where)
     op_specs = data.get("op_specs", "ops")
     if not isinstance(op_specs, str) or not op_specs:
         raise InputError(f"{where}: op_specs: expected a directory relative to the file")
@@ -114,7 +113,8 @@ def parse_unit_config(data: Any, source: Path) -> UnitConfig:
         raise InputError(f"{where}: ops: expected a non-empty list")
     ops = tuple(_parse_op(raw, f"{where}: ops[{i}]") for i, raw in enumerate(raw_ops))
     _reject_duplicates([op.key for op in ops], f"{where}: ops")
-    return UnitConfig(source, max_samples, ops, source.parent / op_specs)
+    coverage = parse_coverage(data.get("coverage"), where, tuple(op.key for op in ops))
+    return UnitConfig(source, ops, source.parent / op_specs, coverage)
 
 
 def _parse_op(raw: Any, where: str) -> OpEntry:

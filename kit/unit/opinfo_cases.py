@@ -1,70 +1,64 @@
-"""The OpInfo half of the unit tier: PyTorch's own op samples, run on the vendor device.
+"""The OpInfo half of the unit tier: PyTorch's own op samples and variants of them, on the device.
 
-``torch.testing._internal.common_methods_invocations.op_db`` takes seconds to import, so it is
-imported only when a case runs or the test list is generated, never at collection. Samples are
-generated on CPU with a seed derived from (op, dtype), so every process sees the same sample at
-the same index; they are cached per (op, dtype) because a worker runs many cases of one op.
+Stable ids: ``unit/opinfo/<op>/<dtype>/<sample>``, where ``<op>`` is the OpInfo name plus
+``.<variant_test_name>`` if any, and ``<sample>`` is either
 
-Stable ids: ``unit/opinfo/<op>/<dtype>/<sample-index>``, where ``<op>`` is the OpInfo name plus
-``.<variant_test_name>`` if any, and ``<sample-index>`` is the position of the sample among
-the OpInfo's CPU samples in that dtype (``op.sample_inputs_func``). At most
-``max_samples_per_case`` samples per (op, dtype) are taken, spread evenly over the op's samples
-(first and last included).
+- the position of the sample among ALL the OpInfo's CPU samples in that dtype
+  (``op.sample_inputs_func``, generated under a seed from (op, dtype); ``kit.unit.samples``):
+  an op runs every sample, or, if ``unit.yaml`` declares it ``spread``, that many spread evenly
+  over its samples (first and last included). A position names the same input whatever the
+  selection, so ids stay valid when more samples are selected;
+- or a variant's name (``empty``, ``noncontiguous``, ``large``, ``extremes``, ``arity4``):
+  an extra sample built from the op's samples (``kit.unit.variants``), for the ops ``unit.yaml``
+  declares it for, and only where the CPU reference accepts it.
 """
 
 from __future__ import annotations
 
-import functools
-import zlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from kit.errors import InputError
 from kit.unit.checking import UnitCase
 from kit.unit.config import OpEntry, UnitConfig
-from kit.unit.seeding import seeded_rngs
-from kit.unit.trees import TORCH_DTYPES, to_device, upcast_floating
+from kit.unit.coverage import VariantRule
+from kit.unit.samples import find_opinfo, opinfo_samples, sample_case
+from kit.unit.trees import TORCH_DTYPES
+from kit.unit.variants import variant_sample
 
 PREFIX = "unit/opinfo/"
+#: A variant's id segment: never all digits (those are sample positions), no spaces/brackets.
+VARIANT_SEGMENT = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
 
 @dataclass(frozen=True)
 class OpinfoCaseId:
     op_key: str
     dtype: str
-    index: int
+    #: The position among the op's OpInfo samples in ``dtype``, or a variant's name.
+    sample: int | str
 
     def __str__(self) -> str:
-        return f"{PREFIX}{self.op_key}/{self.dtype}/{self.index}"
+        return f"{PREFIX}{self.op_key}/{self.dtype}/{self.sample}"
 
 
 def parse_opinfo_id(test_id: str) -> OpinfoCaseId:
     parts = test_id.split("/")
-    if len(parts) != 5 or f"{parts[0]}/{parts[1]}/" != PREFIX or not parts[4].isdigit():
-        raise InputError(f"not an OpInfo unit test id: {test_id!r} (expected {PREFIX}OP/DTYPE/N)")
-    return OpinfoCaseId(parts[2], parts[3], int(parts[4]))
-
-
-@functools.cache
-def _op_db_index() -> Mapping[tuple[str, str], Any]:
-    from torch.testing._internal.common_methods_invocations import op_db
-
-    return {(op.name, op.variant_test_name): op for op in op_db}
-
-
-def find_opinfo(entry: OpEntry) -> Any:
-    return _find(entry.name, entry.variant)
-
-
-def _find(name: str, variant: str) -> Any:
-    op = _op_db_index().get((name, variant))
-    if op is None:
-        which = f"{name!r} (variant {variant!r})" if variant else repr(name)
-        raise InputError(f"unit tier: no OpInfo named {which} in torch {torch.__version__}")
-    return op
+    if len(parts) != 5 or f"{parts[0]}/{parts[1]}/" != PREFIX:
+        raise InputError(
+            f"not an OpInfo unit test id: {test_id!r} (expected {PREFIX}OP/DTYPE/SAMPLE)"
+        )
+    last = parts[4]
+    if last.isdigit():
+        return OpinfoCaseId(parts[2], parts[3], int(last))
+    if VARIANT_SEGMENT.match(last):
+        return OpinfoCaseId(parts[2], parts[3], last)
+    raise InputError(
+        f"not an OpInfo unit test id: {test_id!r} (the last segment is a sample position "
+        "or a variant name)"
+    )
 
 
 def sample_indices(count: int, max_samples: int) -> list[int]:
@@ -76,19 +70,17 @@ def sample_indices(count: int, max_samples: int) -> list[int]:
     return sorted({round(i * (count - 1) / (max_samples - 1)) for i in range(max_samples)})
 
 
-def selected_samples(entry: OpEntry, dtype: str, max_samples: int) -> Mapping[int, Any]:
-    """The op's chosen samples in ``dtype`` by their index: deterministic across processes."""
-    return _selected_samples(entry.name, entry.variant, dtype, max_samples)
+def selected_positions(config: UnitConfig, entry: OpEntry, dtype: str) -> tuple[int, ...]:
+    """The positions of the op's OpInfo samples the standard runs in ``dtype``."""
+    count = len(opinfo_samples(entry, dtype))
+    cap = config.coverage.samples_cap(entry.key)
+    return tuple(range(count)) if cap is None else tuple(sample_indices(count, cap))
 
 
-@functools.cache
-def _selected_samples(name: str, variant: str, dtype: str, max_samples: int) -> Mapping[int, Any]:
-    op = _find(name, variant)
-    with seeded_rngs(zlib.crc32(f"{name}.{variant}/{dtype}".encode())):
-        # The sample function itself, not ``op.sample_inputs``: that wrapper reseeds the global
-        # generators before every sample and inspects the stack each time (slow).
-        samples = list(op.sample_inputs_func(op, "cpu", TORCH_DTYPES[dtype], requires_grad=False))
-    return {i: samples[i] for i in sample_indices(len(samples), max_samples)}
+def selected_samples(config: UnitConfig, entry: OpEntry, dtype: str) -> Mapping[int, Any]:
+    """The op's tested OpInfo samples in ``dtype`` by position: the same in every process."""
+    samples = opinfo_samples(entry, dtype)
+    return {i: samples[i] for i in selected_positions(config, entry, dtype)}
 
 
 def opinfo_test_ids(config: UnitConfig) -> list[str]:
@@ -100,9 +92,16 @@ def opinfo_test_ids(config: UnitConfig) -> list[str]:
                 raise InputError(
                     f"{config.source}: op {entry.key}: OpInfo does not support {dtype} on CPU"
                 )
-            for index in selected_samples(entry, dtype, config.max_samples_per_case):
+            for index in selected_positions(config, entry, dtype):
                 ids.append(str(OpinfoCaseId(entry.key, dtype, index)))
+            for rule in config.coverage.variants_of(entry.key, dtype):
+                if _variant(config, entry, dtype, rule) is not None:
+                    ids.append(str(OpinfoCaseId(entry.key, dtype, rule.name)))
     return ids
+
+
+def _variant(config: UnitConfig, entry: OpEntry, dtype: str, rule: VariantRule) -> Any:
+    return variant_sample(entry, dtype, rule, selected_positions(config, entry, dtype))
 
 
 def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
@@ -111,20 +110,18 @@ def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
     entry = config.op(case.op_key)
     if case.dtype not in entry.dtypes:
         raise InputError(f"{test_id}: dtype {case.dtype} is not tested for {entry.key}")
-    op = find_opinfo(entry)
-    sample = selected_samples(entry, case.dtype, config.max_samples_per_case).get(case.index)
+    if isinstance(case.sample, int):
+        sample = selected_samples(config, entry, case.dtype).get(case.sample)
+        exact_layout = False
+    else:
+        rules = config.coverage.variants_of(entry.key, case.dtype)
+        rule = next((r for r in rules if r.name == case.sample), None)
+        sample = None if rule is None else _variant(config, entry, case.dtype, rule)
+        exact_layout = True
     if sample is None:
         raise InputError(
             f"{test_id}: no such sample; regenerate the list with `ckit standard lock`"
         )
-    arguments = ((sample.input, *sample.args), dict(sample.kwargs))
-
-    def make_inputs(device: str, upcast: bool) -> Any:
-        return to_device(upcast_floating(arguments) if upcast else arguments, device)
-
-    def call(device: str, upcast: bool, inputs: Any) -> Any:
-        args, kwargs = inputs
-        return op(*args, **kwargs)
-
-    label = f"{entry.key} sample {case.index}"
-    return UnitCase(label, case.dtype, entry.comparison, make_inputs, call)
+    return sample_case(
+        entry, case.dtype, sample, f"{entry.key} sample {case.sample}", exact_layout=exact_layout
+    )

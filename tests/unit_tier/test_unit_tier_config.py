@@ -16,12 +16,11 @@ from kit.unit.opinfo_cases import (
     opinfo_test_ids,
     parse_opinfo_id,
     sample_indices,
-    selected_samples,
+    selected_positions,
 )
 
 SOURCE = Path("/standards/v1/unit.yaml")
 VALID: dict[str, Any] = {
-    "max_samples_per_case": 4,
     "ops": [
         {"op": "add", "dtypes": ["float32", "int64"]},
         {"op": "max", "variant": "reduction_with_dim", "dtypes": ["float32"]},
@@ -58,11 +57,19 @@ BROKEN_CONFIGS = {
         ),
         "ops[0] (add).numerics.float32.ulps",
     ),
+    "accumulation_in_an_unknown_dtype": (
+        broken(
+            lambda d: d["ops"][0].update(
+                numerics={"float32": {"accumulation_dtype": "float8", "why": "x"}}
+            )
+        ),
+        "ops[0] (add).numerics.float32.accumulation_dtype",
+    ),
     "same_op_listed_twice": (broken(lambda d: d["ops"].append(dict(d["ops"][0]))), "ops"),
     "typo_in_field_name": (broken(lambda d: d["ops"][1].update(varaint="x")), "ops[1] (max)"),
-    "zero_samples_per_case": (
-        broken(lambda d: d.update(max_samples_per_case=0)),
-        "max_samples_per_case",
+    "retired_max_samples_per_case": (
+        broken(lambda d: d.update(max_samples_per_case=4)),
+        "unknown field 'max_samples_per_case'",
     ),
     "compare_outputs_not_positions": (
         broken(lambda d: d["ops"][1].update(compare_outputs="values", why="ties")),
@@ -110,8 +117,12 @@ def test_opinfo_ids_round_trip_through_op_dtype_and_sample_index() -> None:
         case = parse_opinfo_id(test_id)
         entry = config.op(case.op_key)
         assert case.dtype in entry.dtypes
-        assert case.index in selected_samples(entry, case.dtype, config.max_samples_per_case)
-        assert str(OpinfoCaseId(entry.key, case.dtype, case.index)) == test_id
+        if isinstance(case.sample, int):
+            assert case.sample in selected_positions(config, entry, case.dtype)
+        else:
+            rules = config.coverage.variants_of(entry.key, case.dtype)
+            assert case.sample in [rule.name for rule in rules]
+        assert str(OpinfoCaseId(entry.key, case.dtype, case.sample)) == test_id
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ def digest(keys):
     config = load_unit_config(load_standard())
     h = hashlib.sha256()
     for key, dtype in keys:
-        samples = selected_samples(config.op(key), dtype, config.max_samples_per_case)
+        samples = selected_samples(config, config.op(key), dtype)
         for index, sample in sorted(samples.items()):
             leaves = []
             map_tensors((sample.input, sample.args, sample.kwargs), leaves.append)
@@ -73,9 +73,9 @@ def test_opinfo_samples_are_identical_in_a_fresh_process() -> None:
 
 
 def test_sample_generation_leaves_global_rng_state_alone() -> None:
-    from kit.unit.opinfo_cases import _selected_samples
+    from kit.unit.samples import _samples
 
-    _selected_samples.cache_clear()
+    _samples.cache_clear()
     torch.manual_seed(1234)
     expected = torch.rand(3)
     torch.manual_seed(1234)

@@ -1,0 +1,164 @@
+"""The worker health probe is fair, shown by real ``ckit run``s on simnpu with injected faults.
+
+- Half precision alone poisoned (``poison_half``): the probe after the failing test checks every
+  claimed dtype, sees the float16/bfloat16 corruption and replaces the worker, so later
+  half-precision tests of other ops pass. (A float32-only probe would keep the worker.)
+- ``add`` broken for every input: the probe never relies on the op under suspicion, so the run
+  does not restart a worker per failing test; the add tests still fail and the others pass.
+- ``add`` and ``mul`` broken: the probe after an add failure finds mul wrong, the worker is
+  replaced once, mul is found wrong on the fresh worker too (a broken kernel, not device state)
+  and later probes leave it out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runner_support import records_by_id, run_ckit
+
+pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
+
+RUN_TIMEOUT = 900
+
+POISONED = "unit/opinfo/neg/float16/0"
+HALF_LATER = [
+    "unit/opinfo/sin/float16/*",
+    "unit/opinfo/sub/bfloat16/*",
+    "unit/opinfo/tanh/float16/*",
+    "unit/opinfo/sigmoid/bfloat16/*",
+]
+#: Ops whose tests do not use add on the device.
+ADD_FREE = ["abs", "neg", "sin", "exp"]
+#: A few dtypes of add keep the run short (every sample and variant of each runs).
+ADD_DTYPES = ["float32", "bfloat16", "int64"]
+
+
+def _run(base: Path, rules: list[dict[str, Any]], select: list[str]) -> Path:
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(rules), "XDG_CONFIG_HOME": str(base / "cfg")}
+    out = base / "out"
+    selection = [arg for pattern in select for arg in ("--select", pattern)]
+    result = run_ckit(
+        ["run", "--vendor", "simnpu", "--tier", "unit", *selection, "--no-sign",
+         "--out", str(out)],
+        env,
+        timeout=RUN_TIMEOUT,
+    )
+    assert result.returncode == 1, result.stderr[-3000:]  # failures make the grade fail
+    return out
+
+
+def _worker_starts(out: Path) -> int:
+    return len(list((out / "workers").glob("worker-*.log")))
+
+
+def _ids(records: dict[str, dict[str, Any]], op: str) -> list[str]:
+    return sorted(test_id for test_id in records if test_id.split("/")[2] == op)
+
+
+def _with_values(records: dict[str, dict[str, Any]], op: str) -> list[str]:
+    """The op's tests with a non-empty result: a zero-size result (the ``empty`` variant, an
+    OpInfo sample with a zero dimension) has no value a broken kernel can get wrong, so those
+    pass whatever the kernel does."""
+    return [i for i in _ids(records, op) if records[i]["details"].get("numel") != 0]
+
+
+@pytest.fixture(scope="module")
+def half_poisoned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rules = [{"op": "neg", "kind": "poison_half", "dtype": "float16"}]
+    return _run(tmp_path_factory.mktemp("poison-half"), rules, [POISONED, *HALF_LATER])
+
+
+@pytest.fixture(scope="module")
+def add_broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rules = [{"op": "add", "kind": "wrong_large"}]
+    select = [*(f"unit/opinfo/add/{dtype}/*" for dtype in ADD_DTYPES),
+              *(f"unit/opinfo/{op}/float32/*" for op in ADD_FREE)]
+    return _run(tmp_path_factory.mktemp("add-broken"), rules, select)
+
+
+@pytest.fixture(scope="module")
+def add_and_mul_broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rules = [{"op": "add", "kind": "wrong_large"}, {"op": "mul", "kind": "wrong_large"}]
+    select = ["unit/opinfo/add/float32/*", "unit/opinfo/add/float64/*",
+              "unit/opinfo/neg/float32/*", "unit/opinfo/neg/int64/*"]
+    return _run(tmp_path_factory.mktemp("add-mul-broken"), rules, select)
+
+
+# -- half precision poisoned -----------------------------------------------------------------
+
+
+def test_the_half_poisoning_test_itself_errors(half_poisoned: Path) -> None:
+    record = records_by_id(half_poisoned)[POISONED]
+    assert record["status"] == "ERROR"
+    assert "device fatal error" in record["message"]
+
+
+def test_the_probe_sees_half_precision_corruption(half_poisoned: Path) -> None:
+    verdict = records_by_id(half_poisoned)[POISONED]["details"]["probe"]
+    assert verdict.startswith("unhealthy: ")
+    assert "float16 differs from CPU" in verdict
+    assert "float32" not in verdict  # float32 stayed correct: only the claimed half dtypes show it
+    assert _worker_starts(half_poisoned) == 2
+
+
+def test_later_half_precision_tests_of_other_ops_pass(half_poisoned: Path) -> None:
+    records = records_by_id(half_poisoned)
+    later = {test_id: r["status"] for test_id, r in records.items() if test_id != POISONED}
+    assert len(later) >= 8
+    assert set(later.values()) == {"PASS"}, later
+
+
+# -- add broken for every input --------------------------------------------------------------
+
+
+def test_every_add_test_still_fails(add_broken: Path) -> None:
+    records = records_by_id(add_broken)
+    add_ids = _with_values(records, "add")
+    assert len(add_ids) >= 20
+    assert {records[i]["status"] for i in add_ids} == {"FAIL_NUMERIC"}
+
+
+def test_tests_that_do_not_use_add_pass(add_broken: Path) -> None:
+    records = records_by_id(add_broken)
+    others = {i: records[i]["status"] for op in ADD_FREE for i in _ids(records, op)}
+    assert len(others) >= 15
+    assert set(others.values()) == {"PASS"}, others
+
+
+def test_a_broken_add_costs_few_worker_restarts(add_broken: Path) -> None:
+    assert _worker_starts(add_broken) <= 3
+
+
+def test_the_breaker_skips_the_probe_after_three_failures_in_a_row(add_broken: Path) -> None:
+    records = records_by_id(add_broken)
+    verdicts = [records[i]["details"]["probe"] for i in _with_values(records, "add")]
+    probed = [v for v in verdicts if v.startswith("healthy (")]
+    skipped = [v for v in verdicts if v.startswith("skipped: ")]
+    assert len(probed) >= 3  # the first three, and the deferred probes do not count here
+    assert all("avoiding add" in v for v in probed)
+    assert skipped and set(skipped) == {"skipped: add failed 3 times in a row"}
+    assert len(probed) + len(skipped) == len(verdicts)
+
+
+# -- a probe op broken too -------------------------------------------------------------------
+
+
+def test_a_broken_probe_op_costs_one_restart(add_and_mul_broken: Path) -> None:
+    records = records_by_id(add_and_mul_broken)
+    add_ids = _with_values(records, "add")
+    first = records[add_ids[0]]["details"]["probe"]
+    assert first.startswith("unhealthy: mul/float32 differs from CPU")
+    assert _worker_starts(add_and_mul_broken) == 2
+    later = [records[i]["details"]["probe"] for i in add_ids[1:]]
+    assert all(v.startswith(("healthy (", "skipped: ")) for v in later), later
+    assert all("mul" in v for v in later if v.startswith("healthy ("))  # left out of the probe
+
+
+def test_no_record_is_reclassified(add_and_mul_broken: Path) -> None:
+    records = records_by_id(add_and_mul_broken)
+    assert {records[i]["status"] for i in _with_values(records, "add")} == {"FAIL_NUMERIC"}
+    assert {records[i]["status"] for i in _ids(records, "neg")} == {"PASS"}
