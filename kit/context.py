@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kit.device import DeviceInfo
@@ -24,6 +25,9 @@ class KitContext:
     #: Facts the running test records for its report even when it passes (numerics figures);
     #: the plugin empties it before each test.
     notes: dict[str, Any] = field(default_factory=dict)
+    #: Under ``ckit run``: where the device half of a test leaves its evidence for the kit's
+    #: judge (``kit.execution``); None: judge in this process (plain pytest).
+    evidence_path: Path | None = None
 
     @property
     def device(self) -> str:

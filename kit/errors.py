@@ -11,8 +11,12 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
+    """Exit codes other than a finished run's: ``ckit run`` exits with its grade's
+    ``exit_code`` (standard.yaml), which must not collide with these."""
+
     OK = 0
-    #: The run finished and its report was written, but the grade is not "conformant".
+    #: The run finished and its report was written, but the grade is not "conformant" (the
+    #: exit code of the non-conformant grade; each grade names its own in the standard).
     NOT_CONFORMANT = 1
     USAGE_ERROR = 2
     #: A profile, manifest, standard, key or report file is malformed or missing.
@@ -23,7 +27,10 @@ class ExitCode(enum.IntEnum):
     DEVICE_ERROR = 5
     #: An external engine (Docker) is not reachable or failed.
     ENVIRONMENT_ERROR = 6
+    #: The kit itself failed (a bug in the kit, or its judge could not run): no verdict.
+    KIT_CRASHED = 70
     INTERRUPTED = 130
+
 
 
 class KitError(Exception):
@@ -46,3 +53,9 @@ class DeviceError(KitError):
 
 class EnvironmentProblem(KitError):
     exit_code = ExitCode.ENVIRONMENT_ERROR
+
+
+class KitCrash(KitError):
+    """The kit could not do its own part (its judge failed to start): no verdict is possible."""
+
+    exit_code = ExitCode.KIT_CRASHED

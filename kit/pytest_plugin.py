@@ -53,6 +53,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only tests whose stable id matches GLOB (repeatable), e.g. 'unit/opinfo/add/*/*'",
     )
     group.addoption(
+        "--ckit-evidence",
+        default=None,
+        metavar="PATH",
+        help="(ckit run's workers) only execute each test on the device and save its evidence "
+        "to PATH for the kit's judge process, instead of judging it here",
+    )
+    group.addoption(
         "--ckit-today",
         default=os.environ.get("CKIT_TODAY"),
         help="date (YYYY-MM-DD) used to judge skip-manifest expiry; default: today",
@@ -75,7 +82,9 @@ def _today(config: pytest.Config) -> dt.date:
     return dt.date.fromisoformat(value) if value else dt.date.today()
 
 
-def build_context(vendor_id: str, today: dt.date) -> KitContext:
+def build_context(
+    vendor_id: str, today: dt.date, evidence_path: Path | None = None
+) -> KitContext:
     """Load everything a run needs; bad input raises ``KitError`` with a one-line message.
 
     An unusable device is not an exception here: the context records the problem, tests that
@@ -88,14 +97,19 @@ def build_context(vendor_id: str, today: dt.date) -> KitContext:
         device_info, problem = enable_device(vendor), None
     except DeviceError as error:
         device_info, problem = None, str(error)
-    return KitContext(standard, vendor, skips, device_info, today, problem)
+    return KitContext(
+        standard, vendor, skips, device_info, today, problem, evidence_path=evidence_path
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if not is_active(config):
         return
     try:
-        context = build_context(config.getoption("ckit_vendor"), _today(config))
+        evidence = config.getoption("ckit_evidence")
+        context = build_context(
+            config.getoption("ckit_vendor"), _today(config), Path(evidence) if evidence else None
+        )
     except KitError as error:
         raise pytest.UsageError(str(error)) from None
     config.stash[CONTEXT_KEY] = context

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -75,3 +76,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ckit: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
+    except Exception as error:  # noqa: BLE001 - the kit's own bug: still one line, own code
+        if os.environ.get("CKIT_DEBUG"):
+            raise
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        print(
+            f"ckit: internal error (a bug in the kit; CKIT_DEBUG=1 shows the traceback): "
+            f"{type(error).__name__}: {first_line}",
+            file=sys.stderr,
+        )
+        return int(ExitCode.KIT_CRASHED)

@@ -115,4 +115,14 @@ def handle(args: argparse.Namespace) -> int:
     if result.envelope is not None:
         print(f"envelope: {result.envelope}", file=sys.stderr)
     print(f"grade: {grade}")
-    return int(ExitCode.OK if grade == "conformant" else ExitCode.NOT_CONFORMANT)
+    return _exit_code_of(grade)
+
+
+def _exit_code_of(grade: str) -> int:
+    """The grade's own exit code (standard.yaml): a pipeline can tell every grade apart."""
+    from kit.standard import load_standard
+
+    try:
+        return load_standard().grade(grade).exit_code
+    except InputError:
+        return int(ExitCode.KIT_CRASHED)  # a report without a known grade: no verdict

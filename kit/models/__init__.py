@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 from kit.context import KitContext
 from kit.errors import InputError
+from kit.execution import run_split
 from kit.models.config import ModelsConfig, load_models_config
-from kit.models.flows import FLOW_CHECKS
+from kit.models.flows import FLOWS, judge_output
 from kit.models.hf import HuggingFaceSource
 from kit.models.interface import BuiltModel, ModelCase, ModelSource
 from kit.models.timm_source import TimmSource
@@ -37,7 +39,7 @@ def models_config(standard: Standard) -> ModelsConfig:
 
 @functools.lru_cache(maxsize=8)
 def _load(path: Path) -> ModelsConfig:
-    return load_models_config(path, SOURCES, FLOW_CHECKS)
+    return load_models_config(path, SOURCES, FLOWS)
 
 
 def all_cases(standard: Standard) -> list[ModelCase]:
@@ -67,7 +69,18 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
     reason = source.unavailable_reason()
     if reason is not None:
         not_applicable(reason)
-    FLOW_CHECKS[case.flow](source.build(case), case, ckit.device)
+    run_split(
+        ckit.evidence_path,
+        lambda: FLOWS[case.flow](source.build(case), case, ckit.device),
+        lambda evidence: judge_model_evidence(ckit.standard, test_id, evidence),
+    )
+
+
+def judge_model_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    """Judge a device's output for ``test_id`` against a model built here, never the device's."""
+    case = find_case(standard, test_id)
+    judge_output(SOURCES[case.source].build(case), case, evidence)
+    return {}
 
 
 __all__ = [
@@ -78,6 +91,7 @@ __all__ = [
     "all_cases",
     "all_test_ids",
     "find_case",
+    "judge_model_evidence",
     "models_config",
     "run_model_case",
 ]

@@ -27,7 +27,9 @@ from kit.outcomes import ResultMismatch
 #: The dtype models are built and run in on the device.
 DEVICE_DTYPE = torch.float32
 
-FlowCheck = Callable[[BuiltModel, ModelCase, str], None]
+#: A flow's device half: the compared output of ``built`` run on the device (a flow never
+#: judges; ``judge_output`` does, in the kit's process).
+FlowRun = Callable[[BuiltModel, ModelCase, str], Any]
 
 
 def check_eager(built: BuiltModel, case: ModelCase, device: str) -> None:
@@ -38,6 +40,11 @@ def check_eager(built: BuiltModel, case: ModelCase, device: str) -> None:
     expected = reference_output(built, case)
     actual = eager_output(built, case, device)
     compare_outputs(actual, expected, case)
+
+
+def judge_output(built: BuiltModel, case: ModelCase, actual: Any) -> None:
+    """The kit half of every flow: ``actual`` against the reference of a freshly built model."""
+    compare_outputs(actual, reference_output(built, case), case)
 
 
 def reference_output(built: BuiltModel, case: ModelCase) -> Any:
@@ -111,4 +118,5 @@ def _upcast(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return tensor.to(dtype) if tensor.is_floating_point() else tensor
 
 
-FLOW_CHECKS: dict[str, FlowCheck] = {"eager": check_eager}
+#: Every flow, by name: its device half.
+FLOWS: dict[str, FlowRun] = {"eager": eager_output}

@@ -6,12 +6,13 @@ import datetime as dt
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kit import paths
+from kit.applicability import kit_inapplicable
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
@@ -19,7 +20,8 @@ from kit.patterns import matches_any
 from kit.results import Status, TestRecord, tier_of
 from kit.runner.config import RUN_FILE, RunConfig, load_run_file, save_run_file
 from kit.runner.journal import JOURNAL_NAME, Journal, load_journal
-from kit.runner.pool import WorkerProcess, WorkerSpec
+from kit.runner.judge import SPLIT_TIERS
+from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.standard import Standard, load_standard
@@ -153,6 +155,7 @@ class Orchestrator:
         )
         self.ledger = ProbeLedger()
         self._worker_numbers = iter(range(1, 1_000_000))
+        self._judge_numbers = iter(range(1, 1_000_000))
         self._progress: Progress | None = None
         self._device: dict[str, Any] | None = None
         self._errors: list[BaseException] = []
@@ -169,8 +172,11 @@ class Orchestrator:
         return self.inputs.standard.timeouts.get(tier_of(test_id), 300.0)
 
     # -- planning ----------------------------------------------------------------------------
-    def plan(self, collected: list[str]) -> list[str]:
-        wanted = [t for t in collected if tier_of(t) in self.config.tiers]
+    def plan(self) -> list[str]:
+        """The standard's locked tests in the run's tiers (never what a worker collected: a
+        test the vendor's code hides from collection is still planned, and fails)."""
+        standard = self.inputs.standard
+        wanted = [t for tier in self.config.tiers for t in standard.test_ids(tier)]
         if self.config.select:
             wanted = [t for t in wanted if matches_any(t, self.config.select)]
         return sorted(wanted)
@@ -180,6 +186,18 @@ class Orchestrator:
         if not decision.skip or decision.entry is None:
             return None
         return TestRecord(test_id, Status.SKIPPED, 0.0, decision.entry.describe(), decision.details)
+
+    def inapplicable_record(self, test_id: str) -> TestRecord | None:
+        found = kit_inapplicable(self.inputs.standard, self.inputs.vendor, test_id)
+        if found is None:
+            return None
+        details = {"reason": found.words, "kit_reason": found.reason.value}
+        return TestRecord(test_id, Status.NOT_APPLICABLE, 0.0, found.words, details)
+
+    def decided_by_kit(self, test_id: str) -> TestRecord | None:
+        """A test the kit settles without running it: not applicable, or skipped by the
+        vendor's manifest."""
+        return self.inapplicable_record(test_id) or self.skipped_record(test_id)
 
     def annotate(self, record: TestRecord) -> TestRecord:
         """A test matched by an expired entry ran anyway; say so in its record."""
@@ -196,7 +214,7 @@ class Orchestrator:
         if problem and "deploy" not in self.config.tiers:
             first.stop()
             raise DeviceError(problem)
-        plan = self.plan(list(ready["ids"]))
+        plan = self.plan()
         if not plan:
             first.stop()
             raise InputError(f"no test matches tiers {','.join(self.config.tiers)} "
@@ -205,9 +223,9 @@ class Orchestrator:
         for record in finished.values():  # a resumed run keeps what it learned about ops
             self.ledger.observe(suspect_of(record.id), record.status)
         for test_id in plan:
-            if test_id not in finished and (skipped := self.skipped_record(test_id)):
-                self.journal.append(skipped)
-                finished[test_id] = skipped
+            if test_id not in finished and (settled := self.decided_by_kit(test_id)):
+                self.journal.append(settled)
+                finished[test_id] = settled
         pending: queue.SimpleQueue[str] = queue.SimpleQueue()
         for test_id in plan:
             if test_id not in finished:
@@ -243,6 +261,7 @@ class Orchestrator:
 
     def _work(self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str]) -> None:
         worker = worker or self.start_worker()
+        judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env)
         owed: str | None = None
         try:
             while not self._errors:
@@ -252,7 +271,8 @@ class Orchestrator:
                     return
                 if owed is not None and group_of(test_id) != owed:
                     worker = self._settle(worker, owed)
-                record = self.annotate(worker.run(test_id, self.timeout_for(test_id)))
+                executed = worker.run(test_id, self.timeout_for(test_id))
+                record = self.annotate(judges.verdict(worker, executed, self.timeout_for(test_id)))
                 after = self._after(worker, record)
                 worker, owed = after.worker, after.owed
                 self.journal.append(after.record)
@@ -260,6 +280,7 @@ class Orchestrator:
                 self._progress.advance(after.record.status.is_failure)
         finally:
             worker.stop()
+            judges.stop()
 
     def _after(self, worker: WorkerProcess, record: TestRecord) -> AfterTest:
         """Replace a dead worker; probe a live one after a failure (device poisoning).
@@ -326,6 +347,43 @@ class Orchestrator:
             device = self._device
             return DeviceInfo(device["type"], int(device["count"]), str(device["name"]))
         return DeviceInfo(self.inputs.vendor.device_type, 0, "not visible")
+
+
+class JudgeSlot:
+    """One worker thread's judge: started on first use, replaced when it fails."""
+
+    def __init__(self, log_dir: Path, numbers: Iterator[int], env: dict[str, str]) -> None:
+        self._log_dir = log_dir
+        self._numbers = numbers
+        self._env = env
+        self._judge: JudgeProcess | None = None
+
+    def verdict(self, worker: WorkerProcess, executed: TestRecord, timeout: float) -> TestRecord:
+        """The final record of a test the worker executed.
+
+        An execution that ended PASS is judged here, apart from the vendor's process; any
+        other ending stands as the worker reported it, except a skip or not-applicable, which
+        only the kit may decide (it did, before dispatch).
+        """
+        if executed.status in (Status.SKIPPED, Status.NOT_APPLICABLE):
+            return replace(
+                executed,
+                status=Status.ERROR,
+                message=f"the vendor's code ended the test as {executed.status.value} "
+                f"({executed.message}): only the kit decides what does not apply",
+            )
+        if executed.status is not Status.PASS or tier_of(executed.id) not in SPLIT_TIERS:
+            return executed
+        if self._judge is None:
+            self._judge = JudgeProcess(self._log_dir, next(self._numbers), self._env)
+        record = self._judge.judge(executed, worker.evidence_path, timeout)
+        if not self._judge.alive:
+            self._judge = None
+        return record
+
+    def stop(self) -> None:
+        if self._judge is not None:
+            self._judge.stop()
 
 
 def _with_probe(record: TestRecord, verdict: str) -> TestRecord:

@@ -11,10 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit.errors import DeviceError
+from kit.errors import DeviceError, KitCrash
 from kit.results import Status, TestRecord
 from kit.runner.probe import ProbeFinding, ProbeReport
-from kit.runner.protocol import ChannelClosed, ChannelTimeout, LineReader, Message, send
+from kit.runner.protocol import (
+    ChannelClosed,
+    ChannelTimeout,
+    LineReader,
+    Message,
+    ProtocolError,
+    send,
+)
 
 #: Collection imports torch and the tier suites; generous, because a loaded machine is slow.
 STARTUP_TIMEOUT_S = 600.0
@@ -38,39 +45,96 @@ class WorkerSpec:
     dtypes: tuple[str, ...]
 
 
-class WorkerProcess:
-    def __init__(self, spec: WorkerSpec, number: int) -> None:
-        self.spec = spec
-        self.number = number
-        self.log_path = spec.log_dir / f"worker-{number}.log"
+class ChildProcess:
+    """A kit child process (worker or judge) with a command pipe and a result pipe.
+
+    Each child runs in its own session and process group, so a kill takes its children too.
+    Replies are read with a deadline; a child that exits while something else (a ``setsid``
+    grandchild) still holds its result pipe is seen as closed, not as silent.
+    """
+
+    module = ""
+
+    def __init__(self, argv: list[str], log_path: Path, env: dict[str, str]) -> None:
+        self.log_path = log_path
         cmd_read, self._cmd_write = os.pipe()
         self._res_read, res_write = os.pipe()
-        spec.log_dir.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [
-                    sys.executable, "-m", "kit.runner.worker",
-                    f"--vendor={spec.vendor}", f"--today={spec.today}",
-                    f"--commands={cmd_read}", f"--results={res_write}",
-                    f"--dtypes={','.join(spec.dtypes)}",
-                    *spec.paths,
+                    sys.executable, "-m", self.module,
+                    f"--commands={cmd_read}", f"--results={res_write}", *argv,
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 pass_fds=(cmd_read, res_write),
-                env={**os.environ, **spec.env},
-                start_new_session=True,  # its own process group: a kill takes its children too
+                env={**os.environ, **env},
+                start_new_session=True,
             )
         os.close(cmd_read)
         os.close(res_write)
-        self.reader = LineReader(self._res_read)
+        self.reader = LineReader(self._res_read, alive=lambda: self.process.poll() is None)
+
+    def send(self, message: Message) -> None:
+        send(self._cmd_write, message)
+
+    def receive(self, timeout: float | None) -> Message:
+        return self.reader.receive(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        """Kill the child's whole process group (its own children too)."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
+        self.close()
+
+    def stop(self) -> None:
+        """Ask politely, then kill."""
+        try:
+            self.send({"type": "exit"})
+            self.process.wait(timeout=10)
+        except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+    def close(self) -> None:
+        for fd in (self._cmd_write, self._res_read):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._cmd_write = self._res_read = -1
+
+
+class WorkerProcess(ChildProcess):
+    module = "kit.runner.worker"
+
+    def __init__(self, spec: WorkerSpec, number: int) -> None:
+        self.spec = spec
+        self.number = number
+        #: Where this worker leaves each executed test's evidence for the judge.
+        self.evidence_path = spec.log_dir / f"evidence-{number}.pt"
+        argv = [
+            f"--vendor={spec.vendor}", f"--today={spec.today}",
+            f"--dtypes={','.join(spec.dtypes)}", f"--evidence={self.evidence_path}",
+            *spec.paths,
+        ]
+        super().__init__(argv, spec.log_dir / f"worker-{number}.log", spec.env)
         self.ready: Message = {}
 
     def wait_ready(self) -> Message:
         try:
-            message = self.reader.receive(STARTUP_TIMEOUT_S)
-        except (ChannelClosed, ChannelTimeout):
+            message = self.receive(STARTUP_TIMEOUT_S)
+        except (ChannelClosed, ChannelTimeout, ProtocolError):
             self.kill()
             raise WorkerStartError(
                 f"worker did not start (exit code {self.process.poll()}); see {self.log_path}"
@@ -82,10 +146,12 @@ class WorkerProcess:
         return message
 
     def run(self, test_id: str, timeout: float) -> TestRecord:
-        """Run one test; a dead or silent worker yields CRASH/TIMEOUT (the caller restarts it)."""
+        """Execute one test; a dead or silent worker yields CRASH/TIMEOUT (the caller restarts
+        it), a reply that breaks the protocol an ERROR (the worker is killed)."""
+        remove_stale(self.evidence_path)
         try:
-            send(self._cmd_write, {"type": "run", "id": test_id})
-            reply = self.reader.receive(timeout)
+            self.send({"type": "run", "id": test_id})
+            reply = self.receive(timeout)
         except ChannelTimeout:
             self.kill()
             return TestRecord(
@@ -94,7 +160,22 @@ class WorkerProcess:
             )
         except (ChannelClosed, BrokenPipeError):
             return self._crash_record(test_id)
-        return TestRecord.from_json(reply["record"])
+        except ProtocolError as exc:
+            self.kill()
+            return TestRecord(test_id, Status.ERROR, 0.0, f"worker broke the protocol: {exc}")
+        return self._result_of(test_id, reply)
+
+    def _result_of(self, test_id: str, reply: Message) -> TestRecord:
+        try:
+            if reply.get("type") != "result" or reply.get("id") != test_id:
+                raise ValueError(f"expected the result of {test_id}, got {_kind(reply)}")
+            record = TestRecord.from_json(reply["record"])
+            if record.id != test_id:
+                raise ValueError(f"expected the result of {test_id}, got one of {record.id}")
+        except (KeyError, TypeError, ValueError) as exc:
+            self.kill()
+            return TestRecord(test_id, Status.ERROR, 0.0, f"worker broke the protocol: {exc}")
+        return record
 
     def probe(self, suspects: list[str]) -> ProbeReport:
         """Ask for a health probe that leaves out the ops ``suspects`` implicate.
@@ -105,9 +186,9 @@ class WorkerProcess:
         current: tuple[str, str] | None = None
         deadline = time.monotonic() + PROBE_TIMEOUT_S
         try:
-            send(self._cmd_write, {"type": "probe", "suspects": suspects})
+            self.send({"type": "probe", "suspects": suspects})
             while True:
-                reply = self.reader.receive(max(0.0, deadline - time.monotonic()))
+                reply = self.receive(max(0.0, deadline - time.monotonic()))
                 if reply.get("type") == "probe_check":
                     current = (str(reply.get("op")), str(reply.get("dtype")))
                     continue
@@ -115,15 +196,11 @@ class WorkerProcess:
         except ChannelTimeout:
             self.kill()
             problem = f"hung: no answer within {PROBE_TIMEOUT_S:g} s"
-        except (ChannelClosed, BrokenPipeError):
+        except (ChannelClosed, BrokenPipeError, ProtocolError):
             self.kill()
-            problem = "the worker died"
+            problem = "the worker died or broke the protocol"
         op, dtype = current or ("probe", "-")
         return ProbeReport((ProbeFinding(op, dtype, problem, fatal=True),))
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
 
     def _crash_record(self, test_id: str) -> TestRecord:
         code = self.process.wait()
@@ -137,28 +214,53 @@ class WorkerProcess:
         self.close()
         return TestRecord(test_id, Status.CRASH, 0.0, message, details)
 
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait()
-        self.close()
 
-    def stop(self) -> None:
-        """Ask politely, then kill."""
+class JudgeProcess(ChildProcess):
+    """A judge (``kit.runner.judge``): started without the vendor, so none of its code runs."""
+
+    module = "kit.runner.judge"
+
+    def __init__(self, log_dir: Path, number: int, env: dict[str, str]) -> None:
+        super().__init__([], log_dir / f"judge-{number}.log", env)
         try:
-            send(self._cmd_write, {"type": "exit"})
-            self.process.wait(timeout=10)
-        except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
-            pass
-        self.kill()
+            ready = self.receive(STARTUP_TIMEOUT_S)
+        except (ChannelClosed, ChannelTimeout, ProtocolError):
+            self.kill()
+            raise KitCrash(f"the kit's judge did not start; see {self.log_path}") from None
+        if ready.get("type") != "ready":
+            self.kill()
+            raise KitCrash(f"the kit's judge sent {_kind(ready)} before 'ready'")
 
-    def close(self) -> None:
-        for fd in (self._cmd_write, self._res_read):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._cmd_write = self._res_read = -1
+    def judge(self, record: TestRecord, evidence: Path, timeout: float) -> TestRecord:
+        """The verdict on an executed test; a judge that fails is the kit's ERROR, not the
+        vendor's failure (the caller replaces a dead judge)."""
+        try:
+            self.send(
+                {"type": "judge", "id": record.id, "evidence": str(evidence),
+                 "duration": record.duration_s}
+            )
+            reply = self.receive(timeout)
+            if reply.get("type") != "verdict" or reply.get("id") != record.id:
+                raise ProtocolError(f"expected the verdict on {record.id}, got {_kind(reply)}")
+            verdict = TestRecord.from_json(reply["record"])
+        except (ChannelClosed, ChannelTimeout, BrokenPipeError, ProtocolError, KeyError) as exc:
+            self.kill()
+            why = type(exc).__name__ if not str(exc) else str(exc)
+            return TestRecord(
+                record.id, Status.ERROR, record.duration_s,
+                f"the kit's judge failed on this test ({why}); see {self.log_path}",
+            )
+        return verdict
+
+
+def remove_stale(path: Path) -> None:
+    """No evidence of an earlier test may be judged as this one's."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _kind(message: Message) -> str:
+    kind = message.get("type")
+    return f"a {kind!r} message" if isinstance(kind, str) else "a message without a type"

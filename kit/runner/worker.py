@@ -1,4 +1,7 @@
-"""A worker: one pytest session that runs the stable test ids the orchestrator sends it.
+"""A worker: one pytest session that executes the stable test ids the orchestrator sends it.
+
+It imports the vendor's modules, so it never judges: the unit and model tiers only execute
+on the device here and leave their evidence for the kit's judge (``kit.execution``).
 
 Started as ``python -m kit.runner.worker --vendor ID --commands FD --results FD --dtypes LIST
 [TIER_PATH ...]``. It collects the tier suites once, announces the collected ids, then loops:
@@ -114,7 +117,7 @@ class WorkerPlugin:
             started = time.perf_counter()
             reports = runtestprotocol(item, log=False, nextitem=None)
             record = record_from_reports(test_id, reports, time.perf_counter() - started)
-        send(self.results_fd, {"type": "result", "record": record.to_json()})
+        send(self.results_fd, {"type": "result", "id": test_id, "record": record.to_json()})
 
 
 def _plugin_args() -> list[str]:
@@ -135,6 +138,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--commands", type=int, required=True)
     parser.add_argument("--results", type=int, required=True)
     parser.add_argument("--today", required=True)
+    parser.add_argument(
+        "--evidence", required=True, help="where each executed test leaves its evidence"
+    )
     parser.add_argument(
         "--dtypes", default="float32", help="claimed dtypes, comma-separated (the probe's)"
     )
@@ -158,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         *args.paths,
         f"--ckit-vendor={args.vendor}",
         f"--ckit-today={args.today}",
+        f"--ckit-evidence={args.evidence}",
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-q", "-s",

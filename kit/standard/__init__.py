@@ -31,6 +31,8 @@ class Grade:
     max_policy_violations: int
     #: The run's torch must be the release the standard certifies (see ``Standard.certifies``).
     certified_torch_release: bool
+    #: What ``ckit run`` exits with when a run gets this grade.
+    exit_code: int
 
 
 def torch_release_of(version: str) -> str:
@@ -123,10 +125,18 @@ def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = 
             never_skip=tuple(data["skip_policy"]["never_skip"]),
             skip_reasons=tuple(data["skip_policy"]["reasons"]),
             required={tier: tuple(p) for tier, p in data["required"].items()},
-            grades=tuple(_grade(g) for g in data["grades"]),
+            grades=_grades(data["grades"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{source}: malformed standard: {exc!r}") from None
+
+
+def _grades(raw: list[dict[str, Any]]) -> tuple[Grade, ...]:
+    grades = tuple(_grade(g) for g in raw)
+    codes = [g.exit_code for g in grades]
+    if len(set(codes)) != len(codes):
+        raise InputError(f"grades: each grade needs its own exit_code, got {codes}")
+    return grades
 
 
 def _grade(data: dict[str, Any]) -> Grade:
@@ -137,7 +147,23 @@ def _grade(data: dict[str, Any]) -> Grade:
         all_required_passed=_flag(data, "all_required_passed"),
         max_policy_violations=int(data["max_policy_violations"]),
         certified_torch_release=_flag(data, "certified_torch_release"),
+        exit_code=_grade_exit_code(data),
     )
+
+
+def _grade_exit_code(data: dict[str, Any]) -> int:
+    from kit.errors import ExitCode
+
+    code = data.get("exit_code")
+    reserved = {int(c) for c in ExitCode if c not in (ExitCode.OK, ExitCode.NOT_CONFORMANT)}
+    if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code < 126:
+        code = -1
+    if code < 0 or code in reserved:
+        raise InputError(
+            f"grade {data.get('name')!r}: exit_code must be 0-125 and not one of the kit's own "
+            f"codes {sorted(reserved)}"
+        )
+    return code
 
 
 def _flag(data: dict[str, Any], key: str) -> bool:

@@ -8,10 +8,11 @@ list.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kit.context import KitContext
 from kit.errors import InputError
+from kit.execution import run_split
 from kit.standard import Standard
 from kit.unit.config import load_unit_config
 
@@ -55,9 +56,25 @@ def unit_case(standard: Standard, test_id: str) -> UnitCase:
 
 
 def run_unit_case(ckit: KitContext, test_id: str) -> None:
-    """Run one unit test; raises what the plugin classifies (NumericMismatch, skips, ...)."""
-    from kit.unit.checking import check_case
+    """Run one unit test; raises what the plugin classifies (NumericMismatch, skips, ...).
+
+    Under ``ckit run`` only the device half runs here (``kit.execution``).
+    """
+    from kit.unit.checking import execute_case
 
     case = unit_case(ckit.standard, test_id)
     ckit.require_dtype(case.dtype)
-    check_case(ckit, case)
+    details = run_split(
+        ckit.evidence_path,
+        lambda: execute_case(ckit.device, case),
+        lambda evidence: judge_unit_evidence(ckit.standard, test_id, evidence),
+    )
+    ckit.notes.update(details or {})
+
+
+def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps."""
+    from kit.outcomes import numerics_details
+    from kit.unit.checking import judge_case
+
+    return numerics_details(judge_case(standard, unit_case(standard, test_id), evidence))

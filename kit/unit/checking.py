@@ -73,21 +73,34 @@ class InputModified(ResultMismatch):
 
 
 def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
+    """Execute on the device and judge, in this process (plain pytest)."""
+    measurements = judge_case(ckit.standard, case, execute_case(ckit.device, case))
+    ckit.notes.update(numerics_details(measurements))
+    return measurements
+
+
+def execute_case(device: str, case: UnitCase) -> tuple[Any, Any]:
+    """The vendor half: ``(result, inputs after the call)`` from the device, on CPU."""
+    with torch.no_grad():
+        device_inputs = case.make_inputs(device, False)
+        return to_cpu(case.call(device, False, device_inputs)), to_cpu(device_inputs)
+
+
+def judge_case(standard: Standard, case: UnitCase, actual: tuple[Any, Any]) -> list[Measurement]:
+    """The kit half: CPU references, inputs unchanged, dtypes, then the numerics bound."""
     with torch.no_grad():
         expected_like, reference = cpu_references(case)
-        device_inputs = case.make_inputs(ckit.device, False)
-        actual = (to_cpu(case.call(ckit.device, False, device_inputs)), to_cpu(device_inputs))
         cpu_inputs = case.make_inputs("cpu", False)
+    if not (isinstance(actual, tuple) and len(actual) == 2):
+        raise ResultMismatch("the device evidence is not (result, inputs after the call)")
     mutated = case.comparison.mutates
     assert_inputs_unchanged(actual[1], cpu_inputs, allowed=mutated)
     actual, expected_like, reference = (
         compared_part(outcome, case.comparison) for outcome in (actual, expected_like, reference)
     )
     assert_same_dtypes(actual, expected_like)
-    bound = case_bound(ckit.standard, case, cpu_inputs, numel_of(actual))
-    measurements = assert_close(actual, reference, bound)
-    ckit.notes.update(numerics_details(measurements))
-    return measurements
+    bound = case_bound(standard, case, cpu_inputs, numel_of(actual))
+    return assert_close(actual, reference, bound)
 
 
 def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:

@@ -10,7 +10,7 @@ import pytest
 from kit.errors import InputError
 from kit.models import SOURCES
 from kit.models.config import load_models_config
-from kit.models.flows import FLOW_CHECKS
+from kit.models.flows import FLOWS
 
 VALID = """\
 tolerance: {atol: 1.0e-4, rtol: 1.0e-3}
@@ -88,7 +88,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_models_config_valid_fixture_loads(tmp_path: Path) -> None:
-    config = load_models_config(_write(tmp_path, VALID), SOURCES, FLOW_CHECKS)
+    config = load_models_config(_write(tmp_path, VALID), SOURCES, FLOWS)
     assert [case.test_id for case in config.cases] == [
         "models/hf/llama/eager", "models/timm/resnet18/eager", "models/torchbench/dcgan/eager"
     ]
@@ -100,7 +100,7 @@ def test_models_config_attack_is_refused(tmp_path: Path, attack: str) -> None:
     assert old in VALID
     path = _write(tmp_path, VALID.replace(old, new, 1))
     with pytest.raises(InputError) as refused:
-        load_models_config(path, SOURCES, FLOW_CHECKS)
+        load_models_config(path, SOURCES, FLOWS)
     message = str(refused.value)
     assert message.startswith(str(path)), message
     assert expected in message
@@ -113,7 +113,7 @@ def test_models_config_override_with_reason_applies_to_that_model_only(tmp_path:
         textwrap.indent("output: logits\ntolerance: {atol: 2.0e-4, rtol: 2.0e-3}\n"
                         "reference: float32\nwhy: measured\n", "      "),
     )
-    config = load_models_config(_write(tmp_path, text), SOURCES, FLOW_CHECKS)
+    config = load_models_config(_write(tmp_path, text), SOURCES, FLOWS)
     by_id = {case.test_id: case for case in config.cases}
     llama, resnet = by_id["models/hf/llama/eager"], by_id["models/timm/resnet18/eager"]
     assert (llama.tolerance.atol, llama.reference_dtype) == (2.0e-4, "float32")

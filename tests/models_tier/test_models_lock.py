@@ -8,7 +8,7 @@ import pytest
 
 from kit.errors import InputError
 from kit.models import SOURCES, all_cases, all_test_ids, find_case
-from kit.models.flows import FLOW_CHECKS
+from kit.models.flows import FLOWS
 from kit.standard import load_standard
 
 ID_SHAPE = re.compile(r"^models/(?P<source>[a-z]+)/(?P<model>[a-z0-9_.-]+)/(?P<flow>[a-z]+)$")
@@ -35,7 +35,7 @@ def test_models_ids_name_source_model_and_flow() -> None:
         assert match is not None, case.test_id
         assert match["source"] == case.source and match["source"] in SOURCES
         assert match["model"] == case.name
-        assert match["flow"] == case.flow and case.flow in FLOW_CHECKS
+        assert match["flow"] == case.flow and case.flow in FLOWS
 
 
 def test_models_every_source_has_cases_and_hf_covers_the_families() -> None:
