@@ -94,8 +94,15 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from kit.runner.journal import run_is_finished
+    from kit.runner.orchestrator import prepare_resume
     from kit.runner.session import resume_run, start_run, start_run_in_container
 
+    if args.resume is not None and run_is_finished(args.resume.resolve()):
+        # Sealed already: resuming would only re-sign it. Touch nothing; a pin refusal comes first.
+        prepare_resume(args.resume.resolve())
+        print(f"ckit: {args.resume}: the run already finished; nothing to resume", file=sys.stderr)
+        return int(ExitCode.OK)
     try:
         if args.resume is not None:
             result = resume_run(args.resume.resolve())

@@ -19,7 +19,7 @@ from kit.hashing import kit_digest
 from kit.patterns import matches_any
 from kit.results import Status, TestRecord, tier_of
 from kit.runner.config import RUN_FILE, RunConfig, load_run_file, save_run_file
-from kit.runner.journal import JOURNAL_NAME, Journal, load_journal
+from kit.runner.journal import JOURNAL_NAME, load_journal, open_journal
 from kit.runner.judge import SPLIT_TIERS
 from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
@@ -144,7 +144,7 @@ class Orchestrator:
         self.config = config
         self.inputs = inputs
         self.started_at = started_at
-        self.journal = Journal(config.out_dir / JOURNAL_NAME)
+        self.journal = open_journal(config.out_dir)  # verifies the chain, cuts a torn line
         self.spec = WorkerSpec(
             vendor=str(inputs.vendor.directory),
             today=config.today,

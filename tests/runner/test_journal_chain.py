@@ -1,0 +1,129 @@
+"""The journal API in-process: the chain, the run key, torn lines, strict numbers, rendering."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+import stat
+from pathlib import Path
+
+import pytest
+
+from kit.device import DeviceInfo
+from kit.errors import InputError
+from kit.report import build_report, collect_environment, write_report_files
+from kit.results import Status, TestRecord
+from kit.runner.config import RUN_FILE
+from kit.runner.journal import (
+    JOURNAL_NAME,
+    load_journal,
+    open_journal,
+    run_id_of,
+    run_key_path,
+)
+from kit.signing.strict_json import loads_strict
+from kit.standard import load_standard
+from kit.vendors import SkipManifest, load_vendor
+
+ADD = "unit/opinfo/add/float32/"
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An output directory with a run.json (its bytes are all the journal needs of it)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / RUN_FILE).write_text('{"started_at": "2026-11-22T10:00:00+00:00"}\n')
+    return out
+
+
+def _passing(count: int, start: int = 0) -> list[TestRecord]:
+    return [TestRecord(f"{ADD}{n}", Status.PASS, 0.5) for n in range(start, start + count)]
+
+
+def _journal_with(out: Path, records: list[TestRecord]) -> None:
+    journal = open_journal(out)
+    for record in records:
+        journal.append(record)
+    journal.close()
+
+
+def test_a_reopened_journal_continues_the_chain(run_dir: Path) -> None:
+    _journal_with(run_dir, _passing(2))
+    _journal_with(run_dir, _passing(2, start=2))
+    assert list(load_journal(run_dir / JOURNAL_NAME)) == [f"{ADD}{n}" for n in range(4)]
+
+
+def test_the_run_key_is_private_and_outside_the_output_dir(run_dir: Path) -> None:
+    _journal_with(run_dir, _passing(1))
+    key = run_key_path(run_id_of(run_dir))
+    assert not key.is_relative_to(run_dir)
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+
+
+def test_a_journal_whose_key_is_gone_is_not_trusted(run_dir: Path) -> None:
+    _journal_with(run_dir, _passing(1))
+    run_key_path(run_id_of(run_dir)).unlink()
+    with pytest.raises(InputError, match="journal key is missing"):
+        open_journal(run_dir)
+
+
+def test_a_journal_moved_beside_another_run_json_is_not_trusted(run_dir: Path) -> None:
+    _journal_with(run_dir, _passing(1))
+    (run_dir / RUN_FILE).write_text('{"started_at": "2026-11-22T11:00:00+00:00"}\n')
+    with pytest.raises(InputError, match="journal key is missing"):
+        open_journal(run_dir)
+
+
+def test_a_torn_fragment_alone_is_cut_and_the_run_starts_its_chain(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (run_dir / JOURNAL_NAME).write_bytes(b'{"details":{},"dur')
+    _journal_with(run_dir, _passing(1))
+    assert list(load_journal(run_dir / JOURNAL_NAME)) == [f"{ADD}0"]
+    assert capsys.readouterr().err.count("torn last line") == 1
+
+
+def test_a_finished_run_is_not_opened_for_appending(run_dir: Path) -> None:
+    for name in ("report.json", "report.dsse.json"):
+        (run_dir / name).write_text("{}\n")
+    with pytest.raises(InputError, match="already finished"):
+        open_journal(run_dir)
+    assert not (run_dir / JOURNAL_NAME).exists()
+
+
+def test_non_finite_numbers_are_journaled_as_the_report_spells_them(run_dir: Path) -> None:
+    odd = TestRecord(f"{ADD}0", Status.FAIL_NUMERIC, math.nan, "nan out",
+                     {"max_abs_err": math.nan, "max_rel_err": math.inf, "ratios": [-math.inf]})
+    _journal_with(run_dir, [odd])
+    (line,) = (run_dir / JOURNAL_NAME).read_bytes().splitlines()
+    loads_strict(line)  # strict JSON: no NaN, no Infinity
+    record = load_journal(run_dir / JOURNAL_NAME)[odd.id]
+    assert record.duration_s == 0.0
+    assert record.details == {"max_abs_err": "nan", "max_rel_err": "inf", "ratios": ["-inf"],
+                              "duration_s": "nan"}
+
+
+def test_what_the_journal_allows_renders_in_every_format(run_dir: Path) -> None:
+    odd = TestRecord(f"{ADD}0", Status.FAIL_NUMERIC, math.inf, "inf out",
+                     {"max_abs_err": math.inf, "max_rel_err": math.nan, "mismatched": 1})
+    _journal_with(run_dir, [odd, *_passing(1, start=1)])
+    report = build_report(
+        records=list(load_journal(run_dir / JOURNAL_NAME).values()),
+        standard=dataclasses.replace(load_standard(), test_lists={}),
+        vendor=load_vendor("cpu"),
+        skips=SkipManifest(entries=()),
+        environment=collect_environment(DeviceInfo("cpu", 1, "x86_64")),
+        run={"tiers": ["unit"], "select": [f"{ADD}*"], "timeout_s": None, "workers": 1,
+             "started_at": "2026-11-22T10:00:00+00:00",
+             "finished_at": "2026-11-22T10:05:00+00:00", "complete": False},
+        today=dt.date(2026, 11, 22),
+    )
+    written = write_report_files(report, run_dir / "report")
+    document = loads_strict(written["report.json"].read_bytes())
+    assert json.dumps(document, allow_nan=False)
+    assert "inf" in written["results.csv"].read_text()
