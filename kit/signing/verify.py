@@ -179,10 +179,10 @@ def step6_check_vendor_binding(statement: Statement, signers: tuple[KeyringEntry
 
 
 def _read_subject(files_dir: Path, name: str) -> bytes:
-    what = f"subject file {name}"
+    what = "subject file"
     try:
         return read_regular_file(
-            path_within(files_dir, name, "subject file"), limit=MAX_SUBJECT_BYTES, what=what
+            path_within(files_dir, name, what), limit=MAX_SUBJECT_BYTES, what=what
         )
     except FileMissing:
         _fail(7, f"subject file {name} is missing from {files_dir}")
