@@ -48,7 +48,12 @@ from kit.report.released import ReleasedKit, load_released_kits
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
 from kit.signing.keys import KEYID, keyid_of
-from kit.signing.limits import MAX_ENVELOPE_BYTES, MAX_PAYLOAD_BYTES, MAX_SUBJECT_BYTES
+from kit.signing.limits import (
+    MAX_ENVELOPE_BYTES,
+    MAX_PAYLOAD_BYTES,
+    MAX_SIGNATURES,
+    MAX_SUBJECT_BYTES,
+)
 from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES, REPORT_JSON
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
 from kit.signing.strict_json import canonical_json, loads_strict
@@ -87,11 +92,24 @@ def _short(keyid: str) -> str:
     return keyid[:16] if KEYID.fullmatch(keyid) else repr(keyid[:24])
 
 
+def _cannot_hold_few_signatures(data: bytes) -> bool:
+    """Whether ``data`` is sure to hold more than ``MAX_SIGNATURES`` signatures, unparsed.
+
+    Every JSON object needs a literal ``{``, and an envelope that can pass has no ``{`` anywhere
+    else: its strings are base64, keyring keyids and the in-toto type. Counting them rejects a
+    padded envelope without first parsing megabytes of signatures strictly.
+    """
+    return data.count(b"{") > 1 + MAX_SIGNATURES
+
+
 def step1_read_envelope(path: Path) -> Envelope:
     try:
         data = read_regular_file(path, limit=MAX_ENVELOPE_BYTES, what="envelope")
     except InputError as exc:
         _fail(1, str(exc))
+    if _cannot_hold_few_signatures(data):
+        _fail(1, f"envelope holds more than {MAX_SIGNATURES} signature objects (at most "
+                 f"{MAX_SIGNATURES} are accepted)")
     try:
         envelope = decode_envelope(loads_strict(data, what="envelope"))
     except VerificationError as exc:

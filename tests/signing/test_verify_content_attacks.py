@@ -141,6 +141,13 @@ def more_signatures_than_the_cap(run: SignedRun) -> None:
     run.write_envelope(Envelope(envelope.payload_type, envelope.payload, many))
 
 
+def signature_list_padded_with_strings(run: SignedRun) -> None:
+    # No '{' to count: the list is refused by its length, before any item is decoded.
+    document = run.envelope().to_json()
+    document["signatures"] += ["x"] * MAX_SIGNATURES
+    run.envelope_path.write_text(json.dumps(document))
+
+
 def envelope_over_the_size_limit(run: SignedRun) -> None:
     # Sparse: no disk is spent, but its size is over the limit and it is refused unread.
     os.truncate(run.envelope_path, MAX_ENVELOPE_BYTES + 1)
@@ -243,7 +250,12 @@ ATTACKS: list[tuple[Attack, int, str]] = [
     (integer_duration_too_large_for_a_float, 9, r"duration_s is too large to be finite"),
     (float_literal_1e999_in_payload, 5, r"payload: number 1e999 is too large to be finite"),
     (float_literal_1e999_in_report_json, 8, r"report\.json: number 1e999 is too large"),
-    (more_signatures_than_the_cap, 1, rf"{MAX_SIGNATURES + 1} signatures; at most {MAX_SIGNATURES}"),
+    (more_signatures_than_the_cap, 1, rf"more than {MAX_SIGNATURES} signature objects"),
+    (
+        signature_list_padded_with_strings,
+        1,
+        rf"envelope has {MAX_SIGNATURES + 1} signatures; at most {MAX_SIGNATURES} are accepted",
+    ),
     (envelope_over_the_size_limit, 1, rf"envelope .* is over the limit of {MAX_ENVELOPE_BYTES}"),
     (zero_kit_digest_claiming_release, 10, r"claims a released kit, but digest 0{16} is not in"),
     (report_dated_2020, 11, r"the run started 2020-01-01 10:00:00\+00:00, before ckit existed"),
