@@ -33,6 +33,7 @@ certify:
 bench:
 	$(BIN)/python bench/isolation_overhead.py
 	$(BIN)/python bench/fault_slowdown.py
+	$(BIN)/python bench/verify_scale.py
 
 clean:
 	rm -rf results .tox build *.egg-info

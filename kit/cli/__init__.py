@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import kit
 from kit.errors import ExitCode, KitError
+from kit.printable import printable
 
 
 def _command_modules() -> list[str]:
@@ -71,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args))
     except KitError as error:
-        print(f"ckit: error: {error}", file=sys.stderr)
+        # Messages quote paths and report fields: no control character reaches the terminal.
+        print(f"ckit: error: {printable(str(error))}", file=sys.stderr)
         return int(error.exit_code)
     except KeyboardInterrupt:
         print("ckit: interrupted", file=sys.stderr)

@@ -15,9 +15,17 @@ from kit.results import Status, TestRecord
 from kit.standard import Standard
 from kit.vendors import SkipEntry, SkipManifest
 
+#: The tiers a run must cover to be complete; deploy smoke checks are optional.
+REPORTED_TIERS = ("unit", "models")
+
 NEVER_SKIP = "never-skip"
 EXPIRED_SKIP = "expired-skip"
 INCOMPLETE_RUN = "incomplete-run"
+
+
+def is_complete_run(tiers: Sequence[str], select: Sequence[str]) -> bool:
+    """Whether a run with these --tier and --select covers the whole standard."""
+    return not select and all(tier in tiers for tier in REPORTED_TIERS)
 
 
 def policy_violations(

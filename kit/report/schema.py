@@ -1,7 +1,9 @@
-"""Validating a built report against ``standards/<version>/report.schema.json``.
+"""Validating a report against ``standards/<version>/report.schema.json``.
 
-The kit builds the report itself, so a violation is a bug in the kit, not a user problem:
-it raises ``ReportSchemaError`` (not a ``KitError``) so the traceback reaches the bug report.
+When the kit builds a report, a violation is a bug in the kit, not a user problem:
+``validate_report`` raises ``ReportSchemaError`` (not a ``KitError``) so the traceback reaches the
+bug report. A report read from elsewhere is checked with ``schema_problem``, which says in one
+line what is wrong and leaves the verdict to its caller.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from kit import paths
 SCHEMA_FILE = "report.schema.json"
 #: A standard version names a directory under standards/; nothing else may pick the schema.
 _VERSION = re.compile(r"v[0-9]+")
+#: Schema messages quote the offending value; a hostile value may be megabytes long.
+_MESSAGE_CHARS = 200
 
 
 class ReportSchemaError(Exception):
@@ -39,18 +43,58 @@ def _validator(path: Path) -> jsonschema.protocols.Validator:
     return cls(schema)
 
 
-def validate_report(report: Mapping[str, Any]) -> None:
-    """Raise ``ReportSchemaError`` naming the first offending field."""
-    standard = report.get("standard")
-    version = standard.get("version") if isinstance(standard, Mapping) else None
-    if not isinstance(version, str) or not _VERSION.fullmatch(version):
-        raise ReportSchemaError(f"report names no valid standard version: {version!r}")
+def known_standard_versions() -> tuple[str, ...]:
+    """The standards this kit can judge a report by: those shipping a report schema."""
+    root = paths.standards_dir()
+    if not root.is_dir():
+        return ()
+    names = (p.name for p in root.iterdir() if _VERSION.fullmatch(p.name))
+    return tuple(sorted(name for name in names if schema_path(name).is_file()))
+
+
+def _standard_version(report: Any) -> Any:
+    standard = report.get("standard") if isinstance(report, Mapping) else None
+    return standard.get("version") if isinstance(standard, Mapping) else None
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= _MESSAGE_CHARS else f"{text[:_MESSAGE_CHARS]}..."
+
+
+def schema_problem(report: Any) -> str | None:
+    """The first way ``report`` breaks the schema of the standard it names, in one line.
+
+    ``None`` when it conforms. A report naming a standard this kit does not know is a problem
+    too: there is no schema to judge it by.
+    """
+    if not isinstance(report, Mapping):
+        return f"a report must be a JSON object, got {type(report).__name__}"
+    version = _standard_version(report)
+    if not isinstance(version, str):
+        return "report names no standard (field standard.version)"
+    known = known_standard_versions()
+    if version not in known:
+        return (
+            f"report names standard {_shorten(repr(version))}, which this kit does not know "
+            f"(it knows {', '.join(known) or 'none'})"
+        )
     validator = _validator(schema_path(version))
     errors = sorted(validator.iter_errors(report), key=lambda e: [str(p) for p in e.path])
-    if errors:
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "(top level)"
-        raise ReportSchemaError(
-            f"report violates {SCHEMA_FILE} at {where}: {first.message} "
-            f"({len(errors)} problem(s) in all)"
-        )
+    if not errors:
+        return None
+    first = errors[0]
+    where = "/".join(str(p) for p in first.absolute_path) or "(top level)"
+    return (
+        f"report violates {SCHEMA_FILE} of standard {version} at {_shorten(where)}: "
+        f"{_shorten(first.message)} ({len(errors)} problem(s) in all)"
+    )
+
+
+def validate_report(report: Mapping[str, Any]) -> None:
+    """Raise ``ReportSchemaError`` naming the first offending field."""
+    version = _standard_version(report)
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise ReportSchemaError(f"report names no valid standard version: {version!r}")
+    problem = schema_problem(report)
+    if problem is not None:
+        raise ReportSchemaError(problem)

@@ -18,8 +18,6 @@ from kit.runner.orchestrator import (
     refuse_existing_run,
 )
 
-REPORTED_TIERS = ("unit", "models")
-
 
 def signing_key(config: RunConfig, vendor_id: str) -> Path:
     """The private key the run will sign with; checked before any test runs."""
@@ -90,6 +88,7 @@ def finish(
     started_at: str,
 ) -> RunResult:
     from kit.report import build_report, collect_environment, write_report_files
+    from kit.report.policy import is_complete_run
 
     run_info = {
         "tiers": list(config.tiers),
@@ -98,7 +97,7 @@ def finish(
         "workers": config.workers,
         "started_at": started_at,
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "complete": not config.select and all(t in config.tiers for t in REPORTED_TIERS),
+        "complete": is_complete_run(config.tiers, config.select),
     }
     report = build_report(
         records=records,

@@ -2,7 +2,8 @@
 
 Signatures cover the pre-authentication encoding (PAE) of the payload type and the raw payload
 bytes, so the type cannot be swapped and the payload is never re-serialised before verification.
-Decoding is strict: exactly these fields, these types, canonical padded base64.
+Decoding is strict: exactly these fields, these types, canonical padded base64, and at most
+``MAX_SIGNATURES`` signatures.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import VerificationError
+from kit.signing.limits import MAX_SIGNATURES
 from kit.signing.shape import exact_object
 
 _ENVELOPE_FIELDS = frozenset({"payloadType", "payload", "signatures"})
@@ -90,5 +92,10 @@ def decode_envelope(obj: Any) -> Envelope:
     raw_signatures = fields["signatures"]
     if not isinstance(raw_signatures, list):
         raise VerificationError("envelope field 'signatures' must be a list")
+    if len(raw_signatures) > MAX_SIGNATURES:
+        # Counted before any is decoded: the work on a hostile envelope stays small.
+        raise VerificationError(
+            f"envelope has {len(raw_signatures)} signatures; at most {MAX_SIGNATURES} are accepted"
+        )
     signatures = tuple(_decode_signature(item, i) for i, item in enumerate(raw_signatures))
     return Envelope(payload_type=payload_type, payload=payload, signatures=signatures)

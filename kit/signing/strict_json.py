@@ -8,6 +8,8 @@ disagree about what was signed, so they are rejected rather than tolerated.
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 from kit.errors import KitError, VerificationError
@@ -30,11 +32,23 @@ def _reject_constant(name: str) -> Any:
     raise _Rejected(f"non-finite number {name} is not allowed")
 
 
+def _finite_float(text: str) -> float:
+    """``1e999`` is valid JSON but parses to infinity, which no canonical form can write back."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise _Rejected(f"number {text[:40]} is too large to be finite")
+    return number
+
+
 def _check_encodable(text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise _Rejected(f"string {text[:40]!r} contains a lone surrogate") from None
+
+
+#: Valid UTF-8 cannot hold a surrogate: only a ``\\uD800``-``\\uDFFF`` escape makes one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _check_strings(document: Any) -> None:
@@ -69,8 +83,10 @@ def loads_strict(
             _decode_utf8(data),
             object_pairs_hook=_reject_duplicates,
             parse_constant=_reject_constant,
+            parse_float=_finite_float,
         )
-        _check_strings(document)
+        if _SURROGATE_ESCAPE.search(data):  # otherwise no string can hold one: skip the walk
+            _check_strings(document)
     except _Rejected as exc:
         raise error(f"{what}: {exc}") from None
     except json.JSONDecodeError as exc:

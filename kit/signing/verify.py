@@ -1,19 +1,36 @@
 """``ckit verify``: a numbered checklist; the first failed step rejects the envelope.
 
-1. read the envelope: strict JSON, exact DSSE shape
+Integrity: who signed what.
+
+1. read the envelope: a regular file within ``MAX_ENVELOPE_BYTES``, strict JSON, exact DSSE
+   shape, at most ``MAX_SIGNATURES`` signatures, a payload within ``MAX_PAYLOAD_BYTES``
 2. the payload type is in-toto
 3. there is at least one signature
 4. every signature is by a keyring key (keyid recomputed from the key) and verifies over PAE
 5. the verified payload bytes parse strictly as a Statement v1 with a known predicate type
 6. the report's vendor is the keyring vendor of every signing key
-7. every subject file exists and has its signed sha256
+7. every subject file is a regular file in the files directory (no symlink out of it), within
+   ``MAX_SUBJECT_BYTES``, and has its signed sha256
 8. report.json, parsed strictly, is the report inside the statement
 
-Each step raises ``VerificationError("step N: ...")`` with one line saying what was wrong.
+Content: whether what was signed holds up (``kit.report.content`` and ``kit.report.regrade``).
+
+9. the report names a standard this kit knows and validates against its report schema
+10. the kit that judged the run is a released one (listed digest, same version), or the report
+    says plainly it is not (then verify prints a note)
+11. the run's times are consistent: in order, not before ckit existed, not after this
+    verification, and skip expiry judged on a date within the run
+12. the report's coverage, completeness, policy violations, summary and grade, derived again
+    from its records and its standard, equal what it claims
+
+Each step raises ``VerificationError("step N: ...")`` with one line saying what was wrong. Every
+step reads bounded input and does linear work, so a hostile envelope costs little to reject.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -21,14 +38,26 @@ from typing import Any, NoReturn
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, VerificationError
-from kit.hashing import sha256_bytes, sha256_file
+from kit.hashing import sha256_bytes
+from kit.report.content import KitStanding, check_run_times, kit_standing, report_standard
+from kit.report.model import Report
+from kit.report.regrade import check_grade
+from kit.report.released import ReleasedKit, load_released_kits
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
 from kit.signing.keys import KEYID, keyid_of
+from kit.signing.limits import (
+    MAX_ENVELOPE_BYTES,
+    MAX_PAYLOAD_BYTES,
+    MAX_SIGNATURES,
+    MAX_SUBJECT_BYTES,
+)
 from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES, REPORT_JSON
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
 from kit.signing.strict_json import canonical_json, loads_strict
+from kit.standard import Standard
 
 
 @dataclass(frozen=True)
@@ -40,12 +69,18 @@ class VerifiedReport:
     subjects: tuple[Subject, ...]
     kit_version: str
     keyids: tuple[str, ...]
+    #: The report as the typed read model; every claim in it passed the content steps.
+    content: Report
+    kit: KitStanding
 
     @property
-    def grade_name(self) -> str | None:
-        grade = self.report.get("grade")
-        name = grade.get("name") if isinstance(grade, dict) else None
-        return name if isinstance(name, str) else None
+    def grade_name(self) -> str:
+        return self.content.grade.name
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a reader must know beside the verdict, one line each."""
+        return (self.kit.note,) if self.kit.note else ()
 
 
 def _fail(step: int, message: str) -> NoReturn:
@@ -57,17 +92,31 @@ def _short(keyid: str) -> str:
     return keyid[:16] if KEYID.fullmatch(keyid) else repr(keyid[:24])
 
 
+def _cannot_hold_few_signatures(data: bytes) -> bool:
+    """Whether ``data`` is sure to hold more than ``MAX_SIGNATURES`` signatures, unparsed.
+
+    Every JSON object needs a literal ``{``, and an envelope that can pass has no ``{`` anywhere
+    else: its strings are base64, keyring keyids and the in-toto type. Counting them rejects a
+    padded envelope without first parsing megabytes of signatures strictly.
+    """
+    return data.count(b"{") > 1 + MAX_SIGNATURES
+
+
 def step1_read_envelope(path: Path) -> Envelope:
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        _fail(1, f"envelope {path} not found")
-    except OSError as exc:
-        _fail(1, f"cannot read envelope {path}: {exc.strerror}")
+        data = read_regular_file(path, limit=MAX_ENVELOPE_BYTES, what="envelope")
+    except InputError as exc:
+        _fail(1, str(exc))
+    if _cannot_hold_few_signatures(data):
+        _fail(1, f"envelope holds more than {MAX_SIGNATURES} signature objects (at most "
+                 f"{MAX_SIGNATURES} are accepted)")
     try:
-        return decode_envelope(loads_strict(data, what="envelope"))
+        envelope = decode_envelope(loads_strict(data, what="envelope"))
     except VerificationError as exc:
         _fail(1, str(exc))
+    if len(envelope.payload) > MAX_PAYLOAD_BYTES:
+        _fail(1, f"payload is over the limit of {MAX_PAYLOAD_BYTES} bytes")
+    return envelope
 
 
 def step2_check_payload_type(envelope: Envelope) -> None:
@@ -121,10 +170,11 @@ def step4_verify_signatures(
 ) -> tuple[KeyringEntry, ...]:
     keyring = _load_keyring(keyring_dir)
     message = pae(envelope.payload_type, envelope.payload)
-    keyids = [signature.keyid for signature in envelope.signatures]
-    for keyid in keyids:
-        if keyids.count(keyid) > 1:
-            _fail(4, f"key {_short(keyid)} signs the envelope twice")
+    seen: set[str] = set()
+    for signature in envelope.signatures:
+        if signature.keyid in seen:
+            _fail(4, f"key {_short(signature.keyid)} signs the envelope twice")
+        seen.add(signature.keyid)
     return tuple(_signer(signature, message, keyring) for signature in envelope.signatures)
 
 
@@ -146,31 +196,31 @@ def step6_check_vendor_binding(statement: Statement, signers: tuple[KeyringEntry
             )
 
 
-def _subject_bytes_or_digest(path: Path, name: str) -> tuple[str, bytes | None]:
-    """report.json is kept in memory so step 8 parses the very bytes step 7 hashed."""
-    if name == REPORT_JSON:
-        data = path.read_bytes()
-        return sha256_bytes(data), data
-    return sha256_file(path), None
+def _read_subject(files_dir: Path, name: str) -> bytes:
+    what = "subject file"
+    try:
+        return read_regular_file(
+            path_within(files_dir, name, what), limit=MAX_SUBJECT_BYTES, what=what
+        )
+    except FileMissing:
+        _fail(7, f"subject file {name} is missing from {files_dir}")
+    except InputError as exc:
+        _fail(7, str(exc))
 
 
 def step7_check_subject_files(statement: Statement, files_dir: Path) -> bytes:
+    """Returns report.json's bytes, so step 8 parses the very bytes step 7 hashed."""
     report_bytes = b""
     for subject in statement.subjects:
-        path = files_dir / subject.name
-        if not path.is_file():
-            _fail(7, f"subject file {subject.name} is missing from {files_dir}")
-        try:
-            actual, data = _subject_bytes_or_digest(path, subject.name)
-        except OSError as exc:
-            _fail(7, f"cannot read subject file {path}: {exc.strerror}")
+        data = _read_subject(files_dir, subject.name)
+        actual = sha256_bytes(data)
         if actual != subject.sha256:
             _fail(
                 7,
                 f"{subject.name} was modified after signing (sha256 {actual[:16]}, "
                 f"signed {subject.sha256[:16]})",
             )
-        report_bytes = data if data is not None else report_bytes
+        report_bytes = data if subject.name == REPORT_JSON else report_bytes
     return report_bytes
 
 
@@ -197,10 +247,48 @@ def step8_check_report_matches(report_bytes: bytes, statement: Statement) -> Non
         _fail(8, f"report.json differs from the report inside the signed statement ({where})")
 
 
+def step9_read_report(statement: Statement) -> tuple[Report, Standard]:
+    try:
+        report = Report.from_json(statement.report)
+        return report, report_standard(report)
+    except VerificationError as exc:
+        _fail(9, str(exc))
+
+
+def step10_check_kit(report: Report, released_kits: Sequence[ReleasedKit]) -> KitStanding:
+    try:
+        return kit_standing(report, released_kits)
+    except VerificationError as exc:
+        _fail(10, str(exc))
+
+
+def step11_check_times(report: Report, now: dt.datetime) -> None:
+    try:
+        check_run_times(report.run, now)
+    except VerificationError as exc:
+        _fail(11, str(exc))
+
+
+def step12_check_grade(report: Report, standard: Standard) -> None:
+    try:
+        check_grade(report, standard)
+    except VerificationError as exc:
+        _fail(12, str(exc))
+
+
 def verify_envelope(
-    envelope_path: Path, keyring_dir: Path | None = None, files_dir: Path | None = None
+    envelope_path: Path,
+    keyring_dir: Path | None = None,
+    files_dir: Path | None = None,
+    *,
+    now: dt.datetime | None = None,
+    released_kits: Sequence[ReleasedKit] | None = None,
 ) -> VerifiedReport:
-    """Run the checklist; ``envelope_path`` may be the run directory holding the envelope."""
+    """Run the checklist; ``envelope_path`` may be the run directory holding the envelope.
+
+    ``now`` (default: the clock) and ``released_kits`` (default: the kit's list) are what the
+    verifier knows itself; tests pass their own.
+    """
     if envelope_path.is_dir():
         envelope_path = envelope_path / ENVELOPE_NAME
     envelope = step1_read_envelope(envelope_path)
@@ -211,6 +299,11 @@ def verify_envelope(
     step6_check_vendor_binding(statement, signers)
     report_bytes = step7_check_subject_files(statement, files_dir or envelope_path.parent)
     step8_check_report_matches(report_bytes, statement)
+    report, standard = step9_read_report(statement)
+    released = load_released_kits() if released_kits is None else released_kits
+    standing = step10_check_kit(report, released)
+    step11_check_times(report, now or dt.datetime.now(dt.UTC))
+    step12_check_grade(report, standard)
     return VerifiedReport(
         vendor=statement.vendor_id,
         keyid=signers[0].keyid,
@@ -218,4 +311,6 @@ def verify_envelope(
         subjects=statement.subjects,
         kit_version=statement.kit_version,
         keyids=tuple(signer.keyid for signer in signers),
+        content=report,
+        kit=standing,
     )

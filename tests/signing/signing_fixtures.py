@@ -5,6 +5,8 @@ A plain module (not conftest) so test files can import it by a name no other are
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +14,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from kit.device import DeviceInfo
+from kit.patterns import matches
+from kit.report import build_report, collect_environment
+from kit.results import Status, TestRecord
 from kit.signing.dsse import Envelope, decode_envelope
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import (
@@ -25,16 +31,51 @@ from kit.signing.sign import ENVELOPE_NAME, sign_output_dir, sign_payload
 from kit.signing.statement import PAYLOAD_TYPE
 from kit.signing.strict_json import loads_strict
 from kit.signing.verify import VerifiedReport, verify_envelope
+from kit.standard import load_standard
+from kit.vendors import SkipManifest, load_vendor
 
 VENDOR = "acme"
+#: The run the report describes: one op of the unit tier, so the report stays small.
+SELECT = "unit/opinfo/add/float32/*"
+FAILING = "unit/opinfo/add/float32/0"
 
-REPORT: dict[str, Any] = {
-    "kit": {"version": "0.1.0", "digest": "0" * 64},
-    "vendor": {"id": VENDOR, "display_name": "Acme Accelerators"},
-    "grade": {"name": "conformant"},
-    "counts": {"PASS": 41, "FAIL_NUMERIC": 1},
-    "max_abs_err": 0.00125,
-}
+
+def _records(test_ids: list[str]) -> list[TestRecord]:
+    failure = TestRecord(
+        FAILING, Status.FAIL_NUMERIC, 0.5, "1/4 elements differ", {"max_abs_err": 0.00125}
+    )
+    return [failure if t == FAILING else TestRecord(t, Status.PASS, 0.25) for t in test_ids]
+
+
+def honest_report(finished: dt.datetime | None = None) -> dict[str, Any]:
+    """A report the kit builds itself (real standard v1, the cpu profile filed as vendor acme,
+    real environment): a run narrowed to ``SELECT`` with one failing required test, so it is
+    graded non-conformant. It ended ``finished`` (default: five minutes ago)."""
+    finished = finished or dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(minutes=5)
+    standard = load_standard()
+    vendor = dataclasses.replace(load_vendor("cpu"), id=VENDOR, display_name="Acme Accelerators")
+    test_ids = [t for t in standard.test_ids("unit") if matches(t, SELECT)]
+    run = {
+        "tiers": ["unit"],
+        "select": [SELECT],
+        "timeout_s": 60.0,
+        "started_at": (finished - dt.timedelta(minutes=5)).isoformat(),
+        "finished_at": finished.isoformat(),
+        "workers": 1,
+        "complete": False,
+    }
+    return build_report(
+        records=_records(test_ids),
+        standard=standard,
+        vendor=vendor,
+        skips=SkipManifest(entries=()),
+        environment=collect_environment(DeviceInfo("cpu", 1, "x86_64")),
+        run=run,
+        today=finished.date(),
+    )
+
+
+REPORT: dict[str, Any] = honest_report()
 
 
 def write_report_files(run_dir: Path, report: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ def _flip_middle_byte(data: bytes) -> bytes:
 
 def changed_byte_in_payload(run: SignedRun) -> None:
     envelope = run.envelope()
-    forged = envelope.payload.replace(b'"conformant"', b'"conformanT"')
+    forged = envelope.payload.replace(b'"non-conformant"', b'"non-conformanT"')
     assert forged != envelope.payload
     run.write_envelope(Envelope(envelope.payload_type, forged, envelope.signatures))
 
@@ -67,7 +67,7 @@ def key_of_vendor_a_on_report_claiming_vendor_b(run: SignedRun) -> None:
 def duplicate_keys_in_payload_signed_validly(run: SignedRun) -> None:
     # Last-wins parsers read "acme", first-wins parsers read "beta".
     payload = run.envelope().payload.replace(
-        b'"vendor":{"display_name"', b'"vendor":{"id":"beta","display_name"'
+        b'"vendor":{"contact"', b'"vendor":{"id":"beta","contact"'
     )
     assert b'"id":"beta"' in payload
     run.sign_raw(payload)

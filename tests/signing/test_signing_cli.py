@@ -64,7 +64,9 @@ def test_generate_list_sign_verify(
     envelope = str(run_dir / ENVELOPE_NAME)
     code, out, _ = _run(capsys, "verify", envelope, "--keyring", str(keyring))
     assert code == ExitCode.OK
-    assert out == f"OK: acme report signed by {keyid[:16]}, kit 0.1.0, grade conformant\n"
+    verdict, note = out.splitlines()
+    assert verdict == f"OK: acme report signed by {keyid[:16]}, kit 0.1.0, grade non-conformant"
+    assert note.startswith("note: not a released kit (kit 0.1.0, digest ")
 
 
 def test_verify_rejects_a_tampered_file_with_one_line(
@@ -242,7 +244,9 @@ def test_sign_refuses_a_report_edited_after_a_no_sign_run(
     _generate(capsys, tmp_path / "keyring")
     write_unsigned_envelope(run_dir)
     report = run_dir / "report.json"
-    report.write_text(report.read_text().replace('"PASS": 41', '"PASS": 42'))
+    edited = report.read_text().replace('"workers": 1', '"workers": 2')
+    assert edited != report.read_text()
+    report.write_text(edited)
     code, _, err = _run(capsys, "sign", str(run_dir))
     assert code == ExitCode.INPUT_ERROR
     assert "report.json changed since the run wrote report.dsse.json" in _one_error_line(err)

@@ -33,7 +33,9 @@ def test_round_trip_is_accepted(signed_run: SignedRun) -> None:
     assert verified.keyids == (signed_run.keyid(),)
     assert verified.report == REPORT
     assert verified.kit_version == kit.__version__
-    assert verified.grade_name == "conformant"
+    assert verified.grade_name == REPORT["grade"]["name"] == "non-conformant"
+    assert verified.content.vendor_id == VENDOR
+    assert verified.notes and verified.notes[0].startswith("not a released kit")
     assert [s.name for s in verified.subjects] == list(REPORT_FILES)
     for subject in verified.subjects:
         assert subject.sha256 == sha256_file(signed_run.run_dir / subject.name)

@@ -1,0 +1,180 @@
+"""A typed, read-only view of a report.json, shared by everything that reads reports.
+
+``Report.from_json`` accepts only a document that validates against the report schema of a
+standard this kit knows, then types every field the checks need: timestamps become aware
+datetimes, records ``TestRecord``s, skip entries ``SkipEntry``s. A document it cannot read that
+way raises ``ReportError`` with one line; consumers never re-check shapes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kit.errors import VerificationError
+from kit.report.schema import schema_problem
+from kit.results import Status, TestRecord, tier_of
+from kit.vendors import SkipEntry, SkipManifest
+
+
+class ReportError(VerificationError):
+    """report.json is not a well-formed, self-consistent report; ``str()`` is one line."""
+
+
+@dataclass(frozen=True)
+class KitInfo:
+    version: str
+    #: The kit digest (``kit.hashing.kit_digest``) of the checkout that ran the tests.
+    digest: str
+    torch_release: str
+    #: What the report claims: whether ``digest`` is a released kit's.
+    released: bool
+
+
+@dataclass(frozen=True)
+class StandardRef:
+    version: str
+    torch_release: str
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    tiers: tuple[str, ...]
+    select: tuple[str, ...]
+    complete: bool
+    started_at: dt.datetime
+    finished_at: dt.datetime
+    #: The date skip-manifest expiry was judged on.
+    today: dt.date
+
+
+@dataclass(frozen=True)
+class ClaimedGrade:
+    name: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    #: The validated document itself, for the code that takes report sections as mappings.
+    document: Mapping[str, Any]
+    kit: KitInfo
+    standard: StandardRef
+    vendor_id: str
+    run: RunInfo
+    environment: Mapping[str, Any]
+    skips: SkipManifest
+    records: tuple[TestRecord, ...]
+    missing: tuple[str, ...]
+    violations: tuple[Mapping[str, str], ...]
+    summary: Mapping[str, Any]
+    grade: ClaimedGrade
+
+    @classmethod
+    def from_json(cls, document: Any) -> Report:
+        """Validate ``document`` (a parsed report.json) and read it; ``ReportError`` if not."""
+        problem = schema_problem(document)
+        if problem is not None:
+            raise ReportError(problem)
+        return cls(
+            document=document,
+            kit=_kit(document["kit"]),
+            standard=StandardRef(**_fields(document["standard"], "version", "torch_release")),
+            vendor_id=document["vendor"]["id"],
+            run=_run(document["run"]),
+            environment=document["environment"],
+            skips=_skips(document["skip_manifest"]),
+            records=_records(document["records"]),
+            missing=tuple(document["missing"]),
+            violations=tuple(document["policy"]["violations"]),
+            summary=document["summary"],
+            grade=ClaimedGrade(document["grade"]["name"], tuple(document["grade"]["reasons"])),
+        )
+
+
+def _fields(section: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {name: section[name] for name in names}
+
+
+def _kit(section: Mapping[str, Any]) -> KitInfo:
+    return KitInfo(**_fields(section, "version", "digest", "torch_release", "released"))
+
+
+def _timestamp(value: str, field: str) -> dt.datetime:
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ReportError(f"{field} {value[:40]!r} is not an ISO 8601 timestamp") from None
+    if moment.tzinfo is None:
+        raise ReportError(f"{field} {value[:40]!r} has no UTC offset; it names no moment")
+    return moment
+
+
+def _date(value: str, field: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ReportError(f"{field} {value!r} is not a real date") from None
+
+
+def _run(section: Mapping[str, Any]) -> RunInfo:
+    return RunInfo(
+        tiers=tuple(section["tiers"]),
+        select=tuple(section["select"]),
+        complete=section["complete"],
+        started_at=_timestamp(section["started_at"], "run.started_at"),
+        finished_at=_timestamp(section["finished_at"], "run.finished_at"),
+        today=_date(section["today"], "run.today"),
+    )
+
+
+def _skips(section: Mapping[str, Any]) -> SkipManifest:
+    entries = tuple(
+        SkipEntry(
+            test=entry["test"],
+            reason=entry["reason"],
+            tracking=entry["tracking"],
+            expires=_date(entry["expires"], f"skip_manifest.entries.{index}.expires"),
+            note=entry["note"],
+        )
+        for index, entry in enumerate(section["entries"])
+    )
+    return SkipManifest(entries=entries, sha256=section["sha256"] or "")
+
+
+def _duration(value: int | float, test_id: str) -> float:
+    # The schema takes any JSON number; a 400-digit integer is one, and float() overflows on it.
+    try:
+        duration = float(value)
+    except OverflowError:
+        duration = math.inf
+    if not math.isfinite(duration):
+        raise ReportError(f"record {test_id!r}: duration_s is too large to be finite")
+    return duration
+
+
+def _record(data: Mapping[str, Any]) -> TestRecord:
+    test_id = data["id"]
+    if data["tier"] != tier_of(test_id):
+        raise ReportError(f"record {test_id!r} is filed under tier {data['tier']!r}")
+    return TestRecord(
+        id=test_id,
+        status=Status(data["status"]),
+        duration_s=_duration(data["duration_s"], test_id),
+        message=data["message"],
+        details=dict(data["details"]),
+    )
+
+
+def _records(items: list[Mapping[str, Any]]) -> tuple[TestRecord, ...]:
+    records = tuple(_record(item) for item in items)
+    seen: set[str] = set()
+    for record in records:
+        if record.id in seen:
+            # One record per test: two would make every count ambiguous.
+            raise ReportError(f"record {record.id!r} appears twice")
+        seen.add(record.id)
+    return records
