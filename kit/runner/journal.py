@@ -7,6 +7,7 @@ import os
 import threading
 from pathlib import Path
 
+from kit.outfiles import open_for_append
 from kit.results import TestRecord
 
 JOURNAL_NAME = "journal.jsonl"
@@ -16,7 +17,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = open_for_append(path)  # O_NOFOLLOW: a planted link is refused, not followed
 
     def append(self, record: TestRecord) -> None:
         line = (json.dumps(record.to_json(), sort_keys=True) + "\n").encode("utf-8")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import DeviceError
+from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
 from kit.runner.probe import ProbeFinding, ProbeReport
 from kit.runner.protocol import ChannelClosed, ChannelTimeout, LineReader, Message, send
@@ -45,8 +46,8 @@ class WorkerProcess:
         self.log_path = spec.log_dir / f"worker-{number}.log"
         cmd_read, self._cmd_write = os.pipe()
         self._res_read, res_write = os.pipe()
-        spec.log_dir.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
+        make_real_dir(spec.log_dir)  # inside --out: never through a link
+        with os.fdopen(open_for_append(self.log_path), "ab") as log:
             self.process = subprocess.Popen(
                 [
                     sys.executable, "-m", "kit.runner.worker",
