@@ -72,6 +72,8 @@ def _passthrough(args: argparse.Namespace) -> list[str]:
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
+    from kit.runner.outdir import refuse_dangling_link
+
     if not args.vendor:
         raise InputError("--vendor is required (or --resume DIR); see `ckit vendors list`")
     if args.workers < 1:
@@ -80,13 +82,15 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         raise InputError("--timeout must be a positive number of seconds")
     # CKIT_TODAY exists for the kit's own tests; the date used is recorded in the report.
     today = os.environ.get("CKIT_TODAY") or dt.date.today().isoformat()
+    out = args.out or Path("results") / Path(args.vendor).name
+    refuse_dangling_link(out)  # resolving it would aim the run at the link's missing target
     return RunConfig(
         vendor=args.vendor,
         tiers=_tiers(args.tier),
         select=tuple(args.select),
         timeout_s=args.timeout,
         workers=args.workers,
-        out_dir=(args.out or Path("results") / Path(args.vendor).name).resolve(),
+        out_dir=out.resolve(),
         sign=not args.no_sign,
         key_path=args.key,
         today=today,
@@ -94,15 +98,9 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from kit.runner.journal import run_is_finished
-    from kit.runner.orchestrator import prepare_resume
     from kit.runner.session import resume_run, start_run, start_run_in_container
 
-    if args.resume is not None and run_is_finished(args.resume.resolve()):
-        # Sealed already: resuming would only re-sign it. Touch nothing; a pin refusal comes first.
-        prepare_resume(args.resume.resolve())
-        print(f"ckit: {args.resume}: the run already finished; nothing to resume", file=sys.stderr)
-        return int(ExitCode.OK)
+    # A finished run is refused by the resume itself (kit.runner.outdir): never re-signed.
     try:
         if args.resume is not None:
             result = resume_run(args.resume.resolve())

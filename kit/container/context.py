@@ -14,6 +14,7 @@ from pathlib import Path
 from kit.container.images import OsImage, vendor_layer_dockerfile
 from kit.container.pipconfig import HostPipSettings, ca_bundle_text, render_pip_conf
 from kit.container.requirements import (
+    kit_pyproject,
     kit_runtime_requirements,
     render_requirements,
     vendor_image_requirements,
@@ -36,7 +37,9 @@ def write_kit_context(
 ) -> None:
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(os_image.dockerfile, target / "Dockerfile")
-    requirements = render_requirements(kit_runtime_requirements(), "the kit's pyproject.toml")
+    requirements = render_requirements(
+        kit_runtime_requirements(), "the kit's pyproject.toml", kit_pyproject()
+    )
     (target / "requirements.txt").write_text(requirements, encoding="utf-8")
     bundle = ca_bundle_text(pip_settings.cert, extra_ca)
     ca_dir = target / "ca"
@@ -59,7 +62,9 @@ def write_vendor_context(target: Path, vendor: VendorProfile) -> None:
     shutil.copyfile(vendor_layer_dockerfile(), target / "Dockerfile")
     shutil.copytree(vendor.directory, target / "vendor", ignore=_VENDOR_IGNORE, symlinks=True)
     requirements = render_requirements(
-        vendor_image_requirements(vendor), f"{vendor.profile_path.name} of vendor {vendor.id}"
+        vendor_image_requirements(vendor),
+        f"{vendor.profile_path.name} of vendor {vendor.id}",
+        vendor.profile_path,
     )
     (target / "vendor-requirements.txt").write_text(requirements, encoding="utf-8")
 

@@ -3,40 +3,37 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kit.errors import InputError
+from kit.outfiles import write_new_file
 from kit.report.csv_format import CsvFormat
 from kit.report.interface import ReportFormat
 from kit.report.json_format import JsonFormat
 from kit.report.junit import JunitFormat
 from kit.report.markdown import MarkdownFormat
+from kit.signing.sign import ENVELOPE_NAME
 
 FORMATS: tuple[ReportFormat, ...] = (JsonFormat(), JunitFormat(), CsvFormat(), MarkdownFormat())
+#: Every file a finished run leaves beside its journal: the formats and the envelope over them.
+RUN_REPORT_NAMES: tuple[str, ...] = (*(fmt.filename for fmt in FORMATS), ENVELOPE_NAME)
 
 
 def write_report_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
     """Write every format; returns file name -> path.
 
-    All formats render before any file is written, so a schema violation leaves no half report.
+    Nothing is written while any report file (or a link by that name) is there already, so
+    another run's report is never overwritten nor mixed with this one's; and all formats render
+    before any file is written, so a schema violation leaves no half report.
     """
-    rendered = {fmt.filename: fmt.render(report) for fmt in FORMATS}
     out_dir = Path(out_dir)
+    present = [name for name in RUN_REPORT_NAMES if os.path.lexists(out_dir / name)]
+    if present:
+        raise InputError(
+            f"{out_dir} already holds {', '.join(present)}; the kit never overwrites a report"
+        )
+    rendered = {fmt.filename: fmt.render(report) for fmt in FORMATS}
     out_dir.mkdir(parents=True, exist_ok=True)
-    return {name: _write_atomically(out_dir / name, data) for name, data in rendered.items()}
-
-
-def _write_atomically(path: Path, data: bytes) -> Path:
-    # A reader (or the signer) never sees a half-written file, even if the run is killed.
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return path
+    return {name: write_new_file(out_dir / name, data) for name, data in rendered.items()}

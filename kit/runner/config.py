@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import InputError
+from kit.outfiles import write_new_file
 
 RUN_FILE = "run.json"
 
@@ -50,7 +51,8 @@ class RunConfig:
 
 def save_run_file(out_dir: Path, config: RunConfig, pins: dict[str, str], started_at: str) -> None:
     payload = {"config": config.to_json(), "pins": pins, "started_at": started_at}
-    (out_dir / RUN_FILE).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
+    write_new_file(out_dir / RUN_FILE, text.encode("utf-8"))  # never through a planted link
 
 
 def load_run_file(out_dir: Path) -> tuple[RunConfig, dict[str, str], str]:

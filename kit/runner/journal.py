@@ -49,6 +49,7 @@ from typing import Any
 
 from kit import paths
 from kit.errors import InputError
+from kit.outfiles import open_for_append
 from kit.report.sanitize import finite_or_text, json_safe
 from kit.results import TestRecord
 from kit.runner.config import RUN_FILE
@@ -94,7 +95,7 @@ class Journal:
         self.binding = binding
         self._head = head
         self._lock = threading.Lock()
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = open_for_append(path)  # O_NOFOLLOW: a planted link is refused, not followed
 
     def append(self, record: TestRecord) -> None:
         with self._lock:

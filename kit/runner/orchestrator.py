@@ -18,9 +18,15 @@ from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
 from kit.patterns import matches_any
 from kit.results import Status, TestRecord, tier_of
-from kit.runner.config import RUN_FILE, RunConfig, load_run_file, save_run_file
-from kit.runner.journal import JOURNAL_NAME, load_journal, open_journal
+from kit.runner.config import RunConfig, load_run_file, save_run_file
+from kit.runner.journal import load_journal, open_journal
 from kit.runner.judge import SPLIT_TIERS
+from kit.runner.outdir import (
+    WORKERS_DIR,
+    check_run_dir_layout,
+    claim_new_out_dir,
+    refuse_finished_run,
+)
 from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
@@ -149,7 +155,7 @@ class Orchestrator:
             vendor=str(inputs.vendor.directory),
             today=config.today,
             paths=tier_paths(config.tiers),
-            log_dir=config.out_dir / "workers",
+            log_dir=config.out_dir / WORKERS_DIR,
             env=_worker_env(config.workers),
             dtypes=inputs.vendor.dtypes,
         )
@@ -397,26 +403,16 @@ def _worker_env(workers: int) -> dict[str, str]:
     return env
 
 
-def refuse_existing_run(out_dir: Path) -> None:
-    """Never write a new run over one already there (finished or not)."""
-    if any((out_dir / name).exists() for name in (RUN_FILE, JOURNAL_NAME, "report.json")):
-        raise InputError(
-            f"{out_dir} already holds a run: resume it with `ckit run --resume {out_dir}` "
-            "or choose another --out"
-        )
-
-
 def prepare_new_run(config: RunConfig, inputs: RunInputs) -> str:
-    """Write ``run.json`` into a fresh output directory; returns the start time."""
-    out_dir = config.out_dir
-    refuse_existing_run(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write ``run.json`` into a new or empty output directory; returns the start time."""
+    claim_new_out_dir(config.out_dir)  # never a run (or anything else) already there
     started_at = _now()
-    save_run_file(out_dir, config, pins_of(inputs), started_at)
+    save_run_file(config.out_dir, config, pins_of(inputs), started_at)
     return started_at
 
 
 def prepare_resume(out_dir: Path) -> tuple[RunConfig, RunInputs, str]:
+    check_run_dir_layout(out_dir)
     config, pins, started_at = load_run_file(out_dir)
     inputs = load_inputs(config)
     current = pins_of(inputs)
@@ -432,4 +428,5 @@ def prepare_resume(out_dir: Path) -> tuple[RunConfig, RunInputs, str]:
                 f"{out_dir}: cannot resume: {name.replace('_', ' ')} changed since the run "
                 "started; start a new run with another --out"
             )
+    refuse_finished_run(out_dir)
     return config, inputs, started_at

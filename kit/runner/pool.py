@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import DeviceError, KitCrash
+from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
 from kit.runner.probe import ProbeFinding, ProbeReport
 from kit.runner.protocol import (
@@ -59,8 +60,8 @@ class ChildProcess:
         self.log_path = log_path
         cmd_read, self._cmd_write = os.pipe()
         self._res_read, res_write = os.pipe()
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with log_path.open("ab") as log:
+        make_real_dir(log_path.parent)  # inside --out: never through a link
+        with os.fdopen(open_for_append(log_path), "ab") as log:
             self.process = subprocess.Popen(
                 [
                     sys.executable, "-m", self.module,

@@ -15,8 +15,8 @@ from kit.runner.orchestrator import (
     load_inputs,
     prepare_new_run,
     prepare_resume,
-    refuse_existing_run,
 )
+from kit.runner.outdir import claim_new_out_dir
 
 
 def signing_key(config: RunConfig, vendor_id: str) -> Path:
@@ -56,7 +56,7 @@ def start_run_in_container(config: RunConfig, image: str | None, extra: list[str
 
     vendor_id = load_inputs(config).vendor.id
     key = signing_key(config, vendor_id) if config.sign else None
-    refuse_existing_run(config.out_dir)
+    claim_new_out_dir(config.out_dir)
     ran = run_in_container(config.vendor, image, config.out_dir, config.tiers, extra)
     if ran.exit_code not in (ExitCode.OK, ExitCode.NOT_CONFORMANT):
         raise EnvironmentProblem(

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import kit
 from kit.errors import DeviceError, EnvironmentProblem, InputError
-from kit.vendors.profile import VendorProfile, is_local_requirement
+from kit.vendors.profile import VendorProfile
+from kit.vendors.requirement_syntax import is_local_requirement, requirement_problem
 
 #: Run in the target interpreter: argv is (torch release, module, ...). On failure it prints one
 #: last stderr line ``<step>\t<problem>`` and exits 1.
@@ -58,11 +59,10 @@ def checked_requirements(profile: VendorProfile) -> list[str]:
     resolved = profile.resolved_requirements()
     for index, (raw, final) in enumerate(zip(profile.requirements, resolved, strict=True)):
         where = f"{profile.profile_path}: field requirements.{index}"
-        if raw.startswith("-"):
-            # A string like "--index-url=..." would reconfigure pip rather than name a package.
-            raise InputError(
-                f"{where}: expected a requirement or a path, got the pip option {raw!r}"
-            )
+        problem = requirement_problem(raw)
+        if problem is not None:
+            # Checked when the profile loads; again here, the last step before pip sees it.
+            raise InputError(f"{where}: {problem}")
         if is_local_requirement(raw) and not Path(final).exists():
             raise InputError(
                 f"{where}: expected a wheel or project path relative to {profile.directory}, "

@@ -9,6 +9,7 @@ from typing import Any
 from kit import paths
 from kit.errors import InputError
 from kit.hashing import sha256_file
+from kit.vendors.requirement_syntax import is_local_requirement, requirement_problem
 from kit.vendors.validation import validate
 from kit.yamlio import load_yaml
 
@@ -77,9 +78,12 @@ class VendorProfile:
         }
 
 
-def is_local_requirement(requirement: str) -> bool:
-    """A path (relative to the vendor directory) rather than a pip requirement string."""
-    return requirement.startswith((".", "/")) or requirement.endswith(".whl")
+def check_requirements(requirements: list[str], source: Path) -> None:
+    """Each requirement is one PEP 508 specifier or one local path, never a pip option."""
+    for index, requirement in enumerate(requirements):
+        problem = requirement_problem(requirement)
+        if problem is not None:
+            raise InputError(f"{source}: field requirements.{index}: {problem}")
 
 
 def _looks_like_path(vendor: str) -> bool:
@@ -114,6 +118,7 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a mapping of profile fields")
     validate(data, "vendor.schema.json", source)
+    check_requirements(data.get("requirements", []), source)
     if data["id"] != directory.name:
         raise InputError(
             f"{source}: field id: expected the directory name {directory.name!r}, "

@@ -200,10 +200,9 @@ def test_resume_of_finished_run_does_not_resign(
 
     resumed = run_ckit(["run", "--resume", str(out)], journal_env, timeout=300)
 
-    assert resumed.returncode == ExitCode.OK, resumed.stderr
-    assert resumed.stderr.strip().splitlines() == [
-        f"ckit: {out}: the run already finished; nothing to resume"
-    ]
+    assert resumed.returncode == ExitCode.INPUT_ERROR, resumed.stderr
+    lines = resumed.stderr.strip().splitlines()
+    assert len(lines) == 1 and "finished" in lines[0], lines
     assert _snapshot(out) == before
     assert _snapshot(keys) == keys_before
 
