@@ -24,6 +24,7 @@ from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.standard import Standard, load_standard
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
+from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
 
 _RESTART_STATUSES = frozenset({Status.CRASH, Status.TIMEOUT})
 
@@ -113,13 +114,12 @@ def _now() -> str:
 
 
 def load_inputs(config: RunConfig) -> RunInputs:
+    """What the run judges by; a skip manifest the standard does not allow stops it here."""
     vendor = load_vendor(config.vendor)
-    return RunInputs(
-        standard=load_standard(),
-        vendor=vendor,
-        skips=load_skip_manifest(vendor.skip_manifest_path),
-        today=dt.date.fromisoformat(config.today),
-    )
+    standard = load_standard()
+    skips = load_skip_manifest(vendor.skip_manifest_path)
+    refuse_disallowed_entries(skips, standard, all_locked_ids(standard))
+    return RunInputs(standard=standard, vendor=vendor, skips=skips, today=config.clock.today)
 
 
 def pins_of(inputs: RunInputs) -> dict[str, str]:
