@@ -1,6 +1,6 @@
 """What does not apply to a vendor: decided by the kit, from the standard and the profile alone.
 
-Only the kit may end a test NOT_APPLICABLE, and only for one of ``NotApplicable``'s reasons: the
+Only the kit may end a test NOT_APPLICABLE, and only for one of ``NotApplicableReason``'s: the
 vendor does not claim the test's dtype or flow, or an optional model source is not installed.
 ``ckit run`` decides this before a test reaches a worker; a worker (which runs vendor code)
 that ends a test as skipped or not applicable gets an ERROR instead.
@@ -8,25 +8,16 @@ that ends a test as skipped or not applicable gets an ERROR instead.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
-from kit.results import tier_of
+from kit.results import NotApplicableReason, tier_of
 from kit.standard import Standard
 from kit.vendors import VendorProfile
 
 
-class NotApplicable(enum.StrEnum):
-    """The fixed set of reasons a test may not apply (recorded as ``details.kit_reason``)."""
-
-    UNCLAIMED_DTYPE = "unclaimed-dtype"
-    UNCLAIMED_FLOW = "unclaimed-flow"
-    OPTIONAL_SOURCE_ABSENT = "optional-source-absent"
-
-
 @dataclass(frozen=True)
 class Inapplicable:
-    reason: NotApplicable
+    reason: NotApplicableReason
     #: The reason in words, for the record's message.
     words: str
 
@@ -52,7 +43,7 @@ def _dtype(vendor: VendorProfile, dtype: str) -> Inapplicable | None:
     if vendor.claims_dtype(dtype):
         return None
     return Inapplicable(
-        NotApplicable.UNCLAIMED_DTYPE, f"vendor {vendor.id} does not claim dtype {dtype}"
+        NotApplicableReason.UNCLAIMED_DTYPE, f"vendor {vendor.id} does not claim dtype {dtype}"
     )
 
 
@@ -61,13 +52,13 @@ def _model(standard: Standard, vendor: VendorProfile, test_id: str) -> Inapplica
 
     case = find_case(standard, test_id)
     if case.flow not in vendor.flows:
-        return Inapplicable(
-            NotApplicable.UNCLAIMED_FLOW, f"vendor {vendor.id} does not claim flow {case.flow}"
-        )
+        words = f"vendor {vendor.id} does not claim flow {case.flow}"
+        return Inapplicable(NotApplicableReason.UNCLAIMED_FLOW, words)
     unclaimed = _dtype(vendor, MODEL_DTYPE)
     if unclaimed is not None:
         return unclaimed
-    absent = SOURCES[case.source].unavailable_reason()
-    if absent is not None:
-        return Inapplicable(NotApplicable.OPTIONAL_SOURCE_ABSENT, absent)
+    source = SOURCES[case.source]
+    absent = source.unavailable_reason()
+    if absent is not None and source.optional:  # a required source's absence is an ERROR
+        return Inapplicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, absent)
     return None

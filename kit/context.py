@@ -9,6 +9,7 @@ from typing import Any
 
 from kit.device import DeviceInfo
 from kit.outcomes import not_applicable
+from kit.results import NotApplicableReason
 from kit.standard import Standard, Tolerance
 from kit.vendors import SkipManifest, VendorProfile
 
@@ -40,4 +41,7 @@ class KitContext:
     def require_dtype(self, dtype: str) -> None:
         """End the test as NOT_APPLICABLE when the vendor does not claim ``dtype``."""
         if not self.vendor.claims_dtype(dtype):
-            not_applicable(f"vendor {self.vendor.id} does not claim dtype {dtype}")
+            not_applicable(
+                NotApplicableReason.UNCLAIMED_DTYPE,
+                f"vendor {self.vendor.id} does not claim dtype {dtype}",
+            )

@@ -7,11 +7,11 @@ In plain pytest they read as ordinary failures or skips; the kit plugin turns th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from kit.results import Status
+from kit.results import NotApplicableReason, Status
 
 if TYPE_CHECKING:
     from kit.compare import Measurement
@@ -92,9 +92,21 @@ class Unsupported(KitOutcome):
     status = Status.UNSUPPORTED
 
 
-def not_applicable(reason: str) -> None:
-    """End the test as NOT_APPLICABLE (a pytest skip whose reason carries the marker)."""
-    pytest.skip(f"{NOT_APPLICABLE_PREFIX}{reason}")
+def not_applicable(code: NotApplicableReason, reason: str) -> NoReturn:
+    """End the test as NOT_APPLICABLE for one of the kit's reasons.
+
+    A pytest skip whose message carries the marker, so plain pytest shows it as before; the code
+    rides on the exception (``na_reason_of``), since a subclass would change pytest's message.
+    """
+    skip = pytest.skip.Exception(f"{NOT_APPLICABLE_PREFIX}{reason}")
+    skip.ckit_na_reason = NotApplicableReason(code)  # type: ignore[attr-defined]
+    raise skip
+
+
+def na_reason_of(exc: BaseException) -> NotApplicableReason | None:
+    """The kit's reason code a skip carries; None for any other skip (vendor code's own)."""
+    code = getattr(exc, "ckit_na_reason", None)
+    return code if isinstance(code, NotApplicableReason) else None
 
 
 NOT_APPLICABLE_PREFIX = "not applicable: "

@@ -20,9 +20,9 @@ from kit import paths
 from kit.context import KitContext
 from kit.device import enable_device
 from kit.errors import DeviceError, KitError
-from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception
+from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception, na_reason_of
 from kit.patterns import matches_any
-from kit.results import Status, tier_of
+from kit.results import NA_REASON_KEY, Status, tier_of
 from kit.standard import load_standard
 from kit.vendors import SKIP_PREFIX, load_skip_manifest, load_vendor
 
@@ -62,7 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--ckit-today",
         default=os.environ.get("CKIT_TODAY"),
-        help="date (YYYY-MM-DD) used to judge skip-manifest expiry; default: today",
+        help="date (YYYY-MM-DD) used to judge skip-manifest expiry, for the kit's own tests; "
+        "default: the clock's (a ckit run given CKIT_TODAY is not certifiable); env CKIT_TODAY",
     )
 
 
@@ -192,10 +193,14 @@ def outcome_of(
     """Map one phase's report to a kit status (None: this phase decides nothing)."""
     if report.skipped:
         reason = _skip_reason(report)
-        if reason.startswith(NOT_APPLICABLE_PREFIX):
-            return Status.NOT_APPLICABLE, {"reason": reason[len(NOT_APPLICABLE_PREFIX):]}
+        code = na_reason_of(call.excinfo.value) if call.excinfo is not None else None
+        if code is not None:
+            words = reason.removeprefix(NOT_APPLICABLE_PREFIX)
+            return Status.NOT_APPLICABLE, {NA_REASON_KEY: code.value, "reason": words}
         if reason.startswith(SKIP_PREFIX):
             return Status.SKIPPED, {"reason": reason}
+        # Any other skip (vendor code's own pytest.skip, a device problem) has no kit reason
+        # code: the report counts it against the grade.
         return Status.NOT_APPLICABLE, {"reason": reason}
     if report.failed and call.excinfo is not None:
         exc = call.excinfo.value

@@ -21,7 +21,8 @@ class Status(enum.StrEnum):
     TIMEOUT = "TIMEOUT"
     #: Skipped by a valid entry of the vendor's skip manifest.
     SKIPPED = "SKIPPED"
-    #: Does not apply to this vendor or environment (unclaimed dtype, optional source absent).
+    #: Does not apply to this vendor or environment, for one of the kit's reasons
+    #: (``NotApplicableReason``, recorded as ``details["na_reason"]``).
     NOT_APPLICABLE = "NOT_APPLICABLE"
 
     @property
@@ -36,6 +37,25 @@ FAILURE_STATUSES = frozenset(
 TIERS = ("deploy", "unit", "models")
 
 
+class NotApplicableReason(enum.StrEnum):
+    """The only reasons a test may be NOT_APPLICABLE, each decided by the kit itself.
+
+    The record carries the code as ``details[NA_REASON_KEY]``. A NOT_APPLICABLE record without
+    one of these codes (a vendor kernel calling ``pytest.skip``, say) counts against the grade.
+    """
+
+    #: The vendor profile does not claim the test's dtype (vendor.yaml ``dtypes``).
+    UNCLAIMED_DTYPE = "unclaimed-dtype"
+    #: The vendor profile does not claim the model test's flow (vendor.yaml ``flows``).
+    UNCLAIMED_FLOW = "unclaimed-flow"
+    #: An optional model source (TIMM, TorchBench), or a package one of its models needs, is
+    #: not installed (or does not import); the standard lets a vendor leave those out.
+    OPTIONAL_SOURCE_ABSENT = "optional-source-absent"
+
+
+NA_REASON_KEY = "na_reason"
+
+
 def tier_of(test_id: str) -> str:
     """Stable test ids start with their tier: ``unit/opinfo/add/float32/0`` -> ``unit``."""
     return test_id.split("/", 1)[0]
@@ -47,7 +67,8 @@ class TestRecord:
 
     ``details`` holds status-specific facts: for FAIL_NUMERIC ``max_abs_err``, ``max_rel_err``,
     ``mismatched``, ``numel``, ``atol``, ``rtol``; for CRASH ``signal``/``exit_code``; for
-    SKIPPED the manifest entry (``reason``, ``tracking``, ``expires``, ``pattern``).
+    SKIPPED the manifest entry (``reason``, ``tracking``, ``expires``, ``pattern``); for
+    NOT_APPLICABLE ``na_reason`` (a ``NotApplicableReason``) and ``reason`` (the words).
     """
 
     __test__ = False  # not a pytest test class

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import sys
 from pathlib import Path
 
 from kit.cli import add_command
+from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
 from kit.results import TIERS
 from kit.runner.config import RunConfig
@@ -80,8 +80,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         raise InputError("--workers must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
-    # CKIT_TODAY exists for the kit's own tests; the date used is recorded in the report.
-    today = os.environ.get("CKIT_TODAY") or dt.date.today().isoformat()
+    # CKIT_TODAY exists for the kit's own tests: the report records it and is not certifiable.
+    clock = run_date(os.environ.get(OVERRIDE_ENV))
     out = args.out or Path("results") / Path(args.vendor).name
     refuse_dangling_link(out)  # resolving it would aim the run at the link's missing target
     return RunConfig(
@@ -93,7 +93,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         out_dir=out.resolve(),
         sign=not args.no_sign,
         key_path=args.key,
-        today=today,
+        clock=clock,
     )
 
 

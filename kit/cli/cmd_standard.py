@@ -173,6 +173,8 @@ def show_standard(args: argparse.Namespace) -> int:
         "required": {tier: list(p) for tier, p in standard.required.items()},
         "never_skip": list(standard.never_skip),
         "skip_reasons": list(standard.skip_reasons),
+        "released": standard.released.isoformat(),
+        "latest_skip_expiry": standard.latest_skip_expiry.isoformat(),
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -187,10 +189,14 @@ def show_standard(args: argparse.Namespace) -> int:
     print("required (must run and pass for a conformant grade):")
     for tier, patterns in standard.required.items():
         print(f"  {tier}: {', '.join(patterns)}")
-    print("never skip (a skip manifest entry matching these prevents a conformant grade):")
+    print("never skip (a skip manifest entry matching these is refused):")
     for pattern in standard.never_skip:
         print(f"  {pattern}")
     print(f"skip reasons: {', '.join(standard.skip_reasons)}")
+    print(
+        f"skip expiry: at most {standard.max_skip_days} days after the standard's release "
+        f"({standard.released}), so {standard.latest_skip_expiry} at the latest"
+    )
     return int(ExitCode.OK)
 
 

@@ -29,6 +29,7 @@ from kit.vendors.scaffold import (
     ScaffoldRequest,
     scaffold_vendor,
 )
+from kit.vendors.skip_limits import locked_lists, refuse_disallowed_entries
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -77,11 +78,13 @@ class LockedTests:
             return [test_id for ids in self.by_tier.values() for test_id in ids]
         return None  # its tier has no list yet (or never has one): no evidence either way
 
+    def all_ids(self) -> list[str]:
+        return [test_id for ids in self.by_tier.values() for test_id in ids]
+
 
 def locked_tests(standard: Standard) -> LockedTests:
-    tiers = [t for t in standard.test_lists if standard.test_list_path(t).exists()]
-    by_tier = {tier: standard.test_ids(tier) for tier in tiers}
-    return LockedTests(by_tier, complete=len(tiers) == len(standard.test_lists))
+    by_tier = locked_lists(standard)
+    return LockedTests(by_tier, complete=len(by_tier) == len(standard.test_lists))
 
 
 def _check_files(profile: VendorProfile) -> None:
@@ -112,29 +115,14 @@ def _placeholder_warnings(profile: VendorProfile) -> list[str]:
     ]
 
 
-def _coverage_warnings(
-    where: str, entry: SkipEntry, standard: Standard, locked: LockedTests
-) -> list[str]:
-    """Stale (matches no locked test) and never-skip (matches a protected test) warnings."""
+def _stale_warnings(where: str, entry: SkipEntry, locked: LockedTests) -> list[str]:
     candidates = locked.candidates(entry.test)
-    if candidates is None:
+    if candidates is None or any(matches(t, entry.test) for t in candidates):
         return []
-    hits = [t for t in candidates if matches(t, entry.test)]
-    if not hits:
-        return [f"{where}: stale; it matches no test in the locked test lists"]
-    protected = [t for t in hits if not standard.may_skip(t)]
-    if not protected:
-        return []
-    more = f" (and {len(protected) - 1} more)" if len(protected) > 1 else ""
-    return [
-        f"{where}: matches never-skip test {protected[0]!r}{more}; "
-        "a run that skips it cannot be graded conformant"
-    ]
+    return [f"{where}: stale; it matches no test in the locked test lists"]
 
 
-def _manifest_warnings(
-    manifest: SkipManifest, standard: Standard, locked: LockedTests, today: dt.date
-) -> list[str]:
+def _manifest_warnings(manifest: SkipManifest, locked: LockedTests, today: dt.date) -> list[str]:
     warnings = []
     first_index: dict[str, int] = {}
     for index, entry in enumerate(manifest.entries):
@@ -146,7 +134,7 @@ def _manifest_warnings(
         first_index.setdefault(entry.test, index)
         if entry.is_expired(today):
             warnings.append(f"{where}: expired on {entry.expires}; it skips nothing and fails")
-        warnings += _coverage_warnings(where, entry, standard, locked)
+        warnings += _stale_warnings(where, entry, locked)
     return warnings
 
 
@@ -158,9 +146,9 @@ def check_vendor(
     _check_files(profile)
     manifest = load_skip_manifest(profile.skip_manifest_path)
     _check_reasons(manifest, standard)
-    warnings = _placeholder_warnings(profile) + _manifest_warnings(
-        manifest, standard, locked, today
-    )
+    # The same refusal as at run start: never-skip tests and over-long entries.
+    refuse_disallowed_entries(manifest, standard, locked.all_ids())
+    warnings = _placeholder_warnings(profile) + _manifest_warnings(manifest, locked, today)
     return VendorCheck(profile, tuple(warnings))
 
 
@@ -229,7 +217,7 @@ def run_init(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else paths.vendors_dir()
     request = ScaffoldRequest(args.vendor_id, args.device_type, args.display_name)
     standard = load_standard()
-    written = scaffold_vendor(request, root, standard.skip_reasons, dt.date.today())
+    written = scaffold_vendor(request, root, standard, dt.date.today())
     directory = root / request.vendor_id
     check = check_vendor(str(directory), standard, LockedTests({}, False), dt.date.today())
     for path in written:
@@ -279,7 +267,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     checking = add_command(
         actions,
         "validate",
-        "Validate profiles and skip manifests; warn about expired, stale and never-skip entries.",
+        "Validate profiles and skip manifests (refusing entries that skip never-skip tests or "
+        "outlive the standard's limit); warn about expired and stale entries.",
         ["ckit vendors validate", "ckit vendors validate acme ./vendors/other"],
     )
     checking.add_argument("vendors", nargs="*", metavar="ID|PATH", help="default: all vendors")

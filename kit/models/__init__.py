@@ -21,7 +21,8 @@ from kit.models.hf import HuggingFaceSource
 from kit.models.interface import BuiltModel, ModelCase, ModelSource
 from kit.models.timm_source import TimmSource
 from kit.models.torchbench import TorchBenchSource
-from kit.outcomes import not_applicable
+from kit.outcomes import KitOutcome, not_applicable
+from kit.results import NotApplicableReason
 from kit.standard import Standard
 
 TIER = "models"
@@ -63,12 +64,17 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
     """Run one model test; returns on PASS, raises a kit outcome or skips otherwise."""
     case = find_case(ckit.standard, test_id)
     if case.flow not in ckit.vendor.flows:
-        not_applicable(f"vendor {ckit.vendor.id} does not claim flow {case.flow}")
+        not_applicable(
+            NotApplicableReason.UNCLAIMED_FLOW,
+            f"vendor {ckit.vendor.id} does not claim flow {case.flow}",
+        )
     ckit.require_dtype(MODEL_DTYPE)
     source = SOURCES[case.source]
     reason = source.unavailable_reason()
+    if reason is not None and source.optional:
+        not_applicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, reason)
     if reason is not None:
-        not_applicable(reason)
+        raise KitOutcome(f"{reason}; the kit needs it: reinstall the kit's requirements")
     run_split(
         ckit.evidence_path,
         lambda: FLOWS[case.flow](source.build(case), case, ckit.device),

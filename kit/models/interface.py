@@ -59,6 +59,9 @@ class ModelSource(abc.ABC):
 
     #: The source's segment in stable ids: ``models/<name>/<model>/<flow>``.
     name: str
+    #: Whether the standard lets a vendor run without it: only then is its absence a reason
+    #: for NOT_APPLICABLE; an unavailable required source (a kit dependency) is an error.
+    optional: bool = False
 
     @abc.abstractmethod
     def unavailable_reason(self) -> str | None:

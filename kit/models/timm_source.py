@@ -21,6 +21,7 @@ _ALLOWED = _REQUIRED | {"kwargs"}
 
 class TimmSource(ModelSource):
     name = "timm"
+    optional = True
 
     def unavailable_reason(self) -> str | None:
         return why_unimportable("timm", "timm")

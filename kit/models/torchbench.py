@@ -18,6 +18,7 @@ from kit.errors import InputError
 from kit.models.interface import BuiltModel, ModelCase, ModelInputs, ModelSource, seeded
 from kit.models.optional import import_optional, why_unimportable
 from kit.outcomes import not_applicable
+from kit.results import NotApplicableReason
 
 PACKAGE = "torchbenchmark"
 _FIELDS = {"model", "batch_size"}
@@ -25,6 +26,7 @@ _FIELDS = {"model", "batch_size"}
 
 class TorchBenchSource(ModelSource):
     name = "torchbench"
+    optional = True
 
     def unavailable_reason(self) -> str | None:
         return why_unimportable(PACKAGE, "torchbench (torchbenchmark)")
@@ -46,8 +48,10 @@ class TorchBenchSource(ModelSource):
         try:
             benchmark_module = import_optional(f"{PACKAGE}.models.{name}")
         except ModuleNotFoundError as exc:
-            not_applicable(f"torchbench model {name} needs {exc.name}, which is not installed")
-            raise  # not reached: not_applicable always raises
+            not_applicable(
+                NotApplicableReason.OPTIONAL_SOURCE_ABSENT,
+                f"torchbench model {name} needs {exc.name}, which is not installed",
+            )
         with seeded(case.seed):
             benchmark = benchmark_module.Model(
                 test="eval", device="cpu", batch_size=case.config["batch_size"]

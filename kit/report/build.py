@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import kit
+from kit.clock import RunDate
 from kit.hashing import kit_digest
 from kit.patterns import matches_any
-from kit.report.grading import collect_evidence, grade_run
+from kit.report.evidence import collect_evidence
+from kit.report.grading import grade_run
 from kit.report.policy import policy_violations
 from kit.report.released import is_released, load_released_kits
 from kit.report.sanitize import json_safe
@@ -37,16 +39,15 @@ def build_report(
     skips: SkipManifest,
     environment: Mapping[str, Any],
     run: Mapping[str, Any],
-    today: dt.date,
+    clock: RunDate,
 ) -> dict[str, Any]:
     ordered = sorted(records, key=lambda r: r.id)
     _refuse_duplicates(ordered)
+    today = clock.today
     missing = missing_ids(standard, run, {r.id for r in ordered})
     violations = policy_violations(ordered, standard, skips, run, today)
-    recorded_environment = json_safe(environment)
-    evidence = collect_evidence(standard, ordered, missing, violations, recorded_environment)
     digest = kit_digest()
-    return {
+    report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kit": {
             "version": kit.__version__,
@@ -57,15 +58,19 @@ def build_report(
         "standard": {"version": standard.version, "torch_release": standard.torch_release},
         "vendor": vendor.summary(),
         "skip_manifest": skip_manifest_section(skips, vendor, [r.id for r in ordered], today),
-        "environment": recorded_environment,
-        # The date skip expiry was judged on, whatever the caller put there.
-        "run": json_safe({**run, "today": today.isoformat()}),
+        "environment": json_safe(environment),
+        # The dates skip expiry was judged on, whatever the caller put there.
+        "run": json_safe({**run, **clock.to_json()}),
         "records": [record_json(r) for r in ordered],
         "missing": missing,
         "summary": summarize(ordered, missing, run.get("tiers", ())),
         "policy": {"violations": violations},
-        "grade": grade_run(standard, evidence),
     }
+    # Graded on what the report says, as anyone grading report.json again will.
+    evidence = collect_evidence(standard, report)
+    report["unaccounted"] = [u.to_json() for u in evidence.unaccounted]
+    report["grade"] = grade_run(standard, evidence)
+    return report
 
 
 def record_json(record: TestRecord) -> dict[str, Any]:

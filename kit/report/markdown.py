@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kit.report import view
-from kit.report.grading import percent
+from kit.report.grade_words import percent
 from kit.report.interface import ReportFormat
 from kit.results import Status
 from kit.standard import load_standard
@@ -93,6 +93,7 @@ def heading(report: Mapping[str, Any]) -> list[str]:
         f"device {text(device['type'])} × {device['count']} ({text(device['name'])}){inside} · "
         f"kit digest {code(kit['digest'])}",
         *release_note(report),
+        *clock_note(report),
     ]
 
 
@@ -104,6 +105,18 @@ def release_note(report: Mapping[str, Any]) -> list[str]:
         "",
         f"⚠️ **This kit is not a released kit** (digest {code(report['kit']['digest'])}): "
         "results are not comparable with released-kit results.",
+    ]
+
+
+def clock_note(report: Mapping[str, Any]) -> list[str]:
+    """Said plainly when the run's date was not the system clock's."""
+    run = report["run"]
+    if not run["clock_override"]:
+        return []
+    return [
+        "",
+        f"⛔ **The run's date was overridden**: skip expiry was judged on {text(run['today'])}, "
+        f"not on the system clock's {text(run['clock_today'])}; this report is not certifiable.",
     ]
 
 
@@ -198,14 +211,15 @@ def manifest_section(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def missing_section(report: Mapping[str, Any]) -> list[str]:
-    missing = report["missing"]
-    if not missing:
+def unaccounted_section(report: Mapping[str, Any]) -> list[str]:
+    """Missing tests, and not-applicable or skipped ones the grade does not accept."""
+    unaccounted = report["unaccounted"]
+    if not unaccounted:
         return []
-    rows = [[code(test_id)] for test_id in missing]
-    shown, more = _capped(rows, MAX_LIST_ROWS, "missing tests")
-    title = f"## Tests of the standard without a result ({len(missing)})"
-    return [title, "", *table(["test"], shown), *more]
+    rows = [[code(u["test"]), u["status"], text(u["why"])] for u in unaccounted]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "tests not accounted for")
+    title = f"## Tests not accounted for, counted as failures ({len(unaccounted)})"
+    return [title, "", *table(["test", "status", "why"], shown), *more]
 
 
 SECTIONS = (
@@ -214,7 +228,7 @@ SECTIONS = (
     grade_section,
     violations_section,
     failing_section,
-    missing_section,
+    unaccounted_section,
     skipped_section,
     not_applicable_section,
     manifest_section,

@@ -1,8 +1,10 @@
 """Skip-policy violations: what keeps an otherwise passing run from being conformant.
 
 A violation is a SKIPPED test the standard never allows skipping, an expired skip-manifest
-entry (it skips nothing any more and counts as a failure), or a run narrowed by --tier or
---select. Stale entries (matching no test) are reported by the report but are not violations.
+entry (it skips nothing any more and counts as a failure), an entry that outlives the standard's
+limit (``ckit vendors validate`` and run start refuse it; a report still says so), or a run
+narrowed by --tier or --select. Stale entries (matching no test) are reported by the report but
+are not violations.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ from typing import Any
 from kit.results import Status, TestRecord
 from kit.standard import Standard
 from kit.vendors import SkipEntry, SkipManifest
+from kit.vendors.skip_limits import too_long_lived
 
 #: The tiers a run must cover to be complete; deploy smoke checks are optional.
 REPORTED_TIERS = ("unit", "models")
 
 NEVER_SKIP = "never-skip"
 EXPIRED_SKIP = "expired-skip"
+SKIP_TOO_LONG = "skip-too-long"
 INCOMPLETE_RUN = "incomplete-run"
+#: Every kind, as report.schema.json lists them.
+KINDS = (NEVER_SKIP, EXPIRED_SKIP, SKIP_TOO_LONG, INCOMPLETE_RUN)
 
 
 def is_complete_run(tiers: Sequence[str], select: Sequence[str]) -> bool:
@@ -35,13 +41,17 @@ def policy_violations(
     run: Mapping[str, Any],
     today: dt.date,
 ) -> list[dict[str, str]]:
-    """Violations in a stable order: run first, then expired entries, then skipped tests."""
+    """Violations in a stable order: run, expired entries, over-long entries, skipped tests."""
     violations: list[dict[str, str]] = []
     # Only a run that says it is complete may be graded conformant; a missing flag is not proof.
     if run.get("complete") is not True:
         violations.append({"kind": INCOMPLETE_RUN, "message": _incomplete_message(run)})
     for entry in skips.expired_entries(today):
         violations.append({"kind": EXPIRED_SKIP, "entry": entry.test, "message": _expired(entry)})
+    for entry in skips.entries:
+        if problem := too_long_lived(entry, standard):
+            message = f"{_entry_words(entry)} {problem}"
+            violations.append({"kind": SKIP_TOO_LONG, "entry": entry.test, "message": message})
     for record in sorted(records, key=lambda r: r.id):
         if record.status is Status.SKIPPED and not standard.may_skip(record.id):
             decision = skips.decide(record.id, today)
@@ -63,11 +73,14 @@ def _incomplete_message(run: Mapping[str, Any]) -> str:
     )
 
 
+def _entry_words(entry: SkipEntry) -> str:
+    return f"skip manifest entry {entry.test!r} ({entry.reason}, {entry.tracking})"
+
+
 def _expired(entry: SkipEntry) -> str:
     return (
-        f"skip manifest entry {entry.test!r} ({entry.reason}, {entry.tracking}) expired on "
-        f"{entry.expires.isoformat()} and skips nothing any more; fix the tests it covers, "
-        "or renew the entry with a new expiry date"
+        f"{_entry_words(entry)} expired on {entry.expires.isoformat()} and skips nothing any "
+        "more; fix the tests it covers, or renew the entry with a new expiry date"
     )
 
 

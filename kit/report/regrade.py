@@ -15,7 +15,7 @@ from typing import Any
 
 from kit.errors import KitError
 from kit.report.build import missing_ids
-from kit.report.grading import collect_evidence, grade_run
+from kit.report.grading import grade_report
 from kit.report.model import Report, ReportError
 from kit.report.policy import is_complete_run, policy_violations
 from kit.report.summary import summarize
@@ -106,14 +106,10 @@ def check_summary(report: Report) -> None:
         raise ReportError(f"summary does not match the records ({mismatch})")
 
 
-def recomputed_grade(
-    report: Report, standard: Standard, violations: Sequence[Mapping[str, str]]
-) -> str:
+def recomputed_grade(report: Report, standard: Standard) -> str:
+    """The grade the run's own grading gives this report (its violations already checked)."""
     try:
-        evidence = collect_evidence(
-            standard, list(report.records), report.missing, violations, report.environment
-        )
-        return str(grade_run(standard, evidence)["name"])
+        return str(grade_report(standard, report.document)["name"])
     except KitError as exc:
         raise ReportError(f"cannot grade the report again: {exc}") from None
 
@@ -125,7 +121,7 @@ def check_grade(report: Report, standard: Standard) -> None:
     violations = recomputed_violations(report, standard)
     check_violations(report, violations)
     check_summary(report)
-    actual = recomputed_grade(report, standard, violations)
+    actual = recomputed_grade(report, standard)
     if actual != report.grade.name:
         raise ReportError(
             f"report claims grade {report.grade.name!r}, but its records graded under standard "

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kit.clock import RunDate
 from kit.errors import InputError
 from kit.outfiles import write_new_file
 
@@ -25,10 +26,15 @@ class RunConfig:
     sign: bool
     key_path: str | None
     #: The date skip-manifest expiry is judged by; fixed at the start so a resume agrees.
-    today: str
+    clock: RunDate
+
+    @property
+    def today(self) -> str:
+        return self.clock.today.isoformat()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["clock"] = self.clock.to_json()
         data["out_dir"] = str(self.out_dir)
         data["tiers"] = list(self.tiers)
         data["select"] = list(self.select)
@@ -45,7 +51,7 @@ class RunConfig:
             out_dir=out_dir,
             sign=bool(data["sign"]),
             key_path=data["key_path"],
-            today=data["today"],
+            clock=RunDate.from_json(data["clock"]),
         )
 
 

@@ -17,7 +17,7 @@ from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
 from kit.patterns import matches_any
-from kit.results import Status, TestRecord, tier_of
+from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.journal import load_journal, open_journal
 from kit.runner.judge import SPLIT_TIERS
@@ -32,6 +32,7 @@ from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.standard import Standard, load_standard
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
+from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
 
 _RESTART_STATUSES = frozenset({Status.CRASH, Status.TIMEOUT})
 
@@ -121,13 +122,12 @@ def _now() -> str:
 
 
 def load_inputs(config: RunConfig) -> RunInputs:
+    """What the run judges by; a skip manifest the standard does not allow stops it here."""
     vendor = load_vendor(config.vendor)
-    return RunInputs(
-        standard=load_standard(),
-        vendor=vendor,
-        skips=load_skip_manifest(vendor.skip_manifest_path),
-        today=dt.date.fromisoformat(config.today),
-    )
+    standard = load_standard()
+    skips = load_skip_manifest(vendor.skip_manifest_path)
+    refuse_disallowed_entries(skips, standard, all_locked_ids(standard))
+    return RunInputs(standard=standard, vendor=vendor, skips=skips, today=config.clock.today)
 
 
 def pins_of(inputs: RunInputs) -> dict[str, str]:
@@ -197,7 +197,7 @@ class Orchestrator:
         found = kit_inapplicable(self.inputs.standard, self.inputs.vendor, test_id)
         if found is None:
             return None
-        details = {"reason": found.words, "kit_reason": found.reason.value}
+        details = {"reason": found.words, NA_REASON_KEY: found.reason.value}
         return TestRecord(test_id, Status.NOT_APPLICABLE, 0.0, found.words, details)
 
     def decided_by_kit(self, test_id: str) -> TestRecord | None:

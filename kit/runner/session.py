@@ -106,7 +106,7 @@ def finish(
         skips=inputs.skips,
         environment=collect_environment(orchestrator.device_info()),
         run=run_info,
-        today=inputs.today,
+        clock=config.clock,
     )
     write_report_files(report, config.out_dir)
     return RunResult(config.out_dir, report, _seal(config, inputs))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,14 @@ class Grade:
     all_required_passed: bool
     #: -1 means unlimited.
     max_policy_violations: int
+    #: The largest share of any one tier's tests the skip manifest may skip (0 to 1).
+    max_skipped_share: float
     #: The run's torch must be the release the standard certifies (see ``Standard.certifies``).
     certified_torch_release: bool
     #: What ``ckit run`` exits with when a run gets this grade.
     exit_code: int
+    #: The run must have judged skip expiry on the system clock's date (no ``CKIT_TODAY``).
+    real_clock: bool
 
 
 def torch_release_of(version: str) -> str:
@@ -48,6 +53,8 @@ def torch_release_of(version: str) -> str:
 class Standard:
     version: str
     torch_release: str
+    #: The standard's release date: skip-manifest entries live at most ``max_skip_days`` past it.
+    released: dt.date
     directory: Path
     #: End-to-end tolerances (model tier, deploy smoke checks): atol + rtol * |reference|.
     tolerances: dict[str, Tolerance]
@@ -58,6 +65,7 @@ class Standard:
     test_lists: dict[str, str]
     never_skip: tuple[str, ...]
     skip_reasons: tuple[str, ...]
+    max_skip_days: int
     required: dict[str, tuple[str, ...]]
     grades: tuple[Grade, ...]
 
@@ -94,6 +102,11 @@ class Standard:
     def may_skip(self, test_id: str) -> bool:
         return not matches_any(test_id, self.never_skip)
 
+    @property
+    def latest_skip_expiry(self) -> dt.date:
+        """The last ``expires`` date a skip-manifest entry may carry."""
+        return self.released + dt.timedelta(days=self.max_skip_days)
+
     def certifies(self, torch_version: str) -> bool:
         """Whether a run on ``torch_version`` (``torch.__version__``) can be certified."""
         return torch_release_of(torch_version) == self.torch_release
@@ -110,9 +123,11 @@ def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = 
     source = directory / "standard.yaml"
     data = load_yaml(source)
     try:
+        skip_policy = data["skip_policy"]
         return Standard(
             version=str(data["version"]),
             torch_release=str(data["torch_release"]),
+            released=_date(data, "released"),
             directory=directory,
             tolerances={
                 dtype: Tolerance(float(t["atol"]), float(t["rtol"]))
@@ -122,13 +137,16 @@ def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = 
             timeouts={tier: float(s) for tier, s in data["timeouts"].items()},
             tier_files=dict(data.get("tiers", {})),
             test_lists=dict(data.get("test_lists", {})),
-            never_skip=tuple(data["skip_policy"]["never_skip"]),
-            skip_reasons=tuple(data["skip_policy"]["reasons"]),
+            never_skip=tuple(skip_policy["never_skip"]),
+            skip_reasons=tuple(skip_policy["reasons"]),
+            max_skip_days=_count(skip_policy, "max_skip_days"),
             required={tier: tuple(p) for tier, p in data["required"].items()},
             grades=_grades(data["grades"]),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{source}: malformed standard: {exc!r}") from None
+    except KeyError as exc:
+        raise InputError(f"{source}: malformed standard: missing field {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{source}: malformed standard: {exc}") from None
 
 
 def _grades(raw: list[dict[str, Any]]) -> tuple[Grade, ...]:
@@ -146,8 +164,10 @@ def _grade(data: dict[str, Any]) -> Grade:
         min_pass_rate=float(data["min_pass_rate"]),
         all_required_passed=_flag(data, "all_required_passed"),
         max_policy_violations=int(data["max_policy_violations"]),
+        max_skipped_share=_share(data, "max_skipped_share"),
         certified_torch_release=_flag(data, "certified_torch_release"),
         exit_code=_grade_exit_code(data),
+        real_clock=_flag(data, "real_clock"),
     )
 
 
@@ -172,3 +192,27 @@ def _flag(data: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"grade {data.get('name')!r}: {key} must be true or false, got {value!r}")
     return value
+
+
+def _date(data: dict[str, Any], key: str) -> dt.date:
+    # An unquoted YYYY-MM-DD is a date to YAML; a quoted one or a datetime is a mistake.
+    value = data[key]
+    if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+        raise ValueError(f"{key} must be a date YYYY-MM-DD, got {value!r}")
+    return value
+
+
+def _count(data: dict[str, Any], key: str) -> int:
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"skip_policy.{key} must be a number of days, at least 1, got {value!r}")
+    return value
+
+
+def _share(data: dict[str, Any], key: str) -> float:
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(
+            f"grade {data.get('name')!r}: {key} must be a number from 0 to 1, got {value!r}"
+        )
+    return float(value)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import kit
 from kit.errors import InputError
+from kit.standard import Standard
 from kit.vendors.profile import PROFILE_FILE
 from kit.vendors.validation import validate
 
@@ -90,16 +90,18 @@ skip_manifest: {f["skip_manifest"]}
 """
 
 
-def render_skips(vendor_id: str, reasons: Sequence[str], today: dt.date) -> str:
-    example_expiry = (today + dt.timedelta(days=90)).isoformat()
+def render_skips(vendor_id: str, standard: Standard, today: dt.date) -> str:
+    latest = standard.latest_skip_expiry
+    example_expiry = min(today + dt.timedelta(days=90), latest).isoformat()
     return f"""\
-# Known gaps of the {vendor_id} backend under standard {kit.STANDARD_VERSION}.
+# Known gaps of the {vendor_id} backend under standard {standard.version}.
 # Each entry needs:
 #   test      a test id or glob (* stays within one path segment, ** crosses segments)
-#   reason    one of: {", ".join(reasons)}
+#   reason    one of: {", ".join(standard.skip_reasons)}
 #   tracking  an http(s) link to the issue that tracks the gap
-#   expires   YYYY-MM-DD; an expired entry skips nothing and counts as a failure
-# Skipping a test the standard marks never-skip rules out the "conformant" grade.
+#   expires   YYYY-MM-DD, {latest} at the latest; an expired entry skips nothing and counts
+#             as a failure
+# An entry matching a test the standard marks never-skip is refused.
 #
 # skips:
 #   - test: "unit/opinfo/nn.functional.conv2d/bfloat16/*"
@@ -182,7 +184,7 @@ def _check_display_name(name: str) -> None:
 
 
 def scaffold_vendor(
-    request: ScaffoldRequest, root: Path, reasons: Sequence[str], today: dt.date
+    request: ScaffoldRequest, root: Path, standard: Standard, today: dt.date
 ) -> list[Path]:
     """Write the vendor directory under ``root``; returns the files written."""
     _check_display_name(request.name)
@@ -191,7 +193,7 @@ def scaffold_vendor(
     validate(_profile_fields(request), "vendor.schema.json", directory / PROFILE_FILE)
     files = {
         PROFILE_FILE: render_profile(request),
-        SKIPS_FILE: render_skips(request.vendor_id, reasons, today),
+        SKIPS_FILE: render_skips(request.vendor_id, standard, today),
         INSTALL_SCRIPT: render_install_script(request.vendor_id),
         README_FILE: render_readme(request),
     }

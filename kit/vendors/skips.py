@@ -8,7 +8,7 @@ matched test the standard marks never-skip is a policy violation (no "conformant
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,17 @@ class SkipEntry:
             "expires": self.expires.isoformat(),
             "note": self.note,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SkipEntry:
+        """An entry as a report recorded it (``to_json``), to grade the report again."""
+        return cls(
+            test=str(data["test"]),
+            reason=str(data["reason"]),
+            tracking=str(data["tracking"]),
+            expires=dt.date.fromisoformat(data["expires"]),
+            note=str(data.get("note", "")),
+        )
 
 
 @dataclass(frozen=True)

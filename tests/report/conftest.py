@@ -12,6 +12,7 @@ import pytest
 import yaml
 from report_helpers import TODAY, run_info
 
+from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.report import build_report, collect_environment
 from kit.results import TestRecord
@@ -57,6 +58,7 @@ def make_report(
         skips: SkipManifest | None = None,
         run: dict[str, Any] | None = None,
         today: dt.date = TODAY,
+        clock: RunDate | None = None,
         standard_override: Standard | None = None,
         environment_override: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
@@ -67,7 +69,8 @@ def make_report(
             skips=skips or SkipManifest(entries=()),
             environment=environment_override or environment,
             run=run or run_info(),
-            today=today,
+            # Time frozen honestly: as if the system clock read ``today`` (no override).
+            clock=clock or RunDate(today),
         )
 
     return make

@@ -16,7 +16,7 @@ from report_helpers import REQUIRED, baseline_records
 
 from kit.errors import InputError
 from kit.report import write_report_files
-from kit.report.grading import collect_evidence, grade_run
+from kit.report.grading import grade_report
 from kit.report.markdown import MarkdownFormat
 from kit.results import Status, TestRecord
 from kit.standard import Standard, load_standard, torch_release_of
@@ -107,20 +107,15 @@ def test_summary_names_the_grade_the_run_and_the_reason(report_on):
 def test_a_report_read_from_disk_grades_the_same(report_on, standard: Standard, tmp_path: Path):
     written = write_report_files(report_on(WRONG_RELEASE), tmp_path)
     report = json.loads(written["report.json"].read_text(encoding="utf-8"))
-    evidence = collect_evidence(
-        standard,
-        [TestRecord.from_json(r) for r in report["records"]],
-        report["missing"],
-        report["policy"]["violations"],
-        report["environment"],
-    )
-    assert grade_run(standard, evidence) == report["grade"]
+    assert grade_report(standard, report) == report["grade"]
     assert report["grade"]["name"] == "not-certifiable"
 
 
-def test_an_environment_without_a_torch_version_cannot_be_graded(standard: Standard):
+def test_an_environment_without_a_torch_version_cannot_be_graded(report_on, standard: Standard):
+    report = report_on("2.13.0+cpu")
+    report["environment"]["torch"]["version"] = None
     with pytest.raises(InputError, match="records no torch version"):
-        collect_evidence(standard, baseline_records(), [], [], {"torch": {"version": None}})
+        grade_report(standard, report)
 
 
 # --- the grade as the standard declares it ----------------------------------------------------
@@ -155,9 +150,9 @@ def test_a_quoted_flag_is_refused(tmp_path: Path):
         load_standard(directory=tmp_path)
 
 
-def test_a_standard_whose_grades_all_need_the_release_grades_nothing(standard: Standard):
+def test_a_standard_whose_grades_all_need_the_release_grades_nothing(
+    report_on, standard: Standard
+):
     on_release_only = dataclasses.replace(standard, grades=standard.grades[:-1])
-    evidence = collect_evidence(on_release_only, baseline_records(), [], [],
-                                {"torch": {"version": WRONG_RELEASE}})
     with pytest.raises(InputError, match="certified_torch_release false"):
-        grade_run(on_release_only, evidence)
+        grade_report(on_release_only, report_on(WRONG_RELEASE))

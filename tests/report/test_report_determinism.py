@@ -112,6 +112,7 @@ def test_write_report_files_writes_every_format(make_report, tmp_path: Path):
 
 BUILD_IN_A_FRESH_PROCESS = """
 import dataclasses, datetime as dt, random, sys
+from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.report import build_report, collect_environment
 from kit.report.json_format import JsonFormat
@@ -131,7 +132,7 @@ report = build_report(
     environment=collect_environment(DeviceInfo("cpu", 1, "x86_64")),
     run={"tiers": ["unit", "models"], "select": [], "timeout_s": None, "workers": 1,
          "started_at": "t0", "finished_at": "t1", "complete": True},
-    today=dt.date(2026, 11, 22),
+    clock=RunDate(dt.date(2026, 11, 22)),
 )
 sys.stdout.buffer.write(JsonFormat().render(report))
 """

@@ -86,10 +86,12 @@ def test_never_skip_test_skipped_is_a_violation(make_report, manifest):
 
 def test_allowed_skip_of_an_optional_test_stays_conformant(make_report, manifest):
     skips = manifest([skip_entry("unit/opinfo/sin/float64/*")])
-    records = replace_status(baseline_records(), OPTIONAL, Status.SKIPPED)
+    # 1 of 60 unit tests skipped: within conformant's 2% of a tier.
+    many = passing(*(f"unit/opinfo/op{i}/float64/0" for i in range(57)))
+    records = replace_status(baseline_records() + many, OPTIONAL, Status.SKIPPED)
     report = make_report(records, skips=skips)
     assert report["grade"]["name"] == "conformant"
-    assert report["summary"]["overall"]["ran"] == 4
+    assert report["summary"]["overall"]["ran"] == 61
 
 
 def test_skipped_required_test_fails_all_required_passed(make_report, manifest):

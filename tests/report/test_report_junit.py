@@ -59,7 +59,7 @@ def test_failure_and_skip_messages(make_report, manifest):
     assert '"max_abs_err": 0.25' in failure.text
     skipped = cases["unit/opinfo/cos/float64/0"].find("skipped")
     assert skipped.get("message") == (
-        "SKIPPED: precision (https://tracker.example.org/issues/42, expires 2027-06-30)"
+        "SKIPPED: precision (https://tracker.example.org/issues/42, expires 2027-03-31)"
     )
     not_applicable = cases["models/hf/t5/export"].find("skipped")
     assert not_applicable.get("message") == "NOT_APPLICABLE: vendor does not claim flow export"

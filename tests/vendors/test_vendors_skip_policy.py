@@ -1,4 +1,4 @@
-"""The standard's skip policy, on real manifests: expiry, glob segments, stale and never-skip."""
+"""The standard's skip policy on real manifests: expiry, lifetime, globs, stale and never-skip."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from vendors_fixtures import skip_entry, skips_yaml, write_locked_standard, writ
 
 from kit import paths
 from kit.cli import main
-from kit.vendors import load_skip_manifest
+from kit.errors import InputError
+from kit.standard import load_standard
+from kit.vendors import load_skip_manifest, load_vendor
+from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
 
 TODAY = dt.date(2026, 11, 22)
 LOCKED_UNIT_IDS = [
@@ -132,14 +135,71 @@ def test_validate_warns_about_expired_entry(
     assert "skips.0" in warnings[0] and "expired on 2026-01-31" in warnings[0]
 
 
-def test_validate_warns_when_entry_skips_a_never_skip_test(
+def test_skip_manifest_entry_for_never_skip_test_is_refused_by_validate(
     kit_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_vendor(tmp_path / "vendors", skips=skips_yaml(skip_entry("unit/opinfo/add/*/*")))
-    code, _, warnings = _validate(capsys)
-    assert code == 0
-    assert len(warnings) == 1
-    assert "never-skip test 'unit/opinfo/add/float32/sample0'" in warnings[0]
+    # A glob over every dtype of add reaches add/float32, which the standard never lets skip.
+    directory = write_vendor(
+        tmp_path / "vendors", skips=skips_yaml(skip_entry("unit/opinfo/add/*/*"))
+    )
+    code, out, errors = _validate(capsys)
+    assert (code, out) == (3, "")
+    assert errors == [
+        f"ckit: error: {directory / 'skips.yaml'}: skips.0 ('unit/opinfo/add/*/*'): matches "
+        "never-skip test 'unit/opinfo/add/float32/sample0'; standard v1 never allows skipping "
+        "it: narrow the pattern or remove the entry"
+    ]
+
+
+def test_narrowed_entry_beside_a_never_skip_test_validates(
+    kit_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_vendor(tmp_path / "vendors", skips=skips_yaml(skip_entry("unit/opinfo/add/bfloat16/*")))
+    code, out, warnings = _validate(capsys)
+    assert (code, out, warnings) == (0, "OK acme\n", [])
+
+
+@pytest.mark.parametrize("expires", ["9999-12-31", "2027-05-01"])
+def test_expiry_beyond_max_lifetime_is_refused_by_validate(
+    kit_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], expires: str
+) -> None:
+    # Standard v1 was released 2026-11-01 and allows 180 days: 2027-04-30 at the latest.
+    skips = skips_yaml(
+        skip_entry("unit/opinfo/add/bfloat16/*", expires="2027-04-30"),
+        skip_entry("unit/opspec/**", expires=expires),
+    )
+    directory = write_vendor(tmp_path / "vendors", skips=skips)
+    code, out, errors = _validate(capsys)
+    assert (code, out) == (3, "")
+    assert errors == [
+        f"ckit: error: {directory / 'skips.yaml'}: skips.1 ('unit/opspec/**'): expires "
+        f"{expires}, more than 180 days after standard v1 was released (2026-11-01); set "
+        "2027-04-30 or earlier"
+    ]
+
+
+def test_expiry_beyond_max_lifetime_is_refused_at_run_start(tmp_path: Path) -> None:
+    manifest = load_skip_manifest(
+        _manifest(tmp_path, skip_entry("unit/**", expires="9999-12-31"))
+    )
+    with pytest.raises(InputError, match=r"skips\.0 \('unit/\*\*'\): expires 9999-12-31"):
+        refuse_disallowed_entries(manifest, load_standard(), LOCKED_UNIT_IDS)
+
+
+def test_never_skip_entry_is_refused_at_run_start(tmp_path: Path) -> None:
+    manifest = load_skip_manifest(_manifest(tmp_path, skip_entry("unit/opinfo/add/float32/*")))
+    with pytest.raises(InputError, match="matches never-skip test") as refused:
+        refuse_disallowed_entries(manifest, load_standard(), LOCKED_UNIT_IDS)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_shipped_manifests_stay_within_the_limits() -> None:
+    standard = load_standard()
+    ids = all_locked_ids(standard)
+    for vendor in ("cpu", "simnpu"):
+        refuse_disallowed_entries(
+            load_skip_manifest(load_vendor(vendor).skip_manifest_path), standard, ids
+        )
 
 
 def test_validate_warns_about_duplicate_entry(

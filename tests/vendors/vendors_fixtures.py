@@ -25,7 +25,7 @@ def skip_entry(
     test: str,
     *,
     reason: str = "unsupported-op",
-    expires: str = "2999-12-31",
+    expires: str = "2027-03-31",
     tracking: str = "https://acme.example/issues/7",
 ) -> str:
     """One YAML list item of a skip manifest."""
