@@ -74,7 +74,10 @@ class InputModified(ResultMismatch):
 
 def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
     """Execute on the device and judge, in this process (plain pytest)."""
-    measurements = judge_case(ckit.standard, case, execute_case(ckit.device, case))
+    # The references first: a reference that fails is the kit's ERROR, whatever the device does.
+    references = cpu_references(case)
+    actual = execute_case(ckit.device, case)
+    measurements = judge_case(ckit.standard, case, actual, references)
     ckit.notes.update(numerics_details(measurements))
     return measurements
 
@@ -86,10 +89,16 @@ def execute_case(device: str, case: UnitCase) -> tuple[Any, Any]:
         return to_cpu(case.call(device, False, device_inputs)), to_cpu(device_inputs)
 
 
-def judge_case(standard: Standard, case: UnitCase, actual: tuple[Any, Any]) -> list[Measurement]:
-    """The kit half: CPU references, inputs unchanged, dtypes, then the numerics bound."""
+def judge_case(
+    standard: Standard,
+    case: UnitCase,
+    actual: tuple[Any, Any],
+    references: tuple[tuple[Any, Any], tuple[Any, Any]] | None = None,
+) -> list[Measurement]:
+    """The kit half: CPU references (``cpu_references``, computed here unless given), inputs
+    unchanged, dtypes, then the numerics bound."""
     with torch.no_grad():
-        expected_like, reference = cpu_references(case)
+        expected_like, reference = references or cpu_references(case)
         cpu_inputs = case.make_inputs("cpu", False)
     if not (isinstance(actual, tuple) and len(actual) == 2):
         raise ResultMismatch("the device evidence is not (result, inputs after the call)")

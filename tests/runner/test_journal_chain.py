@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.errors import InputError
 from kit.report import build_report, collect_environment, write_report_files
@@ -121,7 +122,7 @@ def test_what_the_journal_allows_renders_in_every_format(run_dir: Path) -> None:
         run={"tiers": ["unit"], "select": [f"{ADD}*"], "timeout_s": None, "workers": 1,
              "started_at": "2026-11-22T10:00:00+00:00",
              "finished_at": "2026-11-22T10:05:00+00:00", "complete": False},
-        today=dt.date(2026, 11, 22),
+        clock=RunDate(dt.date(2026, 11, 22)),
     )
     written = write_report_files(report, run_dir / "report")
     document = loads_strict(written["report.json"].read_bytes())

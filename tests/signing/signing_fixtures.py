@@ -14,6 +14,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.patterns import matches
 from kit.report import build_report, collect_environment
@@ -71,7 +72,7 @@ def honest_report(finished: dt.datetime | None = None) -> dict[str, Any]:
         skips=SkipManifest(entries=()),
         environment=collect_environment(DeviceInfo("cpu", 1, "x86_64")),
         run=run,
-        today=finished.date(),
+        clock=RunDate(finished.date()),
     )
 
 
