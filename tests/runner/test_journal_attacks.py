@@ -185,7 +185,8 @@ def test_nan_duration_in_journal(
     with (out / JOURNAL_NAME).open("ab") as journal:
         journal.write(line.replace(b'"duration_s":0.125', f'"duration_s":{number}'.encode()))
         journal.write(b"\n")
-    reason = "duration_s is not a finite number" if number == "1e999" else f"number {number}"
+    # Strict JSON refuses every spelling of a non-finite number, naming it.
+    reason = f"number {number}"
     _assert_refused(out, journal_env, (out / JOURNAL_NAME).read_bytes(), reason)
 
 

@@ -7,6 +7,7 @@ outside ``--out``. The CLI cases are refused before any worker starts, so they a
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 from pathlib import Path
@@ -14,11 +15,12 @@ from pathlib import Path
 import pytest
 from runner_support import run_ckit
 
+from kit.clock import RunDate
 from kit.errors import ExitCode, InputError
-from kit.outfiles import make_real_dir, write_new_file
+from kit.outfiles import make_real_dir, open_for_append, write_new_file
 from kit.report.files import RUN_REPORT_NAMES, write_report_files
 from kit.runner.config import RUN_FILE, RunConfig, save_run_file
-from kit.runner.journal import JOURNAL_NAME, Journal
+from kit.runner.journal import JOURNAL_NAME
 from kit.runner.orchestrator import load_inputs, prepare_new_run
 from kit.runner.outdir import claim_new_out_dir
 
@@ -64,7 +66,7 @@ def started_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     out = tmp_path / "run"
     config = RunConfig(vendor="cpu", tiers=("unit",), select=("unit/opinfo/add/float32/0",),
                        timeout_s=None, workers=1, out_dir=out, sign=False, key_path=None,
-                       today="2026-01-01")
+                       clock=RunDate(dt.date(2026, 1, 1)))
     prepare_new_run(config, load_inputs(config))
     return out
 
@@ -167,7 +169,7 @@ def test_resume_over_a_finished_report(started_run: Path, ckit_env: dict[str, st
 def test_journal_open_refuses_a_dangling_symlink(tmp_path: Path, outside: Path) -> None:
     (tmp_path / JOURNAL_NAME).symlink_to(outside / "journal-target")
     with pytest.raises(InputError, match="symbolic link"):
-        Journal(tmp_path / JOURNAL_NAME)
+        open_for_append(tmp_path / JOURNAL_NAME)  # how the journal opens its file
     assert not list(outside.iterdir())
 
 
@@ -176,7 +178,8 @@ def test_run_file_write_refuses_a_dangling_symlink(tmp_path: Path, outside: Path
     fresh.mkdir()
     (fresh / RUN_FILE).symlink_to(outside / "run-target.json")
     config = RunConfig(vendor="cpu", tiers=("unit",), select=(), timeout_s=None, workers=1,
-                       out_dir=fresh, sign=False, key_path=None, today="2026-01-01")
+                       out_dir=fresh, sign=False, key_path=None,
+                       clock=RunDate(dt.date(2026, 1, 1)))
     with pytest.raises(InputError, match="already exists"):
         save_run_file(fresh, config, {}, "2026-01-01T00:00:00+00:00")
     assert not list(outside.iterdir())
