@@ -1,7 +1,8 @@
 """Benchmark: what the isolated runner costs over a bare in-process loop.
 
 Runs the same unit-tier tests twice: (1) a bare loop calling the unit tier's own function in
-this process, (2) ``ckit run --tier unit`` (worker processes, pytest protocol, journal). Prints
+this process, (2) ``ckit run --tier unit`` (worker processes that only execute, judge processes
+that compare apart from the vendor's code, evidence files, pytest protocol, journal). Prints
 the totals and the per-test overhead. Usage:
 
     .venv/bin/python bench/isolation_overhead.py [--vendor cpu] [--select 'unit/opinfo/a*/*/*']
