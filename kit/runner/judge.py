@@ -34,14 +34,26 @@ TierJudge = Callable[[Standard, str, Any], dict[str, Any]]
 def tier_judges() -> dict[str, TierJudge]:
     """The tiers whose tests are split into execution and judgement, with their judge."""
     from kit.models import judge_model_evidence
+    from kit.tiers.deploy import judge_deploy_evidence
     from kit.unit import judge_unit_evidence
 
-    return {"unit": judge_unit_evidence, "models": judge_model_evidence}
+    return {
+        "unit": judge_unit_evidence,
+        "models": judge_model_evidence,
+        "deploy": judge_deploy_evidence,
+    }
 
 
-#: Tiers judged apart from the vendor's process (the deploy tier checks the vendor's
-#: environment itself, inside its container, and is not split).
+#: Tiers whose every test is judged apart from the vendor's process.
 SPLIT_TIERS = ("unit", "models")
+
+
+def judged_apart(test_id: str) -> bool:
+    """Whether the kit's judge decides ``test_id``: every unit and model test, and the deploy
+    tests that compute (the others check the vendor's environment, where only it can look)."""
+    from kit.tiers.deploy import JUDGED_APART
+
+    return tier_of(test_id) in SPLIT_TIERS or test_id in JUDGED_APART
 
 
 def judge_record(

@@ -20,7 +20,7 @@ from kit.patterns import matches_any
 from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.journal import load_journal, open_journal
-from kit.runner.judge import SPLIT_TIERS
+from kit.runner.judge import judged_apart
 from kit.runner.outdir import (
     WORKERS_DIR,
     check_run_dir_layout,
@@ -378,7 +378,7 @@ class JudgeSlot:
                 message=f"the vendor's code ended the test as {executed.status.value} "
                 f"({executed.message}): only the kit decides what does not apply",
             )
-        if executed.status is not Status.PASS or tier_of(executed.id) not in SPLIT_TIERS:
+        if executed.status is not Status.PASS or not judged_apart(executed.id):
             return executed
         if self._judge is None:
             self._judge = JudgeProcess(self._log_dir, next(self._numbers), self._env)

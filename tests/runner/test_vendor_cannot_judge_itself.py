@@ -22,6 +22,8 @@ ATTACKS = [
     ("kit_comparison_rewritten_in_the_worker", "unit/opinfo/abs/float32/0", "FAIL_NUMERIC"),
     ("tests_hidden_from_collection", "unit/opinfo/cos/float32/0", "ERROR"),
     ("vendor_kernel_calls_pytest_skip", "unit/opinfo/exp/float32/0", "ERROR"),
+    ("relu_patched_under_the_deploy_smoke_op", "deploy/smoke-op", "FAIL_NUMERIC"),
+    ("gelu_patched_under_the_exported_program", "deploy/export-run", "FAIL_NUMERIC"),
 ]
 FORGED = "unit/opinfo/sin/float32/0"
 
@@ -38,7 +40,7 @@ def attacked_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[st
     tests = [test_id for _, test_id, _ in ATTACKS] + [CONTROL, FORGED]
     out = base / "out"
     result = run_ckit(
-        ["run", "--vendor", VENDOR, "--tier", "unit",
+        ["run", "--vendor", VENDOR, "--tier", "deploy,unit",
          *(arg for test_id in tests for arg in ("--select", test_id)),
          "--timeout", "60", "--no-sign", "--out", str(out)],
         env,
