@@ -1,0 +1,74 @@
+"""What an audit says: one numbered check per line, per submission and for the repository.
+
+``ckit audit`` produces these; ``ckit gate`` and ``ckit portal`` read them, so a submission that
+failed its audit is never counted nor shown as a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kit.report.model import Report
+from kit.repository.layout import SubmissionKey
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    number: int
+    #: What was checked, in a few words ("signature by an active key of the vendor").
+    title: str
+    passed: bool
+    #: One line: why it failed, or a note on a pass ("" when there is nothing to add).
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"number": self.number, "title": self.title, "passed": self.passed, "why": self.why}
+
+
+@dataclass(frozen=True)
+class SubmissionAudit:
+    key: SubmissionKey
+    checks: tuple[CheckResult, ...]
+    #: The report, when the submission got far enough for it to be read and verified.
+    report: Report | None = None
+    #: The sha256 of the signed payload, the identity replays are detected by.
+    payload_digest: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(check.passed for check in self.checks)
+
+    @property
+    def first_failure(self) -> CheckResult | None:
+        return next((check for check in self.checks if not check.passed), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "submission": str(self.key),
+            "passed": self.passed,
+            "payload_digest": self.payload_digest,
+            "checks": [check.to_json() for check in self.checks],
+        }
+
+
+@dataclass(frozen=True)
+class RepositoryAudit:
+    #: Checks of the repository as a whole (its keyring, unknown top-level files).
+    checks: tuple[CheckResult, ...]
+    submissions: tuple[SubmissionAudit, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks) and all(s.passed for s in self.submissions)
+
+    def by_key(self) -> Mapping[SubmissionKey, SubmissionAudit]:
+        return {audit.key: audit for audit in self.submissions}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "checks": [check.to_json() for check in self.checks],
+            "submissions": [audit.to_json() for audit in self.submissions],
+        }
