@@ -298,8 +298,8 @@ def _require_key_files(manifest: KeyringManifest, keyring: Keyring) -> None:
         filed = keyring.find(entry.keyid)
         if filed is None or filed.vendor != entry.vendor:
             raise VerificationError(
-                f"{MANIFEST_NAME} lists key {entry.keyid[:16]} of vendor {entry.vendor} but "
-                f"{entry.vendor}/{entry.keyid[:16]}...{PUBLIC_KEY_SUFFIX} is missing"
+                f"{MANIFEST_NAME} lists key {entry.keyid[:16]} of vendor {entry.vendor} but its "
+                f"file {entry.vendor}/{entry.keyid}{PUBLIC_KEY_SUFFIX} is missing"
             )
 
 
