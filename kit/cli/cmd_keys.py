@@ -58,7 +58,7 @@ from kit.signing.keys import (
 )
 from kit.signing.trust import default_roots_dir, load_trusted_keyring
 
-#: Without --not-after, a key added to the keyring is valid for two years.
+#: Without --not-after, a key added to the keyring is valid until two years from now.
 DEFAULT_KEY_LIFETIME = dt.timedelta(days=730)
 
 
@@ -175,11 +175,9 @@ def _add(args: argparse.Namespace) -> int:
     public_key = _read_public_key(args.public_key)
     keyid = keyid_of(public_key)
     not_before = _cli_time(args.not_before, "--not-before") if args.not_before else _now()
-    not_after = (
-        _cli_time(args.not_after, "--not-after")
-        if args.not_after
-        else not_before + DEFAULT_KEY_LIFETIME
-    )
+    not_after = _now() + DEFAULT_KEY_LIFETIME
+    if args.not_after:
+        not_after = _cli_time(args.not_after, "--not-after")
     if not_before >= not_after:
         raise InputError("--not-before must be earlier than --not-after")
     entry = ManifestEntry(vendor_id, keyid, not_before, not_after, KeyStatus.ACTIVE)
@@ -398,7 +396,7 @@ def _register_add(actions: Actions) -> None:
     parser.add_argument("--vendor", required=True, help="vendor id the key signs for")
     parser.add_argument("--public-key", type=Path, required=True, help="the .pub.pem to add")
     parser.add_argument("--not-before", help="start of validity, UTC (default: now)")
-    parser.add_argument("--not-after", help="end of validity, UTC (default: two years on)")
+    parser.add_argument("--not-after", help="end of validity, UTC (default: two years from now)")
     parser.set_defaults(handler=_add)
 
 
