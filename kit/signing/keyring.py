@@ -151,6 +151,8 @@ MANIFEST_PAYLOAD_TYPE = "application/vnd.ckit.keyring+json"
 MANIFEST_VERSION = 1
 #: A manifest lists a few keys per vendor; these bound what a hostile one may cost.
 MAX_MANIFEST_BYTES = 4 << 20
+#: keyring.json.sig carries the manifest again, in base64, beside its signatures.
+MAX_MANIFEST_SIGNATURE_BYTES = 2 * MAX_MANIFEST_BYTES
 MAX_MANIFEST_ENTRIES = 4096
 MAX_REASON_CHARS = 300
 
@@ -339,7 +341,7 @@ def read_manifest_signatures(keyring_dir: Path) -> tuple[Signature, ...]:
             loads_strict(
                 read_regular_file(
                     keyring_dir / MANIFEST_SIGNATURE_NAME,
-                    limit=MAX_MANIFEST_BYTES,
+                    limit=MAX_MANIFEST_SIGNATURE_BYTES,
                     what="keyring signature",
                 )
             )
@@ -403,7 +405,9 @@ def sign_manifest(keyring_dir: Path, private_key: Ed25519PrivateKey) -> tuple[in
 def _signatures_in_file(signature_path: Path) -> int:
     """How many signatures the file holds, whatever they cover (0 when unreadable)."""
     try:
-        data = read_regular_file(signature_path, limit=MAX_MANIFEST_BYTES, what="signature")
+        data = read_regular_file(
+            signature_path, limit=MAX_MANIFEST_SIGNATURE_BYTES, what="keyring signature"
+        )
         return len(decode_envelope(loads_strict(data)).signatures)
     except (InputError, VerificationError):
         return 0

@@ -41,7 +41,7 @@ from kit.signing.keyring import (
     MANIFEST_NAME,
     MANIFEST_PAYLOAD_TYPE,
     MANIFEST_SIGNATURE_NAME,
-    MAX_MANIFEST_BYTES,
+    MAX_MANIFEST_SIGNATURE_BYTES,
     PUBLIC_KEY_SUFFIX,
     Keyring,
     KeyringManifest,
@@ -110,10 +110,9 @@ class TrustedKeyring:
         A naive ``signed_at`` is taken as UTC.
         """
         problem = self.standing_problem(keyid)
-        if problem is not None:
-            return problem
         entry = self.manifest.find(keyid)
-        assert entry is not None  # standing_problem refuses unlisted keys
+        if problem is not None or entry is None:  # standing_problem names unlisted keys
+            return problem
         if entry.vendor != vendor:
             return f"key {keyid[:16]} is listed for vendor {entry.vendor}, not {vendor}"
         return _window_problem(entry, _as_utc(signed_at))
@@ -193,7 +192,9 @@ def load_roots(roots_dir: Path) -> TrustRoots:
 def _read_signature_envelope(keyring_dir: Path) -> Envelope:
     path = keyring_dir / MANIFEST_SIGNATURE_NAME
     try:
-        data = read_regular_file(path, limit=MAX_MANIFEST_BYTES, what="keyring signature")
+        data = read_regular_file(
+            path, limit=MAX_MANIFEST_SIGNATURE_BYTES, what="keyring signature"
+        )
     except FileMissing:
         raise VerificationError(
             f"{MANIFEST_SIGNATURE_NAME} is missing from {keyring_dir}: "

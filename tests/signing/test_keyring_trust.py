@@ -374,3 +374,45 @@ def test_trusted_keyring_with_another_keyring_dir_is_refused(
         verify_envelope(
             trusted_run.run.envelope_path, keyring_dir=other, trusted=trusted_run.trusted()
         )
+
+
+MALFORMED_ENTRIES: list[tuple[str, dict[str, object], str]] = [
+    (
+        "time_not_in_utc",
+        {"not_after": "2030-01-01T00:00:00+02:00"},
+        r"keyring\.json entry 0 not_after '2030-01-01T00:00:00\+02:00' is not in UTC \(end it "
+        r"with Z\)",
+    ),
+    (
+        "revoked_without_a_reason",
+        {"status": "revoked", "changed_at": "2026-01-01T00:00:00Z"},
+        r"keyring\.json entry 0 reason must be a non-empty string of at most 300 characters "
+        r"\(a revocation says why\)",
+    ),
+    (
+        "unknown_status",
+        {"status": "trusted-forever"},
+        r"keyring\.json entry 0 status 'trusted-forever' is not active, retired or revoked",
+    ),
+    (
+        "unknown_field",
+        {"also_valid_for": "beta"},
+        r"keyring\.json entry 0 has unknown field 'also_valid_for'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [(change, message) for _, change, message in MALFORMED_ENTRIES],
+    ids=[name for name, _, _ in MALFORMED_ENTRIES],
+)
+def test_malformed_entry_signed_by_the_root_is_refused(
+    trusted_run: TrustedRun, change: dict[str, object], message: str
+) -> None:
+    document = {"version": 1, "keys": [dict(trusted_run.entry().to_json(), **change)]}
+    trusted_run.manifest_path.write_text(json.dumps(document, indent=2) + "\n")
+    trusted_run.write_signature(trusted_run.roots[0])
+    with pytest.raises(VerificationError) as refused:
+        trusted_run.trusted()
+    assert re.fullmatch(message, str(refused.value)), str(refused.value)
