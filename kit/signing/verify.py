@@ -23,6 +23,11 @@ Content: whether what was signed holds up (``kit.report.content`` and ``kit.repo
 12. the report's coverage, completeness, policy violations, summary and grade, derived again
     from its records and its standard, equal what it claims
 
+With a trusted keyring (``trusted``, see ``kit.signing.trust``), step 4 also requires every
+signing key to be listed in the root-signed keyring.json and not revoked, and step 6 requires
+each to be listed for the report's vendor and valid (window, retirement) at the report's
+signing time, its ``run.finished_at``. Without one, any key file in the keyring counts.
+
 Each step raises ``VerificationError("step N: ...")`` with one line saying what was wrong. Every
 step reads bounded input and does linear work, so a hostile envelope costs little to reject.
 """
@@ -57,6 +62,7 @@ from kit.signing.limits import (
 from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES, REPORT_JSON
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
 from kit.signing.strict_json import canonical_json, loads_strict
+from kit.signing.trust import TrustedKeyring
 from kit.standard import Standard
 
 
@@ -166,16 +172,22 @@ def _signer(signature: Signature, message: bytes, keyring: Keyring) -> KeyringEn
 
 
 def step4_verify_signatures(
-    envelope: Envelope, keyring_dir: Path | None
+    envelope: Envelope, keyring_dir: Path | None, trusted: TrustedKeyring | None = None
 ) -> tuple[KeyringEntry, ...]:
-    keyring = _load_keyring(keyring_dir)
+    keyring = trusted.keyring if trusted is not None else _load_keyring(keyring_dir)
     message = pae(envelope.payload_type, envelope.payload)
     seen: set[str] = set()
     for signature in envelope.signatures:
         if signature.keyid in seen:
             _fail(4, f"key {_short(signature.keyid)} signs the envelope twice")
         seen.add(signature.keyid)
-    return tuple(_signer(signature, message, keyring) for signature in envelope.signatures)
+    signers = tuple(_signer(signature, message, keyring) for signature in envelope.signatures)
+    if trusted is not None:
+        for signer in signers:
+            problem = trusted.standing_problem(signer.keyid)
+            if problem is not None:
+                _fail(4, problem)
+    return signers
 
 
 def step5_parse_statement(payload: bytes) -> Statement:
@@ -185,7 +197,24 @@ def step5_parse_statement(payload: bytes) -> Statement:
         _fail(5, str(exc))
 
 
-def step6_check_vendor_binding(statement: Statement, signers: tuple[KeyringEntry, ...]) -> None:
+def _signing_time(statement: Statement) -> dt.datetime:
+    """The report's ``run.finished_at``: the only signing time the statement offers."""
+    run = statement.report.get("run")
+    text = run.get("finished_at") if isinstance(run, dict) else None
+    try:
+        moment = dt.datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        _fail(6, "the report's run.finished_at is not a time with a zone; keys are judged by it")
+    return moment
+
+
+def step6_check_vendor_binding(
+    statement: Statement,
+    signers: tuple[KeyringEntry, ...],
+    trusted: TrustedKeyring | None = None,
+) -> None:
     claimed = statement.vendor_id
     for signer in signers:
         if signer.vendor != claimed:
@@ -194,6 +223,13 @@ def step6_check_vendor_binding(statement: Statement, signers: tuple[KeyringEntry
                 f"key {signer.keyid[:16]} of vendor {signer.vendor} signed a report claiming "
                 f"vendor {claimed!r}",
             )
+    if trusted is None:
+        return
+    signed_at = _signing_time(statement)
+    for signer in signers:
+        problem = trusted.key_problem(signer.keyid, claimed, signed_at)
+        if problem is not None:
+            _fail(6, problem)
 
 
 def _read_subject(files_dir: Path, name: str) -> bytes:
@@ -276,6 +312,15 @@ def step12_check_grade(report: Report, standard: Standard) -> None:
         _fail(12, str(exc))
 
 
+def _refuse_other_keyring(keyring_dir: Path | None, trusted: TrustedKeyring | None) -> None:
+    if trusted is None or keyring_dir is None:
+        return
+    if keyring_dir.resolve() != trusted.directory.resolve():
+        raise InputError(
+            f"keyring {keyring_dir} is not the trusted keyring {trusted.directory} passed with it"
+        )
+
+
 def verify_envelope(
     envelope_path: Path,
     keyring_dir: Path | None = None,
@@ -283,20 +328,23 @@ def verify_envelope(
     *,
     now: dt.datetime | None = None,
     released_kits: Sequence[ReleasedKit] | None = None,
+    trusted: TrustedKeyring | None = None,
 ) -> VerifiedReport:
     """Run the checklist; ``envelope_path`` may be the run directory holding the envelope.
 
     ``now`` (default: the clock) and ``released_kits`` (default: the kit's list) are what the
-    verifier knows itself; tests pass their own.
+    verifier knows itself; tests pass their own. ``trusted`` (from ``load_trusted_keyring``)
+    brings its own keys: ``keyring_dir``, if given too, must be its directory.
     """
+    _refuse_other_keyring(keyring_dir, trusted)
     if envelope_path.is_dir():
         envelope_path = envelope_path / ENVELOPE_NAME
     envelope = step1_read_envelope(envelope_path)
     step2_check_payload_type(envelope)
     step3_require_signatures(envelope)
-    signers = step4_verify_signatures(envelope, keyring_dir)
+    signers = step4_verify_signatures(envelope, keyring_dir, trusted)
     statement = step5_parse_statement(envelope.payload)
-    step6_check_vendor_binding(statement, signers)
+    step6_check_vendor_binding(statement, signers, trusted)
     report_bytes = step7_check_subject_files(statement, files_dir or envelope_path.parent)
     step8_check_report_matches(report_bytes, statement)
     report, standard = step9_read_report(statement)
