@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit import paths
 from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.hashing import RELEASED_KITS
@@ -35,6 +34,10 @@ from kit.vendors import SkipEntry, SkipManifest, load_vendor
 VENDOR = "acme"
 SELECT = "unit/opinfo/add/float32/*"
 ALL_TIERS = ("deploy", "unit", "models")
+#: This kit checkout, wherever ``CKIT_HOME`` points a test meanwhile.
+CHECKOUT = Path(__file__).resolve().parents[2]
+#: The checkout's cpu profile, filed as vendor acme.
+CPU_PROFILE = CHECKOUT / "vendors" / "cpu"
 
 
 def finished_ago(delta: dt.timedelta) -> dt.datetime:
@@ -49,7 +52,9 @@ def _build(
     torch_version: str | None,
 ) -> dict[str, Any]:
     standard = load_standard()
-    vendor = dataclasses.replace(load_vendor("cpu"), id=VENDOR, display_name="Acme Accelerators")
+    vendor = dataclasses.replace(
+        load_vendor(CPU_PROFILE), id=VENDOR, display_name="Acme Accelerators"
+    )
     environment = collect_environment(DeviceInfo("cpu", 1, "x86_64"))
     if torch_version is not None:
         environment["torch"]["version"] = torch_version
@@ -132,7 +137,7 @@ def release_entry(digest: str, version: str = "0.1.0", date: str = "2027-01-31")
 
 def kit_home_releasing(home: Path, digest: str | None) -> Path:
     """A kit home (for ``CKIT_HOME``): this checkout's standards, ``digest`` listed released."""
-    shutil.copytree(paths.standards_dir(), home / "standards")
+    shutil.copytree(CHECKOUT / "standards", home / "standards")
     if digest is not None:
         (home / "standards" / RELEASED_KITS).write_text(release_entry(digest), encoding="utf-8")
     return home
