@@ -43,6 +43,10 @@ class VendorCheck:
         return f"the report is vendor {report.vendor_id}'s, not {self.vendor}'s"
 
 
+def _days(count: int) -> str:
+    return f"{count} day" if count == 1 else f"{count} days"
+
+
 def grade_order(standard_version: str = kit.STANDARD_VERSION) -> tuple[str, ...]:
     """The standard's grade names, best first, as grading tries them."""
     return tuple(grade.name for grade in load_standard(standard_version).grades)
@@ -87,16 +91,17 @@ class MaxAgeCheck:
             raise InputError(f"max age {self.days!r}: expected a whole number of days, 0 or more")
 
     def describe(self) -> str:
-        return f"the run finished at most {self.days} days ago"
+        return f"the run finished at most {_days(self.days)} ago"
 
     def check(self, report: Report, standing: KitStanding, now: dt.datetime) -> str | None:
         finished = report.run.finished_at
         age = now - finished
         if age <= dt.timedelta(days=self.days):
             return None
+        verb = "is" if self.days == 1 else "are"
         return (
-            f"the run finished on {finished.date()}, {age.days} days before "
-            f"{now.date()}; at most {self.days} days are accepted"
+            f"the run finished on {finished.date()}, {_days(age.days)} before "
+            f"{now.date()}; at most {_days(self.days)} {verb} accepted"
         )
 
 
@@ -137,4 +142,4 @@ class SkipPolicyCheck:
         if not problems:
             return None
         noun = "problem" if len(problems) == 1 else "problems"
-        return f"{len(problems)} skip-policy {noun}: {_listed(problems)}"
+        return f"{len(problems)} {noun}: {_listed(problems)}"

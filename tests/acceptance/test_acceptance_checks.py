@@ -133,7 +133,7 @@ def test_skip_policy_is_met_by_a_complete_run_without_skips(complete_report):
 
 def test_skip_policy_is_not_met_by_a_narrowed_run(narrowed):
     (violation,) = narrowed["policy"]["violations"]
-    assert judged(SkipPolicyCheck(), narrowed) == f"1 skip-policy problem: {violation['message']}"
+    assert judged(SkipPolicyCheck(), narrowed) == f"1 problem: {violation['message']}"
 
 
 def entry(test: str, *, reason: str = "precision", tracking: str = "https://example.com/1",
@@ -149,7 +149,7 @@ def test_skip_policy_is_not_met_by_an_entry_without_reason_or_tracking_link():
     document = narrowed_report(skips=entries)
     why = judged(SkipPolicyCheck(), document)
     assert why is not None
-    assert why.startswith("3 skip-policy problems: ")
+    assert why.startswith("3 problems: ")
     assert why.endswith(
         "skip entry 'unit/opinfo/sin/float16/*' has no reason; "
         "skip entry 'unit/opinfo/cos/float16/*' has no tracking link"
@@ -164,7 +164,7 @@ def test_skip_policy_names_an_entry_expired_at_the_run_date_once():
     kinds = [v["kind"] for v in document["policy"]["violations"]]
     assert kinds == ["incomplete-run", "expired-skip"]
     why = judged(SkipPolicyCheck(), document)
-    assert why is not None and why.startswith("2 skip-policy problems: ")
+    assert why is not None and why.startswith("2 problems: ")
     assert why.count("'unit/opinfo/sin/float16/*'") == 1 and "expired on" in why
 
 
@@ -177,3 +177,13 @@ def test_every_check_describes_itself_in_one_line(narrowed):
     assert len(set(names)) == len(names)
     for check in checks:
         assert check.describe() and "\n" not in check.describe()
+
+
+def test_max_age_counts_one_day_as_one_day(narrowed):
+    finished = dt.datetime.fromisoformat(narrowed["run"]["finished_at"])
+    assert MaxAgeCheck(1).describe() == "the run finished at most 1 day ago"
+    later = finished + dt.timedelta(days=2)
+    assert judged(MaxAgeCheck(1), narrowed, now=later) == (
+        f"the run finished on {finished.date()}, 2 days before {later.date()}; "
+        "at most 1 day is accepted"
+    )
