@@ -1,5 +1,9 @@
 """``ckit verify ENVELOPE``: check a signed report against the keyring, then its content.
 
+With an acceptance option (``--policy``, ``--require-released``, ``--min-grade``,
+``--max-age-days``, ``--vendor``) verify then judges the verified report against that policy
+(``kit.acceptance``): one line per check, and exit code 4 when any is not met.
+
 Every printed line goes through ``printable``: the report's fields are the signer's words, and
 a carriage return or an ANSI escape in one could redraw the line into a forged verdict.
 """
@@ -7,28 +11,115 @@ a carriage return or an ANSI escape in one could redraw the line into a forged v
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+from collections.abc import Sequence
 from pathlib import Path
 
+from kit.acceptance import AcceptanceCheck, AcceptancePolicy, PolicyOutcome, accepted, load_policy
+from kit.acceptance.kit_checks import ReleasedKitCheck
+from kit.acceptance.result_checks import MaxAgeCheck, MinGradeCheck, VendorCheck, grade_order
 from kit.cli import add_command
 from kit.errors import ExitCode
 from kit.printable import printable
+from kit.report.released import ReleasedKit, load_released_kits
 from kit.signing.sign import ENVELOPE_NAME
 from kit.signing.verify import VerifiedReport, verify_envelope
 
 
-def _lines(verified: VerifiedReport) -> list[str]:
+def _lines(verified: VerifiedReport, verdict_word: str = "OK") -> list[str]:
     verdict = (
-        f"OK: {verified.vendor} report signed by {verified.keyid[:16]}, "
+        f"{verdict_word}: {verified.vendor} report signed by {verified.keyid[:16]}, "
         f"kit {verified.kit_version}, grade {verified.grade_name}"
     )
     return [verdict, *(f"note: {note}" for note in verified.notes)]
 
 
+def _option_checks(
+    args: argparse.Namespace, released: Sequence[ReleasedKit]
+) -> list[AcceptanceCheck]:
+    checks: list[AcceptanceCheck] = []
+    if args.require_released:
+        checks.append(ReleasedKitCheck(tuple(released)))
+    if args.vendor is not None:
+        checks.append(VendorCheck(args.vendor))
+    if args.min_grade is not None:
+        checks.append(MinGradeCheck(args.min_grade, grade_order()))
+    if args.max_age_days is not None:
+        checks.append(MaxAgeCheck(args.max_age_days))
+    return checks
+
+
+def _policy(args: argparse.Namespace, released: Sequence[ReleasedKit]) -> AcceptancePolicy | None:
+    """The policy the options ask for; None when they ask for none (integrity only)."""
+    checks = _option_checks(args, released)
+    if args.policy is not None:
+        from_file = load_policy(args.policy, vendor=args.vendor, released_kits=released)
+        return from_file.with_checks(checks)
+    return AcceptancePolicy(tuple(checks)) if checks else None
+
+
+def _outcome_line(outcome: PolicyOutcome) -> str:
+    if outcome.passed:
+        return f"✓ {outcome.name}: {outcome.description}"
+    return f"✗ {outcome.name}: {outcome.why}"
+
+
+def _verdict(outcomes: Sequence[PolicyOutcome]) -> str:
+    failed = sum(not outcome.passed for outcome in outcomes)
+    if not failed:
+        return f"ACCEPTED: all {len(outcomes)} acceptance checks met"
+    return f"REJECTED: {failed} of {len(outcomes)} acceptance checks not met"
+
+
 def _verify(args: argparse.Namespace) -> int:
-    verified = verify_envelope(args.envelope, keyring_dir=args.keyring, files_dir=args.files)
-    for line in _lines(verified):
+    released = load_released_kits()
+    # Built before the envelope is read: a bad option or policy file fails as an input error.
+    policy = _policy(args, released)
+    now = dt.datetime.now(dt.UTC)
+    verified = verify_envelope(
+        args.envelope, keyring_dir=args.keyring, files_dir=args.files, now=now,
+        released_kits=released,
+    )
+    if policy is None:
+        for line in _lines(verified):
+            print(printable(line))
+        return ExitCode.OK
+    outcomes = policy.evaluate(verified.content, verified.kit, now)
+    lines = [*_lines(verified, "verified"), *map(_outcome_line, outcomes), _verdict(outcomes)]
+    for line in lines:
         print(printable(line))
-    return ExitCode.OK
+    return ExitCode.OK if accepted(outcomes) else ExitCode.VERIFICATION_FAILED
+
+
+def _add_acceptance_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "acceptance (after the integrity checks; every check given must be met, else exit 4)"
+    )
+    group.add_argument(
+        "--policy",
+        type=Path,
+        metavar="FILE",
+        help="acceptance policy file, such as standards/v1/acceptance.yaml",
+    )
+    group.add_argument(
+        "--require-released",
+        action="store_true",
+        help="the kit digest must be a released kit's (standards/released-kits.yaml)",
+    )
+    group.add_argument(
+        "--min-grade", metavar="NAME", help="the grade must be NAME or better"
+    )
+    group.add_argument(
+        "--max-age-days",
+        type=int,
+        metavar="N",
+        help="the run must have finished at most N days ago",
+    )
+    group.add_argument(
+        "--vendor",
+        metavar="V",
+        help="the report must be vendor V's (a policy's vendor_is_submission_path uses V)",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,10 +127,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         subparsers,
         "verify",
         "verify a signed report: signature, signer's vendor, every report file's digest, and "
-        "the report's content (schema, standard, kit, times, grade recomputed)",
+        "the report's content (schema, standard, kit, times, grade recomputed); with an "
+        "acceptance option, then whether the report meets that policy",
         [
             f"ckit verify results/acme/{ENVELOPE_NAME}",
             f"ckit verify submission/{ENVELOPE_NAME} --keyring signing/keyring --files submission",
+            f"ckit verify submission/{ENVELOPE_NAME} --policy standards/v1/acceptance.yaml "
+            "--vendor acme",
         ],
     )
     parser.add_argument(
@@ -57,4 +151,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="DIR",
         help="directory holding the report files (default: the envelope's directory)",
     )
+    _add_acceptance_options(parser)
     parser.set_defaults(handler=_verify)

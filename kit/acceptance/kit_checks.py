@@ -1,0 +1,106 @@
+"""Acceptance checks on the kit and standard that judged a run: released kit, standard, torch."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from kit.errors import InputError
+from kit.hashing import RELEASED_KITS
+from kit.report.content import KitStanding
+from kit.report.model import Report
+from kit.report.released import ReleasedKit
+from kit.standard import torch_release_of
+
+#: A torch release a policy names: ``2.13`` (any 2.13.x) or ``2.13.0``.
+TORCH_RELEASE = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")
+#: A standard's version: the name of its directory under standards/.
+STANDARD_VERSION = re.compile(r"v[0-9]+")
+
+
+@dataclass(frozen=True)
+class ReleasedKitCheck:
+    """The report's kit digest is a released kit's, of the version the report names.
+
+    It judges the digest against the list itself, not the report's ``kit.released`` claim: a
+    kit loosened locally has another digest, whatever its report says.
+    """
+
+    released_kits: tuple[ReleasedKit, ...]
+    name: ClassVar[str] = "released-kit"
+
+    def describe(self) -> str:
+        return f"the kit that judged the run is a released kit (standards/{RELEASED_KITS})"
+
+    def check(self, report: Report, standing: KitStanding, now: dt.datetime) -> str | None:
+        kit = report.kit
+        release = next((k for k in self.released_kits if k.digest == kit.digest), None)
+        if release is None:
+            return (
+                f"kit {kit.version} with digest {kit.digest[:16]} is not a released kit: its "
+                f"digest is not in standards/{RELEASED_KITS}"
+            )
+        if release.version != kit.version:
+            return (
+                f"digest {kit.digest[:16]} is released kit {release.version}, but the report "
+                f"names kit {kit.version}"
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class StandardCheck:
+    """The run was judged against this standard."""
+
+    version: str
+    name: ClassVar[str] = "standard"
+
+    def __post_init__(self) -> None:
+        if not STANDARD_VERSION.fullmatch(self.version):
+            raise InputError(f"standard {self.version!r}: expected a version such as v1")
+
+    def describe(self) -> str:
+        return f"the run was judged against standard {self.version}"
+
+    def check(self, report: Report, standing: KitStanding, now: dt.datetime) -> str | None:
+        if report.standard.version == self.version:
+            return None
+        return f"the run was judged against standard {report.standard.version}, not {self.version}"
+
+
+def _of_release(version: str, release: str) -> bool:
+    """Whether torch ``version`` (local label dropped) is ``release`` or one of its patches."""
+    named = torch_release_of(version)
+    return named == release or named.startswith(f"{release}.")
+
+
+@dataclass(frozen=True)
+class TorchReleaseCheck:
+    """The standard certifies this torch release, and the run ran on it."""
+
+    release: str
+    name: ClassVar[str] = "torch-release"
+
+    def __post_init__(self) -> None:
+        if not TORCH_RELEASE.fullmatch(self.release):
+            raise InputError(
+                f"torch release {self.release!r}: expected MAJOR.MINOR or MAJOR.MINOR.PATCH "
+                "such as 2.13"
+            )
+
+    def describe(self) -> str:
+        return f"the run certifies torch {self.release} and ran on it"
+
+    def check(self, report: Report, standing: KitStanding, now: dt.datetime) -> str | None:
+        certified = report.standard.torch_release
+        if not _of_release(certified, self.release):
+            return (
+                f"standard {report.standard.version} certifies torch {certified}, "
+                f"not {self.release}"
+            )
+        ran = str(report.environment["torch"]["version"])
+        if not _of_release(ran, self.release):
+            return f"the run ran torch {ran}, not {self.release}"
+        return None
