@@ -17,6 +17,7 @@ from kit.printable import printable
 from kit.repository.gate import (
     GateResult,
     VendorGate,
+    audit_of,
     evaluate_gate,
     load_gate_policy,
     tier_pass_rates,
@@ -81,9 +82,7 @@ def _gate(args: argparse.Namespace) -> int:
     policy = load_gate_policy(args.policy)  # a bad policy is refused before any audit work
     if not args.repo.is_dir():
         raise InputError(f"repository {args.repo} is not a directory")
-    from kit.repository.audit import audit_repository  # the audit lives beside; imported late
-
-    audit = audit_repository(args.repo)
+    audit = audit_of(args.repo)
     result = evaluate_gate(audit, args.release, policy, dt.datetime.now(dt.UTC))
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=True))
