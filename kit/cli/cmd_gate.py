@@ -20,6 +20,7 @@ from kit.repository.gate import (
     audit_of,
     evaluate_gate,
     load_gate_policy,
+    percent,
     tier_pass_rates,
 )
 from kit.results import TIERS
@@ -33,7 +34,7 @@ _HEADER = ("vendor", "kit", "grade", *TIERS, "verdict", "why")
 
 
 def _rate_text(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate:.1%}"
+    return "-" if rate is None else percent(rate)
 
 
 def _row(vendor: VendorGate) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ def _portal(args: argparse.Namespace) -> int:
     if not args.repo.is_dir():
         raise InputError(f"repository {args.repo} is not a directory")
     from kit.portal.builder import build_site  # jinja2 is imported only by this command
+
     audit = audit_of(args.repo)
     written = build_site(audit, args.out)
     failed = sum(1 for submission in audit.submissions if not submission.passed)

@@ -17,6 +17,7 @@ from kit.errors import InputError
 from kit.printable import printable
 from kit.report import view
 from kit.report.model import Report
+from kit.repository.gate import percent
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey
 from kit.results import FAILURE_STATUSES, Status, tier_of
@@ -31,7 +32,7 @@ def text(value: Any) -> str:
 
 
 def rate_text(rate: float | None) -> str:
-    return "–" if rate is None else f"{rate:.1%}"
+    return "–" if rate is None else percent(rate)
 
 
 def safe_url(url: Any) -> str | None:
@@ -420,9 +421,7 @@ class Site:
 
 def site_model(audit: RepositoryAudit) -> Site:
     views = [submission_view(submission) for submission in audit.submissions]
-    reports = {
-        s.key: s.report for s in audit.submissions if s.passed and s.report is not None
-    }
+    reports = {s.key: s.report for s in audit.submissions if s.passed and s.report is not None}
     releases = sorted({v.key.torch_release for v in views}, key=_release_order, reverse=True)
     vendors = sorted({v.key.vendor for v in views})
     return Site(

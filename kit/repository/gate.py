@@ -135,6 +135,11 @@ def load_gate_policy(path: Path | None = None) -> GatePolicy:
     return parse_gate_policy(load_yaml(path), path)
 
 
+def percent(rate: float) -> str:
+    """``rate`` as a percentage, rounded down: 10640 of 10641 is 99.99%, never 100.00%."""
+    return f"{math.floor(rate * 10_000) / 100:.2f}%"
+
+
 def tier_pass_rates(report: Report) -> dict[str, float | None]:
     """Per tier of the report: passed / (ran + locked tests without a record); None if nothing
     ran. A missing test counts as a failure, as the grade counts it."""
@@ -156,8 +161,8 @@ def shortfalls(report: Report, policy: GatePolicy) -> list[str]:
         if tier not in rates:
             problems.append(f"tier {tier} not run")
         elif rate is None or rate < minimum:
-            shown = "no test ran" if rate is None else f"{rate:.2%}"
-            problems.append(f"{tier} pass rate {shown} < {minimum:.2%}")
+            shown = "no test ran" if rate is None else percent(rate)
+            problems.append(f"{tier} pass rate {shown} < {percent(minimum)}")
     return problems
 
 

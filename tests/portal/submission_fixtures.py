@@ -171,9 +171,7 @@ def audit_submission(repo: Repository, key: SubmissionKey, now: dt.datetime) -> 
     """The test's stand-in for the repository audit: ``verify_envelope`` as one check."""
     title = "envelope verifies (signature, vendor, files, content)"
     try:
-        verified = verify_envelope(
-            key.directory(repo.root), keyring_dir=repo.keyring_dir, now=now
-        )
+        verified = verify_envelope(key.directory(repo.root), keyring_dir=repo.keyring_dir, now=now)
     except VerificationError as error:
         return SubmissionAudit(key, (CheckResult(1, title, False, str(error)),))
     if verified.vendor != key.vendor:

@@ -88,12 +88,10 @@ def test_several_vendors_meeting_the_bar_open_the_gate(repo: Repository, tmp_pat
     lines = gate_lines(result)
     assert lines[-1] == "gate: OPEN"
     acme_row = next(line for line in lines if line.startswith("acme *"))
-    assert "0.1.0" in acme_row and "100.0%" in acme_row and "passes" in acme_row
+    assert "0.1.0" in acme_row and "100.00%" in acme_row and "passes" in acme_row
 
 
-def test_required_vendor_without_a_result_closes_the_gate(
-    repo: Repository, tmp_path: Path
-) -> None:
+def test_required_vendor_without_a_result_closes_the_gate(repo: Repository, tmp_path: Path) -> None:
     repo.submit(_small("bolt", 10))
     result = evaluate_gate(audit(repo), "2.13", _policy(tmp_path), NOW)
     acme = next(v for v in result.vendors if v.vendor == "acme")
@@ -107,7 +105,7 @@ def test_tier_below_its_threshold_is_named(repo: Repository, tmp_path: Path) -> 
     result = evaluate_gate(audit(repo), "2.13", _policy(tmp_path), NOW)
     (acme,) = result.vendors
     assert acme.verdict is Verdict.FIXING
-    assert acme.why == "models pass rate 90.48% < 95.00%"
+    assert acme.why == "models pass rate 90.47% < 95.00%"
 
 
 def test_grade_below_the_minimum_is_named(repo: Repository, tmp_path: Path) -> None:
@@ -233,9 +231,7 @@ def test_cli_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -
     assert "  0  gate open" in help_text
 
 
-def test_json_decision_names_each_vendors_latest_result(
-    repo: Repository, tmp_path: Path
-) -> None:
+def test_json_decision_names_each_vendors_latest_result(repo: Repository, tmp_path: Path) -> None:
     repo.submit(_small("acme", 30))
     latest = repo.submit(_small("acme", 20, kit_version="0.2.0", outcomes=TWO_MODELS_FAIL))
     result = evaluate_gate(audit(repo), "2.13", _policy(tmp_path), NOW)
