@@ -1,0 +1,126 @@
+"""``ckit gate --release 2.13 REPO``: may the release ship, on the vendors' audited results?
+
+Every printed field that came from a submission goes through ``printable``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+from kit.cli import add_command
+from kit.errors import ExitCode, InputError
+from kit.printable import printable
+from kit.repository.gate import (
+    GateResult,
+    VendorGate,
+    audit_of,
+    evaluate_gate,
+    load_gate_policy,
+    percent,
+    tier_pass_rates,
+)
+from kit.results import TIERS
+
+#: The exit code when the gate is closed: a required vendor falls short or is missing, a vendor
+#: is past the failing window, or the repository's own checks failed.
+GATE_CLOSED = ExitCode.VERIFICATION_FAILED
+
+_RELEASE = re.compile(r"[0-9]+\.[0-9]+")
+_HEADER = ("vendor", "kit", "grade", *TIERS, "verdict", "why")
+
+
+def _rate_text(rate: float | None) -> str:
+    return "-" if rate is None else percent(rate)
+
+
+def _row(vendor: VendorGate) -> tuple[str, ...]:
+    report = vendor.latest.report if vendor.latest else None
+    rates = tier_pass_rates(report) if report else {}
+    kit_version = vendor.latest.key.kit_version if vendor.latest else "-"
+    grade = report.grade.name if report else "-"
+    cells = [vendor.vendor + (" *" if vendor.required else ""), kit_version, grade]
+    cells += [_rate_text(rates.get(tier)) for tier in TIERS]
+    return tuple(printable(cell) for cell in (*cells, vendor.verdict_text, vendor.why or "-"))
+
+
+def render_table(rows: list[tuple[str, ...]]) -> list[str]:
+    """Columns padded to their widest cell; the last column is left ragged."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]
+
+
+def gate_lines(result: GateResult) -> list[str]:
+    """What ``ckit gate`` prints: a table, the rejected submissions, then the decision."""
+    lines = [f"release {result.release} (at {result.now:%Y-%m-%d %H:%M}Z; * = required)"]
+    lines += render_table([_HEADER, *(_row(vendor) for vendor in result.vendors)])
+    for vendor in result.vendors:
+        if vendor.latest is not None:
+            lines.append(f"{vendor.vendor}: latest result {vendor.latest.key}")
+    for check in result.repository_failures:
+        lines.append(f"repository check {check.number} failed: {check.title}: {check.why}")
+    for audit in result.rejected:
+        failure = audit.first_failure
+        reason = f"check {failure.number} ({failure.title}): {failure.why}" if failure else "none"
+        lines.append(f"rejected {audit.key}: audit failed at {reason}")
+    lines.append("gate: OPEN" if result.open else "gate: CLOSED")
+    return lines
+
+
+def _release(value: str) -> str:
+    if not _RELEASE.fullmatch(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a torch release such as 2.13")
+    return value
+
+
+def _gate(args: argparse.Namespace) -> int:
+    policy = load_gate_policy(args.policy)  # a bad policy is refused before any audit work
+    if not args.repo.is_dir():
+        raise InputError(f"repository {args.repo} is not a directory")
+    audit = audit_of(args.repo)
+    result = evaluate_gate(audit, args.release, policy, dt.datetime.now(dt.UTC))
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=True))
+    else:
+        for line in gate_lines(result):
+            print(printable(line))
+    return ExitCode.OK if result.open else GATE_CLOSED
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        subparsers,
+        "gate",
+        "decide whether a PyTorch release may ship on the vendors' audited results: each "
+        "vendor's latest result against the gate policy (grade, per-tier pass rates, required "
+        "vendors, the failing window)",
+        [
+            "ckit gate --release 2.13 path/to/submissions-repo",
+            "ckit gate --release 2.13 --policy release-2.13-gate.yaml repo --json",
+        ],
+    )
+    parser.epilog = (parser.epilog or "") + (
+        "\n\nexit codes:\n"
+        "  0  gate open: every required vendor meets the bar and none is past the window\n"
+        f"  {int(GATE_CLOSED)}  gate closed: a required vendor falls short or has no audited "
+        "result,\n     a vendor is past the failing window, or the repository's checks failed\n"
+        f"  {int(ExitCode.INPUT_ERROR)}  the policy file or repository could not be read"
+    )
+    parser.add_argument("repo", type=Path, metavar="REPO", help="the submissions repository")
+    parser.add_argument(
+        "--release", type=_release, required=True, help="the torch release to gate (e.g. 2.13)"
+    )
+    parser.add_argument(
+        "--policy",
+        type=Path,
+        metavar="FILE",
+        help="gate policy YAML (default: the standard's gate.yaml, standards/v1/gate.yaml)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the decision as JSON")
+    parser.set_defaults(handler=_gate)

@@ -1,0 +1,48 @@
+"""``ckit portal REPO -o SITE/``: a static site of the repository's audited submissions."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kit.cli import add_command
+from kit.errors import ExitCode, InputError
+from kit.printable import printable
+from kit.repository.gate import audit_of
+
+
+def _portal(args: argparse.Namespace) -> int:
+    if not args.repo.is_dir():
+        raise InputError(f"repository {args.repo} is not a directory")
+    from kit.portal.builder import build_site  # jinja2 is imported only by this command
+
+    audit = audit_of(args.repo)
+    written = build_site(audit, args.out)
+    failed = sum(1 for submission in audit.submissions if not submission.passed)
+    print(
+        printable(
+            f"wrote {len(written)} files to {args.out} ({len(audit.submissions)} submissions, "
+            f"{failed} failed their audit); open {args.out / 'index.html'}"
+        )
+    )
+    return ExitCode.OK
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        subparsers,
+        "portal",
+        "build a static website of a submissions repository: the model x accelerator matrix, "
+        "per-vendor results and trends, and every submission's audit (no JavaScript needed)",
+        ["ckit portal path/to/submissions-repo -o site/"],
+    )
+    parser.add_argument("repo", type=Path, metavar="REPO", help="the submissions repository")
+    parser.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        required=True,
+        metavar="SITE",
+        help="output directory: new, empty, or a site this command built before (replaced)",
+    )
+    parser.set_defaults(handler=_portal)

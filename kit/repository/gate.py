@@ -1,0 +1,324 @@
+"""The release gate: which vendors' audited results meet a release's bar.
+
+A policy (``standards/v1/gate.yaml`` or the release manager's own file) sets per-tier minimum pass
+rates, a minimum grade, the vendors that must pass, and how long a failing vendor has to fix it.
+Only submissions whose audit passed count; for each vendor the latest of them (newest run finish,
+any kit version) is judged. A vendor whose latest result falls short is "fixing" for
+``max_failing_age_hours`` from the run finish of its first failing result since its last passing
+one, then "failed". The gate is open when every required vendor passes, no vendor is past the
+window, and the repository's own checks passed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import importlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kit import paths
+from kit.errors import InputError
+from kit.report.model import Report
+from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
+from kit.results import TIERS
+from kit.signing.keys import VENDOR_ID
+from kit.standard import load_standard
+from kit.yamlio import load_yaml
+
+GATE_POLICY_NAME = "gate.yaml"
+#: The policy file's vocabulary: any other key is refused, so a typo never loosens the gate.
+POLICY_KEYS = ("min_pass_rate", "min_grade", "required_vendors", "max_failing_age_hours")
+
+
+def audit_of(repo_root: Path) -> RepositoryAudit:
+    """``kit.repository.audit.audit_repository(repo_root)``, imported when a command needs it
+    (the audit is its own module; gate and portal only read what it says)."""
+    audit_module = importlib.import_module("kit.repository.audit")
+    audit: RepositoryAudit = audit_module.audit_repository(repo_root)
+    return audit
+
+
+def default_policy_path() -> Path:
+    return paths.standard_dir() / GATE_POLICY_NAME
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    #: Per tier, the least passed / (ran + missing) the latest result may show.
+    min_pass_rate: Mapping[str, float]
+    min_grade: str
+    #: ``min_grade`` and every better grade of the standard, best first.
+    accepted_grades: tuple[str, ...]
+    required_vendors: tuple[str, ...]
+    max_failing_age_hours: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "min_pass_rate": dict(self.min_pass_rate),
+            "min_grade": self.min_grade,
+            "required_vendors": list(self.required_vendors),
+            "max_failing_age_hours": self.max_failing_age_hours,
+        }
+
+
+def _refuse(path: Path, problem: str) -> InputError:
+    return InputError(f"{path}: gate policy: {problem}")
+
+
+def _rate(path: Path, tier: Any, value: Any) -> float:
+    if tier not in TIERS:
+        raise _refuse(path, f"min_pass_rate: unknown tier {tier!r} (tiers: {', '.join(TIERS)})")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise _refuse(path, f"min_pass_rate.{tier}: {value!r} is not a number from 0 to 1")
+    return float(value)
+
+
+def _min_pass_rate(path: Path, value: Any) -> dict[str, float]:
+    if not isinstance(value, dict):
+        raise _refuse(path, "min_pass_rate must map tiers to numbers from 0 to 1")
+    rates = {str(tier): _rate(path, tier, rate) for tier, rate in value.items()}
+    return {tier: rates[tier] for tier in TIERS if tier in rates}
+
+
+def _accepted_grades(path: Path, value: Any) -> tuple[str, ...]:
+    names = [grade.name for grade in load_standard().grades]
+    if value not in names:
+        raise _refuse(path, f"min_grade: {value!r} is not a grade ({', '.join(names)})")
+    return tuple(names[: names.index(value) + 1])
+
+
+def _required_vendors(path: Path, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _refuse(path, "required_vendors must be a list of vendor ids")
+    for vendor in value:
+        if not isinstance(vendor, str) or not VENDOR_ID.fullmatch(vendor):
+            raise _refuse(path, f"required_vendors: {vendor!r} is not a vendor id")
+    if len(set(value)) != len(value):
+        raise _refuse(path, "required_vendors lists a vendor twice")
+    return tuple(sorted(value))
+
+
+def _max_age(path: Path, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise _refuse(path, f"max_failing_age_hours: {value!r} is not a number of hours >= 0")
+    if not math.isfinite(value):
+        raise _refuse(path, "max_failing_age_hours must be finite")
+    return float(value)
+
+
+def parse_gate_policy(data: Any, path: Path) -> GatePolicy:
+    """The policy in ``data`` (a parsed YAML document); ``InputError`` naming ``path`` if not."""
+    if not isinstance(data, dict):
+        raise _refuse(path, "expected a mapping of " + ", ".join(POLICY_KEYS))
+    unknown = sorted(str(key) for key in data if key not in POLICY_KEYS)
+    if unknown:
+        raise _refuse(path, f"unknown key {unknown[0]!r} (known: {', '.join(POLICY_KEYS)})")
+    absent = [key for key in POLICY_KEYS if key not in data]
+    if absent:
+        raise _refuse(path, f"missing key {absent[0]!r}")
+    return GatePolicy(
+        min_pass_rate=_min_pass_rate(path, data["min_pass_rate"]),
+        min_grade=data["min_grade"],
+        accepted_grades=_accepted_grades(path, data["min_grade"]),
+        required_vendors=_required_vendors(path, data["required_vendors"]),
+        max_failing_age_hours=_max_age(path, data["max_failing_age_hours"]),
+    )
+
+
+def load_gate_policy(path: Path | None = None) -> GatePolicy:
+    """The policy at ``path`` (default: the standard's ``gate.yaml``)."""
+    path = path or default_policy_path()
+    return parse_gate_policy(load_yaml(path), path)
+
+
+def percent(rate: float) -> str:
+    """``rate`` as a percentage, rounded down: 10640 of 10641 is 99.99%, never 100.00%."""
+    return f"{math.floor(rate * 10_000) / 100:.2f}%"
+
+
+def tier_pass_rates(report: Report) -> dict[str, float | None]:
+    """Per tier of the report: passed / (ran + locked tests without a record); None if nothing
+    ran. A missing test counts as a failure, as the grade counts it."""
+    rates: dict[str, float | None] = {}
+    for tier, counts in report.summary["tiers"].items():
+        denominator = counts["ran"] + counts["missing"]
+        rates[tier] = counts["passed"] / denominator if denominator else None
+    return rates
+
+
+def shortfalls(report: Report, policy: GatePolicy) -> list[str]:
+    """Why ``report`` falls short of ``policy``, one phrase each; empty when it meets the bar."""
+    problems = []
+    if report.grade.name not in policy.accepted_grades:
+        problems.append(f"grade {report.grade.name} is below {policy.min_grade}")
+    rates = tier_pass_rates(report)
+    for tier, minimum in policy.min_pass_rate.items():
+        rate = rates.get(tier)
+        if tier not in rates:
+            problems.append(f"tier {tier} not run")
+        elif rate is None or rate < minimum:
+            shown = "no test ran" if rate is None else percent(rate)
+            problems.append(f"{tier} pass rate {shown} < {percent(minimum)}")
+    return problems
+
+
+class Verdict(enum.StrEnum):
+    PASSES = "passes"
+    #: Falls short, inside the window to land a passing result.
+    FIXING = "fixing"
+    #: Falls short, past the window.
+    FAILED = "failed"
+    #: No audited result for the release.
+    MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class VendorGate:
+    vendor: str
+    required: bool
+    verdict: Verdict
+    #: Why the verdict, one line ("" when the latest result meets the bar).
+    why: str
+    #: The submission judged: the vendor's latest audited result of the release.
+    latest: SubmissionAudit | None = None
+    #: When the vendor's current run of failing results began (its first one's run finish).
+    failing_since: dt.datetime | None = None
+    #: Whole hours left in the window (fixing) or past its start (failed).
+    hours: int | None = None
+
+    @property
+    def verdict_text(self) -> str:
+        if self.verdict is Verdict.FIXING:
+            return f"fixing ({self.hours}h left)"
+        if self.verdict is Verdict.FAILED:
+            return f"failed: unresolved for {self.hours}h"
+        if self.verdict is Verdict.MISSING:
+            return "missing (required)" if self.required else "missing"
+        return "passes"
+
+    @property
+    def blocks_release(self) -> bool:
+        if self.verdict is Verdict.FAILED:
+            return True
+        return self.required and self.verdict is not Verdict.PASSES
+
+    def to_json(self) -> dict[str, Any]:
+        report = self.latest.report if self.latest else None
+        return {
+            "vendor": self.vendor,
+            "required": self.required,
+            "verdict": self.verdict.value,
+            "verdict_text": self.verdict_text,
+            "why": self.why,
+            "blocks_release": self.blocks_release,
+            "submission": str(self.latest.key) if self.latest else None,
+            "kit_version": self.latest.key.kit_version if self.latest else None,
+            "grade": report.grade.name if report else None,
+            "finished_at": report.run.finished_at.isoformat() if report else None,
+            "tier_pass_rates": tier_pass_rates(report) if report else {},
+            "failing_since": self.failing_since.isoformat() if self.failing_since else None,
+            "hours": self.hours,
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    release: str
+    policy: GatePolicy
+    now: dt.datetime
+    vendors: tuple[VendorGate, ...]
+    #: Submissions of the release whose audit failed: never counted, always shown.
+    rejected: tuple[SubmissionAudit, ...]
+    #: The repository's own checks that failed (its keyring): then no result is trusted.
+    repository_failures: tuple[CheckResult, ...]
+
+    @property
+    def open(self) -> bool:
+        blocked = any(vendor.blocks_release for vendor in self.vendors)
+        return not blocked and not self.repository_failures
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "release": self.release,
+            "open": self.open,
+            "now": self.now.isoformat(),
+            "policy": self.policy.to_json(),
+            "vendors": [vendor.to_json() for vendor in self.vendors],
+            "rejected": [audit.to_json() for audit in self.rejected],
+            "repository_failures": [check.to_json() for check in self.repository_failures],
+        }
+
+
+def _finished(audit: SubmissionAudit) -> dt.datetime:
+    assert audit.report is not None  # only passed audits with a report get here
+    return audit.report.run.finished_at
+
+
+def accepted_results(audit: RepositoryAudit, release: str) -> list[SubmissionAudit]:
+    """The release's submissions whose audit passed, oldest run finish first."""
+    results = [
+        submission
+        for submission in audit.submissions
+        if submission.key.torch_release == release
+        and submission.passed
+        and submission.report is not None
+    ]
+    return sorted(results, key=lambda s: (_finished(s), s.key))
+
+
+def _failing_since(history: Sequence[SubmissionAudit], policy: GatePolicy) -> dt.datetime:
+    """The run finish of the first failing result after the last passing one."""
+    since = _finished(history[-1])
+    for submission in reversed(history):
+        assert submission.report is not None
+        if not shortfalls(submission.report, policy):
+            break
+        since = _finished(submission)
+    return since
+
+
+def _judge_vendor(
+    vendor: str, history: Sequence[SubmissionAudit], policy: GatePolicy, now: dt.datetime
+) -> VendorGate:
+    required = vendor in policy.required_vendors
+    if not history:
+        return VendorGate(vendor, required, Verdict.MISSING, "no audited result for the release")
+    latest = history[-1]
+    assert latest.report is not None
+    problems = shortfalls(latest.report, policy)
+    if not problems:
+        return VendorGate(vendor, required, Verdict.PASSES, "", latest)
+    since = _failing_since(history, policy)
+    age_hours = (now - since).total_seconds() / 3600
+    why = "; ".join(problems)
+    if age_hours > policy.max_failing_age_hours:
+        return VendorGate(
+            vendor, required, Verdict.FAILED, why, latest, since, math.floor(age_hours)
+        )
+    left = math.ceil(policy.max_failing_age_hours - age_hours)
+    return VendorGate(vendor, required, Verdict.FIXING, why, latest, since, left)
+
+
+def evaluate_gate(
+    audit: RepositoryAudit, release: str, policy: GatePolicy, now: dt.datetime
+) -> GateResult:
+    """Judge every vendor with a submission for ``release`` (and every required one)."""
+    results = accepted_results(audit, release)
+    of_release = [s for s in audit.submissions if s.key.torch_release == release]
+    vendors = sorted({s.key.vendor for s in of_release} | set(policy.required_vendors))
+    judged = tuple(
+        _judge_vendor(vendor, [s for s in results if s.key.vendor == vendor], policy, now)
+        for vendor in vendors
+    )
+    return GateResult(
+        release=release,
+        policy=policy,
+        now=now,
+        vendors=judged,
+        rejected=tuple(s for s in of_release if not s.passed),
+        repository_failures=tuple(check for check in audit.checks if not check.passed),
+    )
