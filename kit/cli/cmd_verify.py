@@ -22,7 +22,9 @@ from kit.cli import add_command
 from kit.errors import ExitCode
 from kit.printable import printable
 from kit.report.released import ReleasedKit, load_released_kits
+from kit.signing.keyring import default_keyring_dir
 from kit.signing.sign import ENVELOPE_NAME
+from kit.signing.trust import TrustedKeyring, load_trusted_keyring
 from kit.signing.verify import VerifiedReport, verify_envelope
 
 
@@ -71,6 +73,14 @@ def _verdict(outcomes: Sequence[PolicyOutcome]) -> str:
     return f"REJECTED: {failed} of {len(outcomes)} acceptance checks not met"
 
 
+def _trusted_keyring(args: argparse.Namespace) -> TrustedKeyring | None:
+    """With --trust-roots: the keyring's manifest must be signed by those roots, and every
+    signer's key must be listed, not revoked, and inside its window at signing time."""
+    if args.trust_roots is None:
+        return None
+    return load_trusted_keyring(args.keyring or default_keyring_dir(), args.trust_roots)
+
+
 def _verify(args: argparse.Namespace) -> int:
     released = load_released_kits()
     # Built before the envelope is read: a bad option or policy file fails as an input error.
@@ -78,7 +88,7 @@ def _verify(args: argparse.Namespace) -> int:
     now = dt.datetime.now(dt.UTC)
     verified = verify_envelope(
         args.envelope, keyring_dir=args.keyring, files_dir=args.files, now=now,
-        released_kits=released,
+        released_kits=released, trusted=_trusted_keyring(args),
     )
     if policy is None:
         for line in _lines(verified):
@@ -144,6 +154,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--keyring", type=Path, help="keyring directory (default: the kit's signing/keyring)"
+    )
+    parser.add_argument(
+        "--trust-roots",
+        type=Path,
+        metavar="DIR",
+        help="require the keyring to be signed by the root keys in DIR (such as the kit's "
+        "signing/roots) and each signer's key to be active at signing time",
     )
     parser.add_argument(
         "--files",

@@ -115,6 +115,8 @@ def test_add_sign_list_verify_then_revoke(keys: Keys, run_dir: Path) -> None:
     sign_output_dir(run_dir, keys.vendor_key, None)
     trusted = load_trusted_keyring(keys.keyring, keys.roots)
     assert verify_envelope(run_dir, trusted=trusted).vendor == VENDOR
+    out = keys.ok("verify", run_dir, "--keyring", keys.keyring, "--trust-roots", keys.roots)
+    assert out.startswith(f"OK: {VENDOR} report signed by {keys.vendor_keyid[:16]}")
 
     out = keys.ok(
         "keys", "revoke", keys.vendor_keyid[:12], "--keyring", keys.keyring,
@@ -134,6 +136,11 @@ def test_add_sign_list_verify_then_revoke(keys: Keys, run_dir: Path) -> None:
     with pytest.raises(VerificationError, match=r"^step 4: key [0-9a-f]{16} of vendor acme was "
                        r"revoked at \S+ \(laptop stolen\); it is refused whatever"):
         verify_envelope(run_dir, trusted=load_trusted_keyring(keys.keyring, keys.roots))
+    code, _, err = _run(
+        keys.capsys, "verify", run_dir, "--keyring", keys.keyring, "--trust-roots", keys.roots
+    )
+    assert code == ExitCode.VERIFICATION_FAILED
+    assert re.match(r"ckit: error: step 4: key [0-9a-f]{16} of vendor acme was revoked", err)
 
 
 def test_retired_key_still_verifies_what_it_signed_before(keys: Keys, run_dir: Path) -> None:
