@@ -15,6 +15,18 @@ RUN_FILE = "run.json"
 
 
 @dataclass(frozen=True)
+class PreviousRun:
+    """The run a ``--rerun-failed`` run reruns the failures of, and the report it read."""
+
+    dir: str
+    report_sha256: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PreviousRun:
+        return cls(dir=str(data["dir"]), report_sha256=str(data["report_sha256"]))
+
+
+@dataclass(frozen=True)
 class RunConfig:
     vendor: str
     tiers: tuple[str, ...]
@@ -27,6 +39,8 @@ class RunConfig:
     key_path: str | None
     #: The date skip-manifest expiry is judged by; fixed at the start so a resume agrees.
     clock: RunDate
+    #: Set on a ``--rerun-failed`` run: the previous run, kept in run.json.
+    rerun_of: PreviousRun | None = None
 
     @property
     def today(self) -> str:
@@ -52,6 +66,7 @@ class RunConfig:
             sign=bool(data["sign"]),
             key_path=data["key_path"],
             clock=RunDate.from_json(data["clock"]),
+            rerun_of=PreviousRun.from_json(data["rerun_of"]) if data.get("rerun_of") else None,
         )
 
 
