@@ -45,8 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
          "ckit diff before/report.json after/report.json --json"],
     )
     parser.epilog = (parser.epilog or "") + "\n" + _EXIT_CODES
-    parser.add_argument("a", type=Path, metavar="A", help="the earlier run (directory or report.json)")
-    parser.add_argument("b", type=Path, metavar="B", help="the later run (directory or report.json)")
+    parser.add_argument("a", type=Path, metavar="A",
+                        help="the earlier run (directory or report.json)")
+    parser.add_argument("b", type=Path, metavar="B",
+                        help="the later run (directory or report.json)")
     parser.add_argument("--allow-other-standard", action="store_true",
                         help="compare reports judged by different standards")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",

@@ -17,7 +17,6 @@ from kit.report.show import failing_tests
 from kit.results import TIERS, tier_of
 from kit.runner.config import PreviousRun
 
-
 _GLOB = frozenset("*?")
 
 

@@ -92,7 +92,7 @@ def test_nothing_regressed_exits_zero(
 
 
 def _other_standard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report: Path) -> Path:
-    """The kit knows a standard v2 (a copy of v1's schema); ``report`` relabelled as judged by it."""
+    """A kit that knows a standard v2 (v1's schema); ``report`` relabelled as judged by it."""
     home = tmp_path / "home"
     shutil.copytree(Path(__file__).resolve().parents[2] / "standards" / "v1",
                     home / "standards" / "v1")

@@ -106,7 +106,8 @@ def test_rerun_of_a_run_where_everything_passed_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ids = selected_ids(("unit/opinfo/add/float32/*",))
-    write_report(tmp_path / "ok", report_of(records_with({}, ids), select=("unit/opinfo/add/float32/*",)))
+    report = report_of(records_with({}, ids), select=("unit/opinfo/add/float32/*",))
+    write_report(tmp_path / "ok", report)
     code, _, err = _main(capsys, "run", "--rerun-failed", str(tmp_path / "ok"), "--no-sign")
     assert code == ExitCode.INPUT_ERROR
     assert err == (f"ckit: error: {tmp_path / 'ok' / 'report.json'}: no test to rerun: every "
