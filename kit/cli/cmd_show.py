@@ -10,6 +10,7 @@ from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
 from kit.report.show import show_lines, show_view
+from kit.runner.config import previous_run_of
 
 DEFAULT_LIMIT = 20
 
@@ -17,7 +18,8 @@ DEFAULT_LIMIT = 20
 def _show(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise InputError("--limit must be at least 1")
-    view = show_view(read_report(args.report), args.limit)
+    source = read_report(args.report)
+    view = show_view(source, args.limit, previous_run_of(source.path.parent))
     if args.json:
         # ASCII-only JSON: no byte of a report field reaches the terminal unescaped.
         print(json.dumps(view.to_json(), indent=2, ensure_ascii=True))

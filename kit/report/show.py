@@ -7,6 +7,7 @@ written; the text form escapes what it prints (``kit.printable``), the JSON form
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from kit.report.figures import Figures, figures_of, op_and_dtype
 from kit.report.model import Report
 from kit.report.read import LoadedReport
 from kit.results import TIERS, Status
+from kit.runner.config import PreviousRun
 
 #: Statuses always shown as a column; others only when some tier has one.
 _ALWAYS = (Status.PASS.value,)
@@ -67,6 +69,8 @@ class ShowView:
     tiers: tuple[TierRow, ...]
     groups: tuple[FailureGroup, ...]
     top_errors: tuple[TopError, ...]
+    #: What the run.json beside the report names as the run it reran (``--rerun-failed``).
+    rerun_of: PreviousRun | None = None
 
     @property
     def report(self) -> Report:
@@ -88,6 +92,7 @@ class ShowView:
             "failures": {"tests": sum(g.count for g in self.groups),
                          "groups": [g.to_json() for g in self.groups]},
             "top_errors": [e.to_json() for e in self.top_errors],
+            "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
         }
 
 
@@ -136,13 +141,14 @@ def top_errors(report: Report, limit: int) -> tuple[TopError, ...]:
     return tuple(found[:limit])
 
 
-def show_view(source: LoadedReport, limit: int) -> ShowView:
+def show_view(source: LoadedReport, limit: int, rerun_of: PreviousRun | None = None) -> ShowView:
     report = source.report
     return ShowView(
         source=source,
         tiers=tier_rows(report),
         groups=failure_groups(failing_tests(report)),
         top_errors=top_errors(report, limit),
+        rerun_of=rerun_of,
     )
 
 
@@ -161,6 +167,9 @@ def _header(view: ShowView) -> list[str]:
         f"run: {scope}",
         f"grade: {report.grade.name}",
     ]
+    if view.rerun_of is not None:
+        lines.insert(3, f"rerun of: {view.rerun_of.dir} (its report.json sha256 "
+                        f"{view.rerun_of.report_sha256[:16]})")
     return lines + [f"  why: {reason}" for reason in report.grade.reasons]
 
 

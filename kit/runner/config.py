@@ -76,6 +76,32 @@ def save_run_file(out_dir: Path, config: RunConfig, pins: dict[str, str], starte
     write_new_file(out_dir / RUN_FILE, text.encode("utf-8"))  # never through a planted link
 
 
+#: run.json is a few hundred bytes (a rerun's --select adds one id per failure).
+MAX_RUN_FILE_BYTES = 16 << 20
+
+
+def previous_run_of(run_dir: Path) -> PreviousRun | None:
+    """The run ``run_dir``'s run.json says it reran the failures of; None when it says none.
+
+    Read from a directory someone may have handed over, so bounded and strict; a run.json that
+    cannot be read that way is an error, not a silent "none".
+    """
+    from kit.bounded_read import FileMissing, read_regular_file
+    from kit.signing.strict_json import loads_strict
+
+    source = run_dir / RUN_FILE
+    try:
+        data = read_regular_file(source, limit=MAX_RUN_FILE_BYTES, what="run file")
+    except FileMissing:
+        return None
+    payload = loads_strict(data, what=str(source), error=InputError)
+    try:
+        link = payload["config"].get("rerun_of")
+        return PreviousRun.from_json(link) if link else None
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise InputError(f"{source}: unreadable run file ({exc!r})") from None
+
+
 def load_run_file(out_dir: Path) -> tuple[RunConfig, dict[str, str], str]:
     source = out_dir / RUN_FILE
     try:

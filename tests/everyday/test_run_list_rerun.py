@@ -132,6 +132,7 @@ def test_rerun_failed_runs_the_failures_into_a_new_dir_linked_to_the_previous_ru
     shown = json.loads(out)
     assert shown["run"]["select"] == failing  # narrowed to exactly the failures
     assert shown["failures"]["tests"] == 0  # add/float32 passes on the cpu backend
+    assert shown["rerun_of"] == {"dir": str(prev.resolve()), "report_sha256": digest}
     code, out, _ = _main(capsys, "diff", str(prev), str(out_dir), "--json")
     assert code == ExitCode.OK
     diff = json.loads(out)

@@ -140,3 +140,13 @@ def test_a_document_that_is_not_a_report_is_refused_in_one_line(
     assert code == ExitCode.INPUT_ERROR
     assert err.startswith(f"ckit: error: {path}: not a report this kit can read: report violates")
     assert err.count("\n") == 1
+
+
+def test_a_fifo_planted_as_run_json_beside_the_report_is_refused_not_read(
+    failing_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(failing_run / "run.json")
+    code, out, err = _show(capsys, str(failing_run))
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err == f"ckit: error: run file {failing_run / 'run.json'} is not a regular file " \
+        "(a FIFO)\n"
