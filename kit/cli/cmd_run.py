@@ -56,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--vendor", help="vendor id (vendors/<id>) or path to a vendor.yaml")
     parser.add_argument(
         "--tier", default=None,
-        help=f"comma-separated tiers among {','.join(TIERS)} (default: {DEFAULT_TIERS})",
+        help=f"comma-separated tiers among {','.join(TIERS)} (default: {DEFAULT_TIERS}; with "
+        "--rerun-failed: the tiers of the failures)",
     )
     parser.add_argument(
         "--select", action="append", default=[], metavar="PATTERN",
@@ -119,8 +120,8 @@ def _rerun_config(args: argparse.Namespace) -> RunConfig:
 
     tiers = _tiers(args.tier) if args.tier else None
     rerun = load_rerun(args.rerun_failed, tiers, tuple(args.select))
-    out = args.out or Path(f"{args.rerun_failed.resolve()}-rerun")
-    config = _config(args, args.vendor or rerun.vendor, rerun.tiers, rerun.test_ids, out)
+    config = _config(args, args.vendor or rerun.vendor, rerun.tiers, rerun.test_ids,
+                     args.out or _default_out(args))
     return dataclasses.replace(config, rerun_of=rerun.previous)
 
 
@@ -154,6 +155,12 @@ def _config(
         key_path=args.key,
         clock=clock,
     )
+
+
+def _default_out(args: argparse.Namespace) -> Path:
+    if args.rerun_failed is not None:
+        return Path(f"{args.rerun_failed.resolve()}-rerun")
+    return Path("results") / Path(args.vendor or "").name
 
 
 def _refuse_conflicts(args: argparse.Namespace) -> None:
@@ -197,7 +204,7 @@ def handle(args: argparse.Namespace) -> int:
         else:
             result = start_run(config_from_args(args))
     except KeyboardInterrupt:
-        out = args.resume or args.out or Path("results") / Path(args.vendor or "").name
+        out = args.resume or args.out or _default_out(args)
         print(f"ckit: interrupted; finished tests are journaled: `ckit run --resume {out}`",
               file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
