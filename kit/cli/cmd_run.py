@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import sys
 from pathlib import Path
@@ -10,10 +12,30 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
+from kit.printable import printable
 from kit.results import TIERS
 from kit.runner.config import RunConfig
 
 DEFAULT_TIERS = "unit,models"
+#: The kit's own exit codes besides the grades' (kit.errors.ExitCode).
+_OTHER_CODES = (
+    "  2-6 the run could not start or finish (usage, input, verification, device, environment)\n"
+    "  70  the kit crashed (no verdict)\n"
+    "  130 interrupted (finished tests are journaled: --resume)"
+)
+
+
+def grade_exit_codes() -> str:
+    """The ``--help`` section listing each grade's exit code, as the standard defines them."""
+    from kit.standard import load_standard
+
+    try:
+        standard = load_standard()
+    except InputError as exc:  # help still prints; the run itself would stop on this
+        return f"exit codes: see the standard's grades (unreadable here: {exc})"
+    grades = "\n".join(f"  {g.exit_code:<4}{g.name}" for g in standard.grades)
+    return (f"exit codes (each grade's own, from standard {standard.version}'s standard.yaml):"
+            f"\n{grades}\n{_OTHER_CODES}")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,12 +48,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "ckit run --vendor simnpu --tier unit --select 'unit/opinfo/add/*/*' --no-sign",
             "ckit run --resume results/cpu",
             "ckit run --vendor cpu --in-container --tier deploy,unit --out results/cpu-debian12",
+            "ckit run --vendor cpu --tier unit --select 'unit/opinfo/add/*/*' --list",
+            "ckit run --rerun-failed results/cpu --out results/cpu-rerun",
         ],
     )
+    parser.epilog = f"{parser.epilog}\n\n{grade_exit_codes()}"
     parser.add_argument("--vendor", help="vendor id (vendors/<id>) or path to a vendor.yaml")
     parser.add_argument(
-        "--tier", default=DEFAULT_TIERS,
-        help=f"comma-separated tiers among {','.join(TIERS)} (default: {DEFAULT_TIERS})",
+        "--tier", default=None,
+        help=f"comma-separated tiers among {','.join(TIERS)} (default: {DEFAULT_TIERS}; with "
+        "--rerun-failed: the tiers of the failures)",
     )
     parser.add_argument(
         "--select", action="append", default=[], metavar="PATTERN",
@@ -51,6 +77,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run inside the vendor's reference image (ckit image build); the host signs",
     )
     parser.add_argument("--image", help="with --in-container: image tag (default: debian12)")
+    parser.add_argument(
+        "--list", action="store_true",
+        help="list the tests the run would execute, each with the kit's decision (run, skipped "
+        "by a manifest entry, not applicable), and run nothing",
+    )
+    parser.add_argument(
+        "--rerun-failed", type=Path, metavar="DIR",
+        help="run only the tests the run in DIR did not pass (narrowed further by --tier and "
+        "--select) into a new --out (default DIR-rerun); run.json links back to DIR",
+    )
+    parser.add_argument("--json", action="store_true", help="print the list or the outcome as JSON")
     parser.set_defaults(handler=handle)
 
 
@@ -63,18 +100,41 @@ def _tiers(value: str) -> tuple[str, ...]:
     return tiers
 
 
-def _passthrough(args: argparse.Namespace) -> list[str]:
+def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
     """The run options the in-container ``ckit run`` needs besides vendor, tiers and output."""
-    extra = [arg for pattern in args.select for arg in ("--select", pattern)]
+    extra = [arg for pattern in config.select for arg in ("--select", pattern)]
     if args.timeout is not None:
         extra += ["--timeout", str(args.timeout)]
     return extra + ["--workers", str(args.workers)]
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
+    if args.rerun_failed is not None:
+        return _rerun_config(args)
+    return _config(args, args.vendor, _tiers(args.tier or DEFAULT_TIERS), tuple(args.select))
+
+
+def _rerun_config(args: argparse.Namespace) -> RunConfig:
+    """The previous run's failures; its vendor unless --vendor names another profile."""
+    from kit.runner.rerun import load_rerun
+
+    tiers = _tiers(args.tier) if args.tier else None
+    rerun = load_rerun(args.rerun_failed, tiers, tuple(args.select))
+    config = _config(args, args.vendor or rerun.vendor, rerun.tiers, rerun.test_ids,
+                     args.out or _default_out(args))
+    return dataclasses.replace(config, rerun_of=rerun.previous)
+
+
+def _config(
+    args: argparse.Namespace,
+    vendor: str | None,
+    tiers: tuple[str, ...],
+    select: tuple[str, ...],
+    out: Path | None = None,
+) -> RunConfig:
     from kit.runner.outdir import refuse_dangling_link
 
-    if not args.vendor:
+    if not vendor:
         raise InputError("--vendor is required (or --resume DIR); see `ckit vendors list`")
     if args.workers < 1:
         raise InputError("--workers must be at least 1")
@@ -82,12 +142,12 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         raise InputError("--timeout must be a positive number of seconds")
     # CKIT_TODAY exists for the kit's own tests: the report records it and is not certifiable.
     clock = run_date(os.environ.get(OVERRIDE_ENV))
-    out = args.out or Path("results") / Path(args.vendor).name
+    out = out or args.out or Path("results") / Path(vendor).name
     refuse_dangling_link(out)  # resolving it would aim the run at the link's missing target
     return RunConfig(
-        vendor=args.vendor,
-        tiers=_tiers(args.tier),
-        select=tuple(args.select),
+        vendor=vendor,
+        tiers=tiers,
+        select=select,
         timeout_s=args.timeout,
         workers=args.workers,
         out_dir=out.resolve(),
@@ -97,20 +157,54 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     )
 
 
+def _default_out(args: argparse.Namespace) -> Path:
+    if args.rerun_failed is not None:
+        return Path(f"{args.rerun_failed.resolve()}-rerun")
+    return Path("results") / Path(args.vendor or "").name
+
+
+def _refuse_conflicts(args: argparse.Namespace) -> None:
+    if args.resume is not None and (args.list or args.rerun_failed is not None):
+        raise InputError("--resume finishes the run in its directory as it was started; "
+                         "it takes neither --list nor --rerun-failed")
+
+
+def _list(config: RunConfig, as_json: bool) -> int:
+    from kit.runner.listing import list_plan
+
+    planned = list_plan(config)
+    counts: dict[str, int] = {}
+    for test in planned:
+        counts[test.decision] = counts.get(test.decision, 0) + 1
+    summary = ", ".join(f"{n} {decision}" for decision, n in sorted(counts.items()))
+    if as_json:
+        document = {"vendor": config.vendor, "tiers": list(config.tiers),
+                    "select": list(config.select), "counts": counts,
+                    "tests": [test.to_json() for test in planned]}
+        print(json.dumps(document, indent=2, ensure_ascii=True))
+    else:
+        print("\n".join(printable(test.text()) for test in planned))
+    print(f"{len(planned)} test(s): {summary}", file=sys.stderr)
+    return int(ExitCode.OK)
+
+
 def handle(args: argparse.Namespace) -> int:
     from kit.runner.session import resume_run, start_run, start_run_in_container
 
+    _refuse_conflicts(args)
     # A finished run is refused by the resume itself (kit.runner.outdir): never re-signed.
     try:
         if args.resume is not None:
             result = resume_run(args.resume.resolve())
+        elif args.list:
+            return _list(config_from_args(args), args.json)
         elif args.in_container:
             config = config_from_args(args)
-            result = start_run_in_container(config, args.image, _passthrough(args))
+            result = start_run_in_container(config, args.image, _passthrough(args, config))
         else:
             result = start_run(config_from_args(args))
     except KeyboardInterrupt:
-        out = args.resume or args.out or Path("results") / Path(args.vendor or "").name
+        out = args.resume or args.out or _default_out(args)
         print(f"ckit: interrupted; finished tests are journaled: `ckit run --resume {out}`",
               file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
@@ -119,8 +213,14 @@ def handle(args: argparse.Namespace) -> int:
     print(f"summary: {result.out_dir / 'summary.md'}", file=sys.stderr)
     if result.envelope is not None:
         print(f"envelope: {result.envelope}", file=sys.stderr)
-    print(f"grade: {grade}")
-    return _exit_code_of(grade)
+    code = _exit_code_of(grade)
+    if args.json:
+        envelope = str(result.envelope) if result.envelope is not None else None
+        print(json.dumps({"grade": grade, "exit_code": code, "out_dir": str(result.out_dir),
+                          "envelope": envelope}, indent=2, ensure_ascii=True))
+    else:
+        print(f"grade: {printable(grade)}")
+    return code
 
 
 def _exit_code_of(grade: str) -> int:

@@ -15,6 +15,18 @@ RUN_FILE = "run.json"
 
 
 @dataclass(frozen=True)
+class PreviousRun:
+    """The run a ``--rerun-failed`` run reruns the failures of, and the report it read."""
+
+    dir: str
+    report_sha256: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PreviousRun:
+        return cls(dir=str(data["dir"]), report_sha256=str(data["report_sha256"]))
+
+
+@dataclass(frozen=True)
 class RunConfig:
     vendor: str
     tiers: tuple[str, ...]
@@ -27,6 +39,8 @@ class RunConfig:
     key_path: str | None
     #: The date skip-manifest expiry is judged by; fixed at the start so a resume agrees.
     clock: RunDate
+    #: Set on a ``--rerun-failed`` run: the previous run, kept in run.json.
+    rerun_of: PreviousRun | None = None
 
     @property
     def today(self) -> str:
@@ -52,6 +66,7 @@ class RunConfig:
             sign=bool(data["sign"]),
             key_path=data["key_path"],
             clock=RunDate.from_json(data["clock"]),
+            rerun_of=PreviousRun.from_json(data["rerun_of"]) if data.get("rerun_of") else None,
         )
 
 
@@ -59,6 +74,32 @@ def save_run_file(out_dir: Path, config: RunConfig, pins: dict[str, str], starte
     payload = {"config": config.to_json(), "pins": pins, "started_at": started_at}
     text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
     write_new_file(out_dir / RUN_FILE, text.encode("utf-8"))  # never through a planted link
+
+
+#: run.json is a few hundred bytes (a rerun's --select adds one id per failure).
+MAX_RUN_FILE_BYTES = 16 << 20
+
+
+def previous_run_of(run_dir: Path) -> PreviousRun | None:
+    """The run ``run_dir``'s run.json says it reran the failures of; None when it says none.
+
+    Read from a directory someone may have handed over, so bounded and strict; a run.json that
+    cannot be read that way is an error, not a silent "none".
+    """
+    from kit.bounded_read import FileMissing, read_regular_file
+    from kit.signing.strict_json import loads_strict
+
+    source = run_dir / RUN_FILE
+    try:
+        data = read_regular_file(source, limit=MAX_RUN_FILE_BYTES, what="run file")
+    except FileMissing:
+        return None
+    payload = loads_strict(data, what=str(source), error=InputError)
+    try:
+        link = payload["config"].get("rerun_of")
+        return PreviousRun.from_json(link) if link else None
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise InputError(f"{source}: unreadable run file ({exc!r})") from None
 
 
 def load_run_file(out_dir: Path) -> tuple[RunConfig, dict[str, str], str]:

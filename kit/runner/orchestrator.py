@@ -141,6 +141,36 @@ def pins_of(inputs: RunInputs) -> dict[str, str]:
     }
 
 
+def plan_tests(standard: Standard, tiers: tuple[str, ...], select: tuple[str, ...]) -> list[str]:
+    """The standard's locked tests in the run's tiers (never what a worker collected: a
+    test the vendor's code hides from collection is still planned, and fails)."""
+    wanted = [t for tier in tiers for t in standard.test_ids(tier)]
+    if select:
+        wanted = [t for t in wanted if matches_any(t, select)]
+    return sorted(wanted)
+
+
+def skipped_record(inputs: RunInputs, test_id: str) -> TestRecord | None:
+    decision = inputs.skips.decide(test_id, inputs.today)
+    if not decision.skip or decision.entry is None:
+        return None
+    return TestRecord(test_id, Status.SKIPPED, 0.0, decision.entry.describe(), decision.details)
+
+
+def inapplicable_record(inputs: RunInputs, test_id: str) -> TestRecord | None:
+    found = kit_inapplicable(inputs.standard, inputs.vendor, test_id)
+    if found is None:
+        return None
+    details = {"reason": found.words, NA_REASON_KEY: found.reason.value}
+    return TestRecord(test_id, Status.NOT_APPLICABLE, 0.0, found.words, details)
+
+
+def decided_by_kit(inputs: RunInputs, test_id: str) -> TestRecord | None:
+    """A test the kit settles without running it: not applicable, or skipped by the
+    vendor's manifest."""
+    return inapplicable_record(inputs, test_id) or skipped_record(inputs, test_id)
+
+
 def tier_paths(tiers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(paths.package_dir() / "tiers" / tier) for tier in tiers)
 
@@ -179,31 +209,10 @@ class Orchestrator:
 
     # -- planning ----------------------------------------------------------------------------
     def plan(self) -> list[str]:
-        """The standard's locked tests in the run's tiers (never what a worker collected: a
-        test the vendor's code hides from collection is still planned, and fails)."""
-        standard = self.inputs.standard
-        wanted = [t for tier in self.config.tiers for t in standard.test_ids(tier)]
-        if self.config.select:
-            wanted = [t for t in wanted if matches_any(t, self.config.select)]
-        return sorted(wanted)
-
-    def skipped_record(self, test_id: str) -> TestRecord | None:
-        decision = self.inputs.skips.decide(test_id, self.inputs.today)
-        if not decision.skip or decision.entry is None:
-            return None
-        return TestRecord(test_id, Status.SKIPPED, 0.0, decision.entry.describe(), decision.details)
-
-    def inapplicable_record(self, test_id: str) -> TestRecord | None:
-        found = kit_inapplicable(self.inputs.standard, self.inputs.vendor, test_id)
-        if found is None:
-            return None
-        details = {"reason": found.words, NA_REASON_KEY: found.reason.value}
-        return TestRecord(test_id, Status.NOT_APPLICABLE, 0.0, found.words, details)
+        return plan_tests(self.inputs.standard, self.config.tiers, self.config.select)
 
     def decided_by_kit(self, test_id: str) -> TestRecord | None:
-        """A test the kit settles without running it: not applicable, or skipped by the
-        vendor's manifest."""
-        return self.inapplicable_record(test_id) or self.skipped_record(test_id)
+        return decided_by_kit(self.inputs, test_id)
 
     def annotate(self, record: TestRecord) -> TestRecord:
         """A test matched by an expired entry ran anyway; say so in its record."""

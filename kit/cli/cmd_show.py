@@ -1,0 +1,44 @@
+"""``ckit show DIR|report.json``: read a finished run's report in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from kit.cli import add_command
+from kit.errors import ExitCode, InputError
+from kit.report.read import read_report
+from kit.report.show import show_lines, show_view
+from kit.runner.config import previous_run_of
+
+DEFAULT_LIMIT = 20
+
+
+def _show(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise InputError("--limit must be at least 1")
+    source = read_report(args.report)
+    view = show_view(source, args.limit, previous_run_of(source.path.parent))
+    if args.json:
+        # ASCII-only JSON: no byte of a report field reaches the terminal unescaped.
+        print(json.dumps(view.to_json(), indent=2, ensure_ascii=True))
+    else:
+        print("\n".join(show_lines(view, args.limit)))
+    return ExitCode.OK
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        subparsers,
+        "show",
+        "show a run's report: grade and why, counts per tier, failures grouped by op and "
+        "dtype, and the largest errors (the report is read, not verified: see ckit verify)",
+        ["ckit show results/cpu", "ckit show results/cpu/report.json --json"],
+    )
+    parser.add_argument("report", type=Path, metavar="DIR|REPORT",
+                        help="a run's output directory, or its report.json")
+    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
+                        help=f"failure groups and top errors shown (default {DEFAULT_LIMIT})")
+    parser.add_argument("--json", action="store_true", help="print the view as JSON")
+    parser.set_defaults(handler=_show)

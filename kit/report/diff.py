@@ -1,0 +1,162 @@
+"""``ckit diff A B``: what changed between two runs' reports, test by test.
+
+A test regressed when it passed in A and did not in B; improved the other way round; changed
+when it failed in both but differently; appeared or vanished when only one report holds it.
+Reports judged by different standards have different tests and bounds, so comparing them is
+refused unless asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kit.errors import InputError
+from kit.printable import printable
+from kit.report.figures import Figures, figures_of
+from kit.report.read import LoadedReport
+from kit.results import Status, TestRecord
+
+#: The categories, in the order shown.
+CATEGORIES = ("regressed", "improved", "changed", "appeared", "vanished")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One test as one report has it (absent: the report holds no record of it)."""
+
+    status: str | None
+    figures: Figures | None
+
+    def to_json(self) -> dict[str, Any] | None:
+        if self.status is None:
+            return None
+        return {"status": self.status,
+                "figures": self.figures.to_json() if self.figures else None}
+
+    def text(self) -> str:
+        if self.status is None:
+            return "absent"
+        return self.status + (f" ({self.figures.text()})" if self.figures else "")
+
+
+ABSENT = Side(None, None)
+
+
+@dataclass(frozen=True)
+class Change:
+    test_id: str
+    before: Side
+    after: Side
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.test_id, "a": self.before.to_json(), "b": self.after.to_json()}
+
+
+@dataclass(frozen=True)
+class ReportDiff:
+    a: LoadedReport
+    b: LoadedReport
+    changes: Mapping[str, tuple[Change, ...]]
+    unchanged: int
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.changes["regressed"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": _describe(self.a),
+            "b": _describe(self.b),
+            "counts": {name: len(self.changes[name]) for name in CATEGORIES},
+            "unchanged": self.unchanged,
+            **{name: [c.to_json() for c in self.changes[name]] for name in CATEGORIES},
+        }
+
+
+def _describe(source: LoadedReport) -> dict[str, Any]:
+    report = source.report
+    return {"report": str(source.path), "report_sha256": source.sha256,
+            "vendor": report.vendor_id, "kit_version": report.kit.version,
+            "kit_digest": report.kit.digest, "standard": report.standard.version,
+            "grade": report.grade.name}
+
+
+def _side(record: TestRecord | None) -> Side:
+    if record is None:
+        return ABSENT
+    return Side(record.status.value, figures_of(record))
+
+
+def category_of(before: Side, after: Side) -> str | None:
+    """Which category a test's change falls in; None when its status did not change."""
+    if before.status is None:
+        return "appeared"
+    if after.status is None:
+        return "vanished"
+    passed = Status.PASS.value
+    if before.status == passed and after.status != passed:
+        return "regressed"
+    if before.status != passed and after.status == passed:
+        return "improved"
+    return "changed" if before.status != after.status else None
+
+
+def refuse_other_standard(a: LoadedReport, b: LoadedReport) -> None:
+    ours, theirs = a.report.standard.version, b.report.standard.version
+    if ours != theirs:
+        raise InputError(
+            f"{a.path} was judged by standard {ours} and {b.path} by standard {theirs}: "
+            "their tests and bounds differ; pass --allow-other-standard to compare anyway"
+        )
+
+
+def diff_reports(a: LoadedReport, b: LoadedReport, *, allow_other_standard: bool) -> ReportDiff:
+    if not allow_other_standard:
+        refuse_other_standard(a, b)
+    before = {r.id: r for r in a.report.records}
+    after = {r.id: r for r in b.report.records}
+    found: dict[str, list[Change]] = {name: [] for name in CATEGORIES}
+    unchanged = 0
+    for test_id in sorted(before.keys() | after.keys()):
+        change = Change(test_id, _side(before.get(test_id)), _side(after.get(test_id)))
+        category = category_of(change.before, change.after)
+        if category is None:
+            unchanged += 1
+        else:
+            found[category].append(change)
+    return ReportDiff(a, b, {name: tuple(found[name]) for name in CATEGORIES}, unchanged)
+
+
+# -- text ------------------------------------------------------------------------------------
+
+def _source_line(label: str, source: LoadedReport) -> str:
+    report = source.report
+    return (f"{label}: {source.path}: vendor {report.vendor_id}, kit {report.kit.version} "
+            f"({report.kit.digest[:12]}), standard {report.standard.version}, "
+            f"grade {report.grade.name}")
+
+
+def _change_line(name: str, change: Change) -> str:
+    if name == "appeared":
+        return f"  {change.test_id}: {change.after.text()}"
+    if name == "vanished":
+        return f"  {change.test_id}: was {change.before.text()}"
+    return f"  {change.test_id}: {change.before.text()} -> {change.after.text()}"
+
+
+def diff_lines(diff: ReportDiff, limit: int) -> list[str]:
+    """The diff as terminal lines, every one printable; at most ``limit`` tests a category."""
+    counts = ", ".join(f"{len(diff.changes[name])} {name}" for name in CATEGORIES)
+    lines = [_source_line("A", diff.a), _source_line("B", diff.b),
+             f"{counts}, {diff.unchanged} unchanged"]
+    for name in CATEGORIES:
+        changes = diff.changes[name]
+        if not changes:
+            continue
+        lines += ["", f"{name} ({len(changes)}):"]
+        lines += [_change_line(name, change) for change in changes[:limit]]
+        if len(changes) > limit:
+            lines.append(f"  ... and {len(changes) - limit} more (--limit, or --json)")
+    return [printable(line) for line in lines]

@@ -1,0 +1,69 @@
+"""The error figures a record keeps (``max_abs_err``, ``max_rel_err``, ...), for ranking and diffs.
+
+A record's details come from the run, so a figure may be a number, one of the words the kit
+writes for unbounded errors (``"inf"``, ``"nan"``), or anything else; only the first two rank.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kit.results import TestRecord, tier_of
+
+#: The figures shown and compared, in the order shown.
+FIGURE_KEYS = ("max_abs_err", "max_rel_err", "max_ulps", "ratio_to_bound")
+_WORDS = {"inf": math.inf, "nan": math.nan}
+
+
+def figure_value(value: Any) -> float | None:
+    """``value`` as a float to rank by (NaN ranks as infinite: it is the worst error), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str) and value in _WORDS:
+        number = _WORDS[value]
+    else:
+        return None
+    return math.inf if math.isnan(number) else number
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures one record holds, as recorded (numbers or the kit's words)."""
+
+    values: Mapping[str, float | int | str]
+
+    def to_json(self) -> dict[str, float | int | str]:
+        return dict(self.values)
+
+    def rank(self) -> tuple[float, float]:
+        """Largest relative error first, then largest absolute error."""
+        rel = figure_value(self.values.get("max_rel_err"))
+        abs_ = figure_value(self.values.get("max_abs_err"))
+        return (rel if rel is not None else -1.0, abs_ if abs_ is not None else -1.0)
+
+    def text(self) -> str:
+        return "  ".join(f"{key} {value}" for key, value in self.values.items())
+
+
+def figures_of(record: TestRecord) -> Figures | None:
+    """The record's error figures; None when it holds none that rank."""
+    found = {
+        key: record.details[key]
+        for key in FIGURE_KEYS
+        if figure_value(record.details.get(key)) is not None
+    }
+    return Figures(found) if found else None
+
+
+def op_and_dtype(test_id: str) -> tuple[str, str]:
+    """``unit/opinfo/add/float32/3`` -> (``unit/opinfo/add``, ``float32``); any other id is a
+    group of its own, with no dtype."""
+    parts = test_id.split("/")
+    if tier_of(test_id) == "unit" and len(parts) == 5:
+        return "/".join(parts[:3]), parts[3]
+    return test_id, ""

@@ -1,0 +1,49 @@
+"""Reading a finished run's report.json for ``ckit show``, ``ckit diff`` and ``--rerun-failed``.
+
+The file is someone else's until proven otherwise: it is read with a size bound (regular files
+only), parsed as strict JSON (no duplicate keys, no NaN) and typed by ``Report.from_json``, so
+every problem is one line and no consumer re-checks shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.bounded_read import FileMissing, read_regular_file
+from kit.errors import InputError
+from kit.hashing import sha256_bytes
+from kit.report.model import Report, ReportError
+from kit.signing.limits import MAX_SUBJECT_BYTES
+from kit.signing.strict_json import loads_strict
+
+REPORT_JSON = "report.json"
+
+
+@dataclass(frozen=True)
+class LoadedReport:
+    #: The report.json that was read.
+    path: Path
+    #: sha256 of its bytes: names exactly this report (``--rerun-failed`` records it).
+    sha256: str
+    report: Report
+
+
+def report_path(target: Path) -> Path:
+    """A run directory names its report.json; anything else is taken as the file itself."""
+    return target / REPORT_JSON if target.is_dir() else target
+
+
+def read_report(target: Path) -> LoadedReport:
+    """The report at ``target`` (a run directory or a report.json); ``KitError`` if unreadable."""
+    path = report_path(target)
+    try:
+        data = read_regular_file(path, limit=MAX_SUBJECT_BYTES, what="report")
+    except FileMissing:
+        raise InputError(f"{path}: not found; give a run directory or its report.json") from None
+    document = loads_strict(data, what=str(path), error=InputError)
+    try:
+        report = Report.from_json(document)
+    except ReportError as exc:
+        raise InputError(f"{path}: not a report this kit can read: {exc}") from None
+    return LoadedReport(path=path, sha256=sha256_bytes(data), report=report)

@@ -1,0 +1,133 @@
+"""``ckit diff A B``: what regressed between two runs, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from everyday_fixtures import numeric_failure, records_with, report_of, selected_ids, write_report
+
+from kit.cli import main
+from kit.cli.cmd_diff import REGRESSED_EXIT
+from kit.errors import ExitCode
+from kit.results import Status, TestRecord
+
+IDS = selected_ids()
+REGRESSES, IMPROVES, CHANGES, VANISHES, APPEARS = IDS[0], IDS[1], IDS[2], IDS[3], IDS[4]
+
+
+def _run(tmp_path: Path, name: str, outcomes: dict[str, TestRecord], ids: list[str]) -> Path:
+    write_report(tmp_path / name, report_of(records_with(outcomes, ids)))
+    return tmp_path / name
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> tuple[Path, Path]:
+    before = {
+        IMPROVES: numeric_failure(IMPROVES, 0.25, 0.5),
+        CHANGES: TestRecord(CHANGES, Status.ERROR, 0.1, "RuntimeError"),
+    }
+    after = {
+        REGRESSES: numeric_failure(REGRESSES, 0.125, 0.0625),
+        CHANGES: TestRecord(CHANGES, Status.CRASH, 0.1, "signal 11"),
+    }
+    a = _run(tmp_path, "a", before, [t for t in IDS if t != APPEARS])
+    b = _run(tmp_path, "b", after, [t for t in IDS if t != VANISHES])
+    return a, b
+
+
+def _diff(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["diff", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_diff_names_each_change_and_exits_with_the_regression_code(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs
+    code, out, _ = _diff(capsys, str(a), str(b))
+    lines = out.splitlines()
+    assert code == REGRESSED_EXIT
+    unchanged = len(IDS) - 5
+    assert lines[2] == (f"1 regressed, 1 improved, 1 changed, 1 appeared, 1 vanished, "
+                        f"{unchanged} unchanged")
+    assert (f"  {REGRESSES}: PASS -> FAIL_NUMERIC (max_abs_err 0.125  max_rel_err 0.0625  "
+            "max_ulps 12.0)") in lines
+    assert (f"  {IMPROVES}: FAIL_NUMERIC (max_abs_err 0.25  max_rel_err 0.5  max_ulps 12.0) "
+            "-> PASS") in lines
+    assert f"  {CHANGES}: ERROR -> CRASH" in lines
+    assert f"  {APPEARS}: PASS" in lines
+    assert f"  {VANISHES}: was PASS" in lines
+
+
+def test_diff_json_lists_every_category_with_both_sides(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs
+    code, out, _ = _diff(capsys, str(a / "report.json"), str(b), "--json")
+    diff = json.loads(out)
+    assert code == REGRESSED_EXIT
+    assert diff["counts"] == {"regressed": 1, "improved": 1, "changed": 1, "appeared": 1,
+                              "vanished": 1}
+    assert diff["regressed"] == [{
+        "id": REGRESSES,
+        "a": {"status": "PASS", "figures": None},
+        "b": {"status": "FAIL_NUMERIC",
+              "figures": {"max_abs_err": 0.125, "max_rel_err": 0.0625, "max_ulps": 12.0}},
+    }]
+    assert diff["appeared"][0]["a"] is None and diff["vanished"][0]["b"] is None
+
+
+def test_nothing_regressed_exits_zero(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs
+    code, out, _ = _diff(capsys, str(b), str(b))
+    assert code == ExitCode.OK
+    assert out.splitlines()[2] == f"0 regressed, 0 improved, 0 changed, 0 appeared, " \
+        f"0 vanished, {len(IDS) - 1} unchanged"
+
+
+def _other_standard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report: Path) -> Path:
+    """A kit that knows a standard v2 (v1's schema); ``report`` relabelled as judged by it."""
+    home = tmp_path / "home"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "standards" / "v1",
+                    home / "standards" / "v1")
+    (home / "standards" / "v2").mkdir()
+    shutil.copy(home / "standards" / "v1" / "report.schema.json", home / "standards" / "v2")
+    monkeypatch.setenv("CKIT_HOME", str(home))
+    document = json.loads(report.read_text(encoding="utf-8"))
+    document["standard"]["version"] = "v2"
+    return write_report(tmp_path / "v2run", document)
+
+
+def test_reports_of_different_standards_are_refused_in_one_line(
+    two_runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    a, b = two_runs
+    other = _other_standard(tmp_path, monkeypatch, b / "report.json")
+    code, out, err = _diff(capsys, str(a), str(other))
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err == (f"ckit: error: {a / 'report.json'} was judged by standard v1 and {other} by "
+                   "standard v2: their tests and bounds differ; pass --allow-other-standard to "
+                   "compare anyway\n")
+    code, out, _ = _diff(capsys, str(a), str(other), "--allow-other-standard")
+    assert code == REGRESSED_EXIT and "standard v2" in out.splitlines()[1]
+
+
+def test_a_forged_grade_with_a_terminal_escape_is_refused_and_not_echoed(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs
+    document = json.loads((b / "report.json").read_text(encoding="utf-8"))
+    document["grade"]["name"] = "\x1b]0;pwned\x07conformant"
+    write_report(b, document)
+    code, out, err = _diff(capsys, str(a), str(b))
+    # The schema holds the grade to the standard's names: the forged one is refused first.
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err.startswith(f"ckit: error: {b / 'report.json'}: not a report this kit can read")
+    assert err.count("\n") == 1 and "\x1b" not in err and "\x07" not in err

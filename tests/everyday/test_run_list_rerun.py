@@ -1,0 +1,139 @@
+"""``ckit run --list`` and ``ckit run --rerun-failed``, through the real CLI (the rerun runs)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from everyday_fixtures import numeric_failure, records_with, report_of, selected_ids, write_report
+
+from kit.cli import main
+from kit.errors import ExitCode
+from kit.runner.config import load_run_file
+from kit.standard import load_standard
+
+REPO = Path(__file__).resolve().parents[2]
+SKIPPED = "unit/opinfo/sin/float64/*"
+EXPIRED = "unit/opinfo/cos/float64/*"
+
+
+@pytest.fixture
+def vendors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The cpu profile as vendor ``lab``, without float16, skipping sin and (expired) cos."""
+    root = tmp_path / "vendors"
+    (root / "lab").mkdir(parents=True)
+    profile = yaml.safe_load((REPO / "vendors" / "cpu" / "vendor.yaml").read_text())
+    profile.update(id="lab", dtypes=[d for d in profile["dtypes"] if d != "float16"])
+    (root / "lab" / "vendor.yaml").write_text(yaml.safe_dump(profile))
+    latest = load_standard().latest_skip_expiry.isoformat()
+    entries = [
+        {"test": SKIPPED, "reason": "precision", "tracking": "https://t.example/1",
+         "expires": latest},
+        {"test": EXPIRED, "reason": "precision", "tracking": "https://t.example/2",
+         "expires": "2020-01-01"},
+    ]
+    (root / "lab" / "skips.yaml").write_text(yaml.safe_dump({"skips": entries}))
+    monkeypatch.setenv("CKIT_VENDORS_DIR", str(root))
+    return root
+
+
+def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_list_gives_each_planned_test_the_runs_decision(
+    vendors: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    select = ["unit/opinfo/sin/float64/0", "unit/opinfo/cos/float64/0",
+              "unit/opinfo/sin/float16/0", "unit/opinfo/sin/float32/0"]
+    args = [arg for pattern in select for arg in ("--select", pattern)]
+    code, out, err = _main(capsys, "run", "--vendor", "lab", "--tier", "unit", *args, "--list",
+                           "--json")
+    listed = json.loads(out)
+    assert code == ExitCode.OK
+    decisions = {t["id"]: (t["decision"], t["entry"]) for t in listed["tests"]}
+    assert decisions == {
+        "unit/opinfo/cos/float64/0": ("run", EXPIRED),
+        "unit/opinfo/sin/float16/0": ("not-applicable", None),
+        "unit/opinfo/sin/float32/0": ("run", None),
+        "unit/opinfo/sin/float64/0": ("skipped", SKIPPED),
+    }
+    why = {t["id"]: t["why"] for t in listed["tests"]}
+    assert why["unit/opinfo/sin/float16/0"] == \
+        "not applicable: vendor lab does not claim dtype float16"
+    assert why["unit/opinfo/cos/float64/0"].startswith(f"skip entry {EXPIRED!r} expired on")
+    assert err == "4 test(s): 1 not-applicable, 2 run, 1 skipped\n"
+    code, text, _ = _main(capsys, "run", "--vendor", "lab", "--tier", "unit", *args, "--list")
+    assert f"skipped         unit/opinfo/sin/float64/0  by manifest entry {SKIPPED!r}: " \
+        "precision" in text
+
+
+def test_list_of_nothing_is_refused_in_one_line(
+    vendors: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _main(capsys, "run", "--vendor", "lab", "--select", "unit/nothing/*",
+                           "--list")
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err == "ckit: error: no test matches tiers unit,models and --select unit/nothing/*\n"
+
+
+@pytest.fixture
+def previous_run(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A run of add/float32 with two failures (one numeric, one missing), on the cpu profile."""
+    ids = selected_ids(("unit/opinfo/add/float32/*",))
+    failing, missing = ids[0], ids[1]
+    records = records_with({failing: numeric_failure(failing, 0.5, 0.25)},
+                           [t for t in ids if t != missing])
+    write_report(tmp_path / "prev", report_of(records, select=("unit/opinfo/add/float32/*",)))
+    return tmp_path / "prev", sorted([failing, missing])
+
+
+def test_rerun_failed_lists_only_the_tests_that_did_not_pass(
+    previous_run: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    prev, failing = previous_run
+    code, out, _ = _main(capsys, "run", "--rerun-failed", str(prev), "--list", "--json")
+    assert code == ExitCode.OK
+    assert [t["id"] for t in json.loads(out)["tests"]] == failing
+
+
+def test_rerun_of_a_run_where_everything_passed_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = selected_ids(("unit/opinfo/add/float32/*",))
+    report = report_of(records_with({}, ids), select=("unit/opinfo/add/float32/*",))
+    write_report(tmp_path / "ok", report)
+    code, _, err = _main(capsys, "run", "--rerun-failed", str(tmp_path / "ok"), "--no-sign")
+    assert code == ExitCode.INPUT_ERROR
+    assert err == (f"ckit: error: {tmp_path / 'ok' / 'report.json'}: no test to rerun: every "
+                   "test of that run (within --tier/--select) passed or was skipped\n")
+
+
+@pytest.mark.slow
+def test_rerun_failed_runs_the_failures_into_a_new_dir_linked_to_the_previous_run(
+    previous_run: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prev, failing = previous_run
+    out_dir = tmp_path / "rerun"
+    code, out, _ = _main(capsys, "run", "--rerun-failed", str(prev), "--out", str(out_dir),
+                         "--no-sign", "--json")
+    outcome = json.loads(out)
+    assert code == outcome["exit_code"] == load_standard().grade("non-conformant").exit_code
+    config, _, _ = load_run_file(out_dir)
+    digest = hashlib.sha256((prev / "report.json").read_bytes()).hexdigest()
+    assert config.rerun_of is not None
+    assert (config.rerun_of.dir, config.rerun_of.report_sha256) == (str(prev.resolve()), digest)
+    code, out, _ = _main(capsys, "show", str(out_dir), "--json")
+    shown = json.loads(out)
+    assert shown["run"]["select"] == failing  # narrowed to exactly the failures
+    assert shown["failures"]["tests"] == 0  # add/float32 passes on the cpu backend
+    assert shown["rerun_of"] == {"dir": str(prev.resolve()), "report_sha256": digest}
+    code, out, _ = _main(capsys, "diff", str(prev), str(out_dir), "--json")
+    assert code == ExitCode.OK
+    diff = json.loads(out)
+    assert [c["id"] for c in diff["improved"] + diff["appeared"]] == failing

@@ -1,0 +1,152 @@
+"""``ckit show``: a report read in the terminal, through the real CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from everyday_fixtures import (
+    SELECT,
+    numeric_failure,
+    records_with,
+    report_of,
+    selected_ids,
+    write_report,
+)
+
+from kit.cli import main
+from kit.errors import ExitCode
+from kit.results import Status, TestRecord
+
+SMALL = "unit/opinfo/add/float32/0"
+LARGE = "unit/opinfo/add/float32/1"
+BROKEN = "unit/opinfo/sin/float64/0"
+OUTCOMES = {
+    SMALL: numeric_failure(SMALL, 0.001, 0.02),
+    LARGE: numeric_failure(LARGE, 0.5, "inf"),
+    BROKEN: TestRecord(BROKEN, Status.ERROR, 0.1, "RuntimeError: kernel launch failed"),
+}
+
+
+@pytest.fixture
+def failing_run(tmp_path: Path) -> Path:
+    write_report(tmp_path / "run", report_of(records_with(OUTCOMES, selected_ids())))
+    return tmp_path / "run"
+
+
+def _show(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["show", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_show_prints_grade_tiers_failure_groups_and_top_errors(
+    failing_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _show(capsys, str(failing_run))
+    lines = out.splitlines()
+    assert code == ExitCode.OK
+    assert "grade: non-conformant" in lines
+    assert any(line.startswith("  why: ") and "required test" in line for line in lines)
+    passed = len(selected_ids()) - len(OUTCOMES)
+    unit_row = next(line.split() for line in lines if line.startswith("unit "))
+    assert unit_row[:4] == ["unit", str(passed), "2", "1"]  # PASS, FAIL_NUMERIC, ERROR
+    assert "failures by op × dtype: 3 test(s) in 2 group(s)" in lines
+    groups = [line.split() for line in lines if line.startswith("  2 ") or line.startswith("  1 ")]
+    assert groups == [
+        ["2", "unit/opinfo/add", "float32", "FAIL_NUMERIC", "2"],
+        ["1", "unit/opinfo/sin", "float64", "ERROR", "1"],
+    ]
+    top = lines[lines.index("top errors (largest max_rel_err, then max_abs_err):") + 1:]
+    assert [line.split()[0] for line in top] == [LARGE, SMALL]  # an infinite error ranks first
+    assert "max_abs_err 0.5  max_rel_err inf  max_ulps 12.0" in top[0]
+
+
+def test_show_json_holds_every_group_and_the_reports_digest(
+    failing_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _show(capsys, str(failing_run / "report.json"), "--json")
+    view = json.loads(out)
+    assert code == ExitCode.OK
+    assert view["grade"]["name"] == "non-conformant"
+    assert view["failures"] == {
+        "tests": 3,
+        "groups": [
+            {"op": "unit/opinfo/add", "dtype": "float32", "count": 2,
+             "statuses": {"FAIL_NUMERIC": 2}},
+            {"op": "unit/opinfo/sin", "dtype": "float64", "count": 1, "statuses": {"ERROR": 1}},
+        ],
+    }
+    assert [e["id"] for e in view["top_errors"]] == [LARGE, SMALL]
+    digest = hashlib.sha256((failing_run / "report.json").read_bytes()).hexdigest()
+    assert view["report_sha256"] == digest
+
+
+def test_show_counts_a_missing_test_as_a_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = selected_ids()
+    write_report(tmp_path / "run", report_of(records_with({}, ids[1:])))
+    _, out, _ = _show(capsys, str(tmp_path / "run"), "--json")
+    groups = json.loads(out)["failures"]["groups"]
+    assert groups == [{"op": "unit/opinfo/add", "dtype": "float32", "count": 1,
+                       "statuses": {"MISSING": 1}}]
+
+
+def test_an_escape_sequence_in_a_report_field_does_not_reach_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    forged = "\x1b[2K\rgrade: conformant"
+    report = report_of(records_with(OUTCOMES, selected_ids()), select=(*SELECT, forged))
+    write_report(tmp_path / "run", report)
+    code, out, _ = _show(capsys, str(tmp_path / "run"))
+    assert code == ExitCode.OK
+    assert "\x1b" not in out and "\r" not in out
+    assert "\\x1b[2K\\rgrade: conformant" in out
+
+
+
+
+def test_a_report_with_a_duplicate_key_is_refused_in_one_line(
+    failing_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = failing_run / "report.json"
+    path.write_text('{"grade": {}, "grade": {}}', encoding="utf-8")
+    code, out, err = _show(capsys, str(failing_run))
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err == f"ckit: error: {path}: duplicate key 'grade'\n"
+
+
+def test_a_fifo_named_report_json_is_refused_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run").mkdir()
+    os.mkfifo(tmp_path / "run" / "report.json")
+    code, _, err = _show(capsys, str(tmp_path / "run"))
+    assert code == ExitCode.INPUT_ERROR
+    assert err == f"ckit: error: report {tmp_path / 'run' / 'report.json'} is not a regular " \
+        "file (a FIFO)\n"
+
+
+def test_a_document_that_is_not_a_report_is_refused_in_one_line(
+    failing_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = failing_run / "report.json"
+    path.write_text('{"standard": {"version": "v1"}}', encoding="utf-8")
+    code, _, err = _show(capsys, str(path))
+    assert code == ExitCode.INPUT_ERROR
+    assert err.startswith(f"ckit: error: {path}: not a report this kit can read: report violates")
+    assert err.count("\n") == 1
+
+
+def test_a_fifo_planted_as_run_json_beside_the_report_is_refused_not_read(
+    failing_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(failing_run / "run.json")
+    code, out, err = _show(capsys, str(failing_run))
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err == f"ckit: error: run file {failing_run / 'run.json'} is not a regular file " \
+        "(a FIFO)\n"
