@@ -75,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Messages quote paths and report fields: no control character reaches the terminal.
         print(f"ckit: error: {printable(str(error))}", file=sys.stderr)
         return int(error.exit_code)
+    except BrokenPipeError:
+        # The reader went away (`ckit show ... | head`): what it wanted was printed.
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the exit-time flush quiet
+        return int(ExitCode.OK)
     except KeyboardInterrupt:
         print("ckit: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
