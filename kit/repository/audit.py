@@ -408,13 +408,20 @@ def _tree_checks(tree: SubmissionTree) -> tuple[CheckResult, ...]:
     return tuple(CheckResult(TREE_CHECK, title, False, problem) for problem in tree.problems)
 
 
+def _first_symlink(directory: Path) -> Path | None:
+    """A keyring reached through a link could hold keys from anywhere on the machine."""
+    if directory.is_symlink():
+        return directory
+    inside = sorted(directory.rglob("*")) if directory.is_dir() else []
+    return next((path for path in inside if path.is_symlink()), None)
+
+
 def _keyring_check(repo_root: Path) -> CheckResult:
     directory = repo_root / KEYRING_DIR
     title = REPOSITORY_TITLES[KEYRING_CHECK]
-    links = [p for p in (directory, *sorted(directory.rglob("*"))) if p.is_symlink()] \
-        if directory.is_dir() else []
-    if links or directory.is_symlink():
-        named = printable((links or [directory])[0].relative_to(repo_root).as_posix())
+    link = _first_symlink(directory)
+    if link is not None:
+        named = printable(link.relative_to(repo_root).as_posix())
         return CheckResult(KEYRING_CHECK, title, False, f"{named} is a symlink")
     try:
         keyring = load_keyring(directory)

@@ -40,7 +40,8 @@ class Expected:
     key: SubmissionKey | None
     number: int
     why: str
-    #: Whether every earlier check of that submission still passes (the attack is caught here).
+    #: Whether this check is the one that catches the attack: every earlier check of that
+    #: submission passes, and every other submission still passes.
     first: bool = True
 
 
@@ -179,6 +180,25 @@ def symlink_as_a_report_file(repo: Repo) -> Expected:
     return Expected(repo.keys["simnpu"], 1, "summary.md is a symlink")
 
 
+def symlinked_keyring_key(repo: Repo) -> Expected:
+    stolen = repo.shared.base / "stolen.pub.pem"
+    vendor_keys = repo.root / "keyring" / "cpu"
+    (vendor_keys / "stolen.pub.pem").symlink_to(stolen)
+    # Every submission's check 2 fails too: the verifier refuses the keyring as well.
+    return Expected(None, 1, "keyring/cpu/stolen.pub.pem is a symlink", first=False)
+
+
+def directory_inside_a_submission(repo: Repo) -> Expected:
+    (repo.directory("cpu") / "extra").mkdir()
+    return Expected(repo.keys["cpu"], 1, "extra is a directory (a submission holds plain files "
+                    "only)")
+
+
+def empty_release_directory(repo: Repo) -> Expected:
+    (repo.root / "submissions" / "2.14").mkdir()
+    return Expected(None, 2, "submissions/2.14 is an empty directory (too shallow)")
+
+
 def symlinked_directory(repo: Repo) -> Expected:
     os.symlink(repo.root / "submissions" / "2.13" / "cpu", repo.root / "submissions" / "2.13"
                / "cpu-mirror")
@@ -200,6 +220,9 @@ ATTACKS = [
     oversized_file,
     symlink_as_a_report_file,
     symlinked_directory,
+    symlinked_keyring_key,
+    directory_inside_a_submission,
+    empty_release_directory,
 ]
 
 
