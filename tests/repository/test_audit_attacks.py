@@ -23,9 +23,10 @@ from kit.cli import main
 from kit.errors import ExitCode
 from kit.hashing import sha256_bytes, sha256_file
 from kit.report.model import Report
-from kit.repository.audit import REPOSITORY_TITLES, TITLES, audit_repository
+from kit.repository.audit import REPOSITORY_TITLES, audit_repository
 from kit.repository.interface import CheckResult, RepositoryAudit
 from kit.repository.layout import MAX_FILE_BYTES, SubmissionKey, submission_key_for
+from kit.repository.submission_checks import TITLES
 from kit.signing.dsse import decode_envelope
 from kit.signing.keys import keyid_of, load_private_key
 from kit.signing.sign import ENVELOPE_NAME, sign_output_dir

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from repository_support import SharedRepo
 
-from kit.repository.audit import POLICY, TITLES, audit_repository
+from kit.repository.audit import audit_repository
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
+from kit.repository.submission_checks import POLICY, TITLES
 from kit.signing.verify import VerifiedReport
 
 
