@@ -204,7 +204,7 @@ def check_required(report: Report, standard: Standard) -> CheckResult:
             f"{len(absent)} required test(s) of standard {standard.version} have no record "
             f"(first: {printable(absent[0])}){lie}"
         ])
-    narrowed = "" if report.run.complete else "within the run's --tier/--select"
+    narrowed = "" if report.run.complete else "narrowed run: the tests its --tier/--select chose"
     return passed(REQUIRED, narrowed)
 
 
