@@ -8,11 +8,13 @@ file or collide with another under case folding.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kit.errors import InputError
+from kit.report.model import Report
 from kit.signing.keys import VENDOR_ID
 from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES
 
@@ -37,6 +39,11 @@ _SEGMENT_SYNTAX = {
     "kit_version": re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[a-z0-9.+-]{0,32})"),
     "run_id": re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{12}"),
 }
+
+
+def is_valid_segment(segment: str, value: str) -> bool:
+    """Whether ``value`` may be the ``segment`` (one of ``SEGMENTS``) of a submission's path."""
+    return bool(_SEGMENT_SYNTAX[segment].fullmatch(value))
 
 
 class LayoutError(InputError):
@@ -84,6 +91,17 @@ def run_id_for(finished_at: str, payload_digest: str) -> str:
     if len(stamp) != 14 or not re.fullmatch(r"[0-9a-f]{64}", payload_digest):
         raise LayoutError(f"cannot name a run finished {finished_at!r} ({payload_digest!r})")
     return f"{stamp[:8]}T{stamp[8:]}Z-{payload_digest[:12]}"
+
+
+def submission_key_for(report: Report, payload_digest: str) -> SubmissionKey:
+    """Where the report whose signed payload has sha256 ``payload_digest`` must be filed."""
+    finished = report.run.finished_at.astimezone(dt.UTC).isoformat()
+    return SubmissionKey(
+        torch_release=torch_release_of(report.standard.torch_release),
+        vendor=report.vendor_id,
+        kit_version=report.kit.version,
+        run_id=run_id_for(finished, payload_digest),
+    )
 
 
 def parse_submission_path(relative: str | PurePosixPath) -> SubmissionKey:

@@ -1,0 +1,275 @@
+"""``ckit audit``: what the shared repository's CI runs on every submission.
+
+Per submission, a numbered checklist; each check runs even after an earlier one failed, except
+those that need a verified report (they say "not checked"):
+
+1. layout and names: only known files, all regular (no symlink), each within ``MAX_FILE_BYTES``,
+   the required ones present
+2. the envelope verifies: the verifier's steps 1-11 with the repository keyring (who signed
+   what; the report readable, its kit and times consistent)
+3. the path matches the report: vendor (report and signer), torch release (the standard's), kit
+   version, run id (finish time and payload digest)
+4. every required test the run selects has a record
+5. skip policy: no never-skip test skipped, no expired or over-long entry, each entry with a
+   reason and a tracking link
+6. the grade recomputed from the records is the grade claimed (the verifier's step 12)
+7. no replay: the signed payload is filed under no other submission path of the repository
+8. the acceptance policy (a seam: ``policy``)
+9. the signing key was valid for the vendor when it signed (a seam: ``key_check``)
+
+Checks 2 and 6 together are the whole of ``ckit verify``; they are apart here so that a report
+signed validly by its vendor but wrong in content fails on the content check that catches it.
+Repository checks: the keyring loads, and everything under ``submissions/`` is a submission.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from kit.errors import InputError, VerificationError
+from kit.printable import printable
+from kit.report.released import ReleasedKit, load_released_kits
+from kit.repository import git
+from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
+from kit.repository.layout import (
+    KEYRING_DIR,
+    SEGMENTS,
+    SUBMISSIONS_DIR,
+    LayoutError,
+    SubmissionKey,
+    is_valid_segment,
+)
+from kit.repository.submission_checks import (
+    GRADE,
+    INTEGRITY,
+    KEY,
+    PATH,
+    POLICY,
+    REQUIRED,
+    SKIPS,
+    VerifiedSubmission,
+    check_grade,
+    check_layout,
+    check_path,
+    check_replay,
+    check_required,
+    check_skips,
+    failed,
+    not_checked,
+    passed,
+    payload_digest,
+    verify_integrity,
+)
+from kit.signing.keyring import load_keyring
+from kit.signing.verify import VerifiedReport
+
+__all__ = ["REPOSITORY_TITLES", "KeyCheck", "Policy", "SubmissionTree", "audit_repository",
+           "changed_submissions", "scan_submissions"]
+
+#: The acceptance policy's seam: extra checks (numbered 8) on a verified submission.
+Policy = Callable[[SubmissionKey, VerifiedReport], tuple[CheckResult, ...]]
+#: The seam for root-signed keyrings: was the signing key the vendor's when it signed (check 9)?
+KeyCheck = Callable[[SubmissionKey, VerifiedReport], CheckResult]
+
+KEYRING_CHECK, TREE_CHECK = 1, 2
+REPOSITORY_TITLES = {
+    KEYRING_CHECK: "the repository keyring loads",
+    TREE_CHECK: f"{SUBMISSIONS_DIR}/ holds only submission directories",
+}
+
+
+@dataclass(frozen=True)
+class _Context:
+    repo_root: Path
+    released_kits: Sequence[ReleasedKit]
+    now: dt.datetime
+    #: Every submission's payload sha256 (``None``: unreadable envelope), for replays.
+    digests: Mapping[SubmissionKey, str | None]
+    policy: Policy | None
+    key_check: KeyCheck | None
+
+
+# 8 and 9: seams
+
+
+def _seam_checks(key: SubmissionKey, found: VerifiedSubmission | None, context: _Context
+                 ) -> tuple[CheckResult, ...]:
+    if found is None:
+        return not_checked(POLICY), not_checked(KEY)
+    if context.policy is not None:
+        policy = context.policy(key, found.verified)
+    else:
+        policy = (passed(POLICY, "no acceptance policy given"),)
+    if context.key_check is not None:
+        key_result = context.key_check(key, found.verified)
+    else:
+        key_result = passed(KEY, "keyring membership only (check 2): no root-signed keyring given")
+    return (*policy, key_result)
+
+
+def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
+    directory = key.directory(context.repo_root)
+    checks = [check_layout(directory)]
+    found: VerifiedSubmission | None = None
+    try:
+        found = verify_integrity(directory, context.repo_root / KEYRING_DIR,
+                                 context.released_kits, context.now)
+        checks.append(passed(INTEGRITY, printable("; ".join(found.verified.notes))))
+    except VerificationError as exc:
+        checks.append(failed(INTEGRITY, [printable(str(exc))]))
+    if found is None:
+        checks += [not_checked(n) for n in (PATH, REQUIRED, SKIPS, GRADE)]
+    else:
+        checks += [
+            check_path(key, found.verified, found.digest),
+            check_required(found.report, found.standard),
+            check_skips(found.report, found.standard),
+            check_grade(found.report, found.standard),
+        ]
+    checks.append(check_replay(key, context.digests))
+    checks += _seam_checks(key, found, context)
+    return SubmissionAudit(
+        key, tuple(checks), report=found.report if found else None,
+        payload_digest=context.digests.get(key),
+    )
+
+
+# The repository as a whole
+
+
+@dataclass(frozen=True)
+class SubmissionTree:
+    """What is under ``submissions/``: the submission directories, and whatever else is."""
+
+    keys: tuple[SubmissionKey, ...]
+    #: One line per entry that is not part of a submission's path.
+    problems: tuple[str, ...]
+
+
+_SEGMENT_WORDS = {"torch_release": "torch release", "vendor": "vendor id",
+                  "kit_version": "kit version", "run_id": "run id"}
+
+
+def _child_problem(child: Path, relative: PurePosixPath, segment: str) -> str | None:
+    named = printable(relative.as_posix())
+    if child.is_symlink():
+        return f"{named} is a symlink"
+    if not child.is_dir():
+        return f"{named} is a file where a {_SEGMENT_WORDS[segment]} directory belongs"
+    if not is_valid_segment(segment, child.name):
+        return f"{named}: not a valid {_SEGMENT_WORDS[segment]} (a traversal or odd characters?)"
+    return None
+
+
+def _walk(directory: Path, relative: PurePosixPath, depth: int,
+          keys: list[SubmissionKey], problems: list[str]) -> None:
+    try:
+        children = sorted(directory.iterdir())
+    except OSError as exc:
+        problems.append(f"{printable(relative.as_posix())} cannot be listed: {exc.strerror}")
+        return
+    if not children:
+        problems.append(f"{printable(relative.as_posix())} is an empty directory (too shallow)")
+    for child in children:
+        path = relative / child.name
+        problem = _child_problem(child, path, SEGMENTS[depth])
+        if problem is not None:
+            problems.append(problem)
+        elif depth == len(SEGMENTS) - 1:
+            keys.append(SubmissionKey(*path.parts[1:]))
+        else:
+            _walk(child, path, depth + 1, keys, problems)
+
+
+def scan_submissions(repo_root: Path) -> SubmissionTree:
+    """Every submission directory, and one line for each thing misplaced; symlinks unfollowed."""
+    top = repo_root / SUBMISSIONS_DIR
+    if top.is_symlink() or (top.exists() and not top.is_dir()):
+        return SubmissionTree((), (f"{SUBMISSIONS_DIR} is not a plain directory",))
+    keys: list[SubmissionKey] = []
+    problems: list[str] = []
+    if top.is_dir():
+        _walk(top, PurePosixPath(SUBMISSIONS_DIR), 0, keys, problems)
+    return SubmissionTree(tuple(sorted(keys)), tuple(problems))
+
+
+def _tree_checks(tree: SubmissionTree) -> tuple[CheckResult, ...]:
+    title = REPOSITORY_TITLES[TREE_CHECK]
+    if not tree.problems:
+        return (CheckResult(TREE_CHECK, title, True),)
+    return tuple(CheckResult(TREE_CHECK, title, False, problem) for problem in tree.problems)
+
+
+def _first_symlink(directory: Path) -> Path | None:
+    """A keyring reached through a link could hold keys from anywhere on the machine."""
+    if directory.is_symlink():
+        return directory
+    inside = sorted(directory.rglob("*")) if directory.is_dir() else []
+    return next((path for path in inside if path.is_symlink()), None)
+
+
+def _keyring_check(repo_root: Path) -> CheckResult:
+    directory = repo_root / KEYRING_DIR
+    title = REPOSITORY_TITLES[KEYRING_CHECK]
+    link = _first_symlink(directory)
+    if link is not None:
+        named = printable(link.relative_to(repo_root).as_posix())
+        return CheckResult(KEYRING_CHECK, title, False, f"{named} is a symlink")
+    try:
+        keyring = load_keyring(directory)
+    except InputError as exc:
+        return CheckResult(KEYRING_CHECK, title, False, printable(str(exc)))
+    vendors = len(keyring.vendors())
+    note = f"{len(keyring.entries)} key(s) of {vendors} vendor(s)"
+    return CheckResult(KEYRING_CHECK, title, True, note)
+
+
+def changed_submissions(repo_root: Path, ref: str) -> frozenset[SubmissionKey]:
+    """The submissions with a file changed between ``ref`` and HEAD (``git diff REF...HEAD``)."""
+    git.refuse_option_like(ref, "--changed-since ref")
+    names = git.output(["diff", "--name-only", "-z", "--relative", f"{ref}...HEAD", "--"],
+                       repo_root)
+    keys = set()
+    for name in filter(None, names.split("\0")):
+        parts = PurePosixPath(name).parts
+        if len(parts) > len(SEGMENTS) and parts[0] == SUBMISSIONS_DIR:
+            try:
+                keys.add(SubmissionKey(*parts[1:len(SEGMENTS) + 1]))
+            except LayoutError:
+                continue  # not a submission path: the tree check names it
+    return frozenset(keys)
+
+
+def audit_repository(
+    repo_root: Path,
+    *,
+    changed_since: str | None = None,
+    released_kits: Sequence[ReleasedKit] | None = None,
+    now: dt.datetime | None = None,
+    policy: Policy | None = None,
+    key_check: KeyCheck | None = None,
+) -> RepositoryAudit:
+    """Audit every submission of ``repo_root`` (a checkout, or a plain directory), or with
+    ``changed_since`` those changed since that git ref; replays are sought in all of them."""
+    if not repo_root.is_dir():
+        raise InputError(f"{repo_root}: not a directory")
+    tree = scan_submissions(repo_root)
+    context = _Context(
+        repo_root=repo_root,
+        released_kits=load_released_kits() if released_kits is None else released_kits,
+        now=now or dt.datetime.now(dt.UTC),
+        digests={key: payload_digest(key.directory(repo_root)) for key in tree.keys},
+        policy=policy,
+        key_check=key_check,
+    )
+    selected = tree.keys
+    if changed_since is not None:
+        changed = changed_submissions(repo_root, changed_since)
+        selected = tuple(key for key in tree.keys if key in changed)
+    return RepositoryAudit(
+        checks=(_keyring_check(repo_root), *_tree_checks(tree)),
+        submissions=tuple(_audit_submission(key, context) for key in selected),
+    )

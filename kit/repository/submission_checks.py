@@ -1,0 +1,265 @@
+"""The checks of one submission, 1 to 7 of ``ckit audit``'s checklist (see ``audit``).
+
+Each returns a ``CheckResult``; a failing one says why in one line, with every name a submitter
+chose passed through ``printable``. Checks 2 and 6 are the verifier's own steps (1-11, then 12).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.errors import KitError, VerificationError
+from kit.hashing import sha256_bytes
+from kit.printable import printable
+from kit.report.build import missing_ids
+from kit.report.model import Report
+from kit.report.policy import EXPIRED_SKIP, NEVER_SKIP, SKIP_TOO_LONG
+from kit.report.regrade import recomputed_violations
+from kit.report.released import ReleasedKit
+from kit.repository.interface import CheckResult
+from kit.repository.layout import (
+    MAX_FILE_BYTES,
+    OPTIONAL_FILES,
+    REQUIRED_FILES,
+    LayoutError,
+    SubmissionKey,
+    submission_key_for,
+)
+from kit.signing.sign import ENVELOPE_NAME
+from kit.signing.verify import (
+    VerifiedReport,
+    step1_read_envelope,
+    step2_check_payload_type,
+    step3_require_signatures,
+    step4_verify_signatures,
+    step5_parse_statement,
+    step6_check_vendor_binding,
+    step7_check_subject_files,
+    step8_check_report_matches,
+    step9_read_report,
+    step10_check_kit,
+    step11_check_times,
+    step12_check_grade,
+)
+from kit.standard import Standard
+
+LAYOUT, INTEGRITY, PATH, REQUIRED, SKIPS, GRADE, REPLAY, POLICY, KEY = range(1, 10)
+TITLES = {
+    LAYOUT: "layout and names",
+    INTEGRITY: "the envelope verifies with the repository keyring",
+    PATH: "the path matches the report",
+    REQUIRED: "every required test present",
+    SKIPS: "skip policy",
+    GRADE: "grade recomputed from the records",
+    REPLAY: "no replay of the signed payload",
+    POLICY: "acceptance policy",
+    KEY: "signing key valid for the vendor at signing time",
+}
+_SKIP_KINDS = (NEVER_SKIP, EXPIRED_SKIP, SKIP_TOO_LONG)
+_LINK = re.compile(r"https?://\S+")
+
+
+def passed(number: int, why: str = "") -> CheckResult:
+    return CheckResult(number, TITLES[number], True, why)
+
+
+def failed(number: int, problems: Sequence[str]) -> CheckResult:
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return CheckResult(number, TITLES[number], False, f"{problems[0]}{more}")
+
+
+def judged(number: int, problems: Sequence[str], note: str = "") -> CheckResult:
+    return failed(number, problems) if problems else passed(number, note)
+
+
+def not_checked(number: int) -> CheckResult:
+    return CheckResult(number, TITLES[number], False, "not checked: the envelope did not verify")
+
+
+@dataclass(frozen=True)
+class VerifiedSubmission:
+    """A submission whose envelope verified: its report, standard and payload digest."""
+
+    verified: VerifiedReport
+    standard: Standard
+    digest: str
+
+    @property
+    def report(self) -> Report:
+        return self.verified.content
+
+
+# 1. layout and names
+
+
+def _entry_problem(child: Path) -> str | None:
+    name = printable(child.name)
+    try:
+        status = child.lstat()
+    except OSError as exc:
+        return f"{name} cannot be read: {exc.strerror}"
+    if stat.S_ISLNK(status.st_mode):
+        return f"{name} is a symlink"
+    if stat.S_ISDIR(status.st_mode):
+        return f"{name} is a directory (a submission holds plain files only)"
+    if not stat.S_ISREG(status.st_mode):
+        return f"{name} is not a regular file"
+    if child.name not in (*REQUIRED_FILES, *OPTIONAL_FILES):
+        return f"unknown file {name}"
+    if status.st_size > MAX_FILE_BYTES:
+        return f"{name} is {status.st_size} bytes, over the limit of {MAX_FILE_BYTES}"
+    return None
+
+
+def check_layout(directory: Path) -> CheckResult:
+    try:
+        children = sorted(directory.iterdir())
+    except OSError as exc:
+        return failed(LAYOUT, [f"cannot list the directory: {exc.strerror}"])
+    problems = [p for p in map(_entry_problem, children) if p is not None]
+    present = {child.name for child in children}
+    problems += [f"required file {n} is missing" for n in REQUIRED_FILES if n not in present]
+    return judged(LAYOUT, problems)
+
+
+# 2. integrity: the verifier's own steps, all but the grade
+
+
+def verify_integrity(
+    directory: Path, keyring_dir: Path, released_kits: Sequence[ReleasedKit], now: dt.datetime
+) -> VerifiedSubmission:
+    """The verifier's steps 1-11 on ``directory``; ``VerificationError("step N: ...")`` if not."""
+    envelope = step1_read_envelope(directory / ENVELOPE_NAME)
+    step2_check_payload_type(envelope)
+    step3_require_signatures(envelope)
+    signers = step4_verify_signatures(envelope, keyring_dir)
+    statement = step5_parse_statement(envelope.payload)
+    step6_check_vendor_binding(statement, signers)
+    report_bytes = step7_check_subject_files(statement, directory)
+    step8_check_report_matches(report_bytes, statement)
+    report, standard = step9_read_report(statement)
+    standing = step10_check_kit(report, released_kits)
+    step11_check_times(report, now)
+    verified = VerifiedReport(
+        vendor=statement.vendor_id,
+        keyid=signers[0].keyid,
+        report=statement.report,
+        subjects=statement.subjects,
+        kit_version=statement.kit_version,
+        keyids=tuple(signer.keyid for signer in signers),
+        content=report,
+        kit=standing,
+    )
+    return VerifiedSubmission(verified, standard, sha256_bytes(envelope.payload))
+
+
+# 3. the path matches the report
+
+
+def check_path(key: SubmissionKey, verified: VerifiedReport, digest: str) -> CheckResult:
+    report = verified.content
+    try:
+        expected = submission_key_for(report, digest)
+    except LayoutError as exc:
+        return failed(PATH, [str(exc)])
+    problems = []
+    if key.vendor != verified.vendor:
+        problems.append(
+            f"vendor segment {key.vendor}, but the report and its signing key are vendor "
+            f"{verified.vendor}"
+        )
+    if key.torch_release != expected.torch_release:
+        problems.append(
+            f"torch release segment {key.torch_release}, but standard {report.standard.version} "
+            f"certifies torch {expected.torch_release}"
+        )
+    if key.kit_version != expected.kit_version:
+        problems.append(
+            f"kit version segment {key.kit_version}, but the report was judged by kit "
+            f"{expected.kit_version}"
+        )
+    if key.run_id != expected.run_id:
+        problems.append(
+            f"run id {key.run_id}, but the run's finish time and payload digest give "
+            f"{expected.run_id}"
+        )
+    return judged(PATH, [printable(p) for p in problems])
+
+
+# 4. every required test present
+
+
+def check_required(report: Report, standard: Standard) -> CheckResult:
+    recorded = {record.id for record in report.records}
+    unlisted = set(missing_ids(standard, report.document["run"], recorded))
+    absent = sorted(set(report.missing) | unlisted)
+    if absent:
+        lie = f"; {len(unlisted)} not even listed as missing" if unlisted else ""
+        return failed(REQUIRED, [
+            f"{len(absent)} required test(s) of standard {standard.version} have no record "
+            f"(first: {printable(absent[0])}){lie}"
+        ])
+    narrowed = "" if report.run.complete else "narrowed run: the tests its --tier/--select chose"
+    return passed(REQUIRED, narrowed)
+
+
+# 5. skip policy
+
+
+def _entry_problems(report: Report) -> list[str]:
+    problems = []
+    for entry in report.skips.entries:
+        named = printable(entry.test)
+        if not entry.reason.strip():
+            problems.append(f"skip manifest entry {named!r} gives no reason")
+        if not _LINK.fullmatch(entry.tracking):
+            problems.append(
+                f"skip manifest entry {named!r} has no tracking link "
+                f"(tracking {printable(entry.tracking)!r})"
+            )
+    return problems
+
+
+def check_skips(report: Report, standard: Standard) -> CheckResult:
+    try:
+        violations = recomputed_violations(report, standard)
+    except KitError as exc:
+        return failed(SKIPS, [f"cannot apply the skip policy: {exc}"])
+    problems = [printable(v["message"]) for v in violations if v.get("kind") in _SKIP_KINDS]
+    return judged(SKIPS, problems + _entry_problems(report))
+
+
+# 6. grade recomputed
+
+
+def check_grade(report: Report, standard: Standard) -> CheckResult:
+    try:
+        step12_check_grade(report, standard)
+    except VerificationError as exc:
+        return failed(GRADE, [printable(str(exc))])
+    return passed(GRADE)
+
+
+# 7. no replay
+
+
+def check_replay(key: SubmissionKey, digests: Mapping[SubmissionKey, str | None]) -> CheckResult:
+    mine = digests.get(key)
+    if mine is None:
+        return CheckResult(REPLAY, TITLES[REPLAY], False, "not checked: the envelope is unreadable")
+    others = [str(other) for other, digest in sorted(digests.items())
+              if digest == mine and other != key]
+    problems = [f"the same signed payload is also submitted as {other}" for other in others]
+    return judged(REPLAY, problems)
+
+
+def payload_digest(directory: Path) -> str | None:
+    try:
+        return sha256_bytes(step1_read_envelope(directory / ENVELOPE_NAME).payload)
+    except VerificationError:
+        return None

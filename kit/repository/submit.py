@@ -1,0 +1,178 @@
+"""``ckit submit``: file a verified run in the shared repository, on a new branch of its own.
+
+Nothing reaches the repository unless the run verifies: the files are first copied into a
+staging directory beside a fresh clone, and the staged copy (the very bytes that get committed)
+is verified against the repository's keyring. One submission per branch, so one vendor and one
+torch release per review.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.bounded_read import FileMissing, read_regular_file
+from kit.errors import InputError, VerificationError
+from kit.hashing import sha256_bytes
+from kit.printable import printable
+from kit.report.released import ReleasedKit
+from kit.repository import git
+from kit.repository.layout import (
+    KEYRING_DIR,
+    MAX_FILE_BYTES,
+    OPTIONAL_FILES,
+    REQUIRED_FILES,
+    SubmissionKey,
+    submission_key_for,
+)
+from kit.signing.sign import ENVELOPE_NAME
+from kit.signing.verify import (
+    VerifiedReport,
+    step1_read_envelope,
+    step3_require_signatures,
+    verify_envelope,
+)
+
+
+@dataclass(frozen=True)
+class Submission:
+    key: SubmissionKey
+    branch: str
+    #: The clone holding the commit: kept for the user when it was not pushed.
+    clone: Path | None
+    commit: str
+    pushed: bool
+
+
+def default_branch(key: SubmissionKey) -> str:
+    return f"submit/{key.vendor}/{key.torch_release}/{key.run_id}"
+
+
+def _stage(run_dir: Path, staging: Path) -> None:
+    """Copy the submission's files (bounded, regular files only) out of the run directory."""
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir}: not a run directory")
+    staging.mkdir()
+    for name in (*REQUIRED_FILES, *OPTIONAL_FILES):
+        try:
+            data = read_regular_file(run_dir / name, limit=MAX_FILE_BYTES, what="run file")
+        except FileMissing:
+            if name in REQUIRED_FILES:
+                raise InputError(f"{run_dir}: {name} is missing; submit a signed run") from None
+            continue
+        (staging / name).write_bytes(data)
+
+
+def _refuse_unsigned(staging: Path, run_dir: Path) -> None:
+    """Before any clone: an unsigned run is refused whatever the keyring holds."""
+    try:
+        step3_require_signatures(step1_read_envelope(staging / ENVELOPE_NAME))
+    except VerificationError as exc:
+        raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
+
+
+def _clone(repo: str, clone: Path) -> None:
+    source = git.refuse_option_like(repo, "repository")
+    git.git(["clone", "--quiet", "--", source, str(clone)], clone.parent)
+
+
+def _keyring(clone: Path, keyring_dir: Path | None) -> Path | None:
+    """The repository's own keyring when it has one; else the one given (or the kit's)."""
+    own = clone / KEYRING_DIR
+    return own if own.is_dir() and not own.is_symlink() else keyring_dir
+
+
+def _verify(
+    staging: Path, run_dir: Path, keyring_dir: Path | None,
+    now: dt.datetime | None, released_kits: Sequence[ReleasedKit] | None,
+) -> VerifiedReport:
+    try:
+        return verify_envelope(
+            staging / ENVELOPE_NAME, keyring_dir, staging, now=now, released_kits=released_kits
+        )
+    except VerificationError as exc:
+        raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
+
+
+def _payload_digest(staging: Path) -> str:
+    return sha256_bytes(step1_read_envelope(staging / ENVELOPE_NAME).payload)
+
+
+def _check_branch_name(branch: str, clone: Path) -> str:
+    git.refuse_option_like(branch, "branch name")
+    if git.git(["check-ref-format", "--branch", branch], clone, check=False).returncode != 0:
+        raise InputError(f"branch name {printable(branch)!r} is not a valid git branch name")
+    return branch
+
+
+def _commit_message(key: SubmissionKey, verified: VerifiedReport) -> str:
+    subject = (
+        f"Submit {key.vendor} for torch {key.torch_release}, kit {key.kit_version}, "
+        f"run {key.run_id}"
+    )
+    return (
+        f"{subject}\n\nvendor: {key.vendor}\ntorch release: {key.torch_release}\n"
+        f"kit version: {key.kit_version}\nrun id: {key.run_id}\n"
+        f"grade: {printable(verified.grade_name)}\nsigned by: {verified.keyid}\n"
+    )
+
+
+def _commit(clone: Path, key: SubmissionKey, message: str) -> str:
+    author = git.configured_author(clone)
+    identity: list[str] = []
+    if author is None:
+        name, email = git.DEFAULT_AUTHOR
+        identity = ["-c", f"user.name={name}", "-c", f"user.email={email}"]
+    git.git(["add", "--", key.relative_path.as_posix()], clone)
+    git.git([*identity, "commit", "--quiet", "--no-verify", "-m", message], clone)
+    return git.output(["rev-parse", "HEAD"], clone).strip()
+
+
+def _file(staging: Path, clone: Path, key: SubmissionKey) -> None:
+    target = key.directory(clone)
+    if target.exists() or target.is_symlink():
+        raise InputError(f"{key} already exists in the repository: this run was submitted")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(staging, target)
+
+
+def submit_run(
+    run_dir: Path,
+    repo: str,
+    *,
+    push: bool = False,
+    branch: str | None = None,
+    keyring_dir: Path | None = None,
+    now: dt.datetime | None = None,
+    released_kits: Sequence[ReleasedKit] | None = None,
+) -> Submission:
+    """Verify ``run_dir`` and commit it on a new branch of a fresh clone of ``repo``.
+
+    ``repo`` is a path (a clone or a bare repository) or a URL. With ``push`` the branch goes
+    to the origin and the clone is removed; without it the clone is kept and returned.
+    """
+    work = Path(tempfile.mkdtemp(prefix="ckit-submit-"))
+    keep = False
+    try:
+        staging, clone = work / "staging", work / "clone"
+        _stage(run_dir, staging)
+        _refuse_unsigned(staging, run_dir)
+        _clone(repo, clone)
+        verified = _verify(staging, run_dir, _keyring(clone, keyring_dir), now, released_kits)
+        key = submission_key_for(verified.content, _payload_digest(staging))
+        name = _check_branch_name(branch or default_branch(key), clone)
+        git.git(["checkout", "--quiet", "-b", name], clone)
+        _file(staging, clone, key)
+        commit = _commit(clone, key, _commit_message(key, verified))
+        if push:
+            git.git(["push", "--quiet", "origin", f"HEAD:refs/heads/{name}"], clone)
+        keep = not push
+        shutil.rmtree(staging)
+        return Submission(key, name, None if push else clone, commit, push)
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)

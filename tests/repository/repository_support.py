@@ -1,0 +1,110 @@
+"""Builders for the repository tests: git and ckit subprocesses, and the shared repository.
+
+A plain module (not conftest) so test files can import it by a name no other area uses.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+KIT_ROOT = Path(__file__).resolve().parents[2]
+#: One op of the unit tier: a real run in about 20 seconds (graded non-conformant: narrowed).
+SELECT = "unit/opinfo/add/float32/*"
+VENDORS = ("cpu", "simnpu")
+TEST_AUTHOR = ["-c", "user.name=Test Maintainer", "-c", "user.email=maintainer@example.org"]
+
+
+def git(args: list[str], cwd: Path) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"git {args}: {done.stderr}"
+    return done.stdout
+
+
+def ckit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kit", *args], cwd=KIT_ROOT, env=env, capture_output=True,
+        text=True, timeout=900, check=False,
+    )
+
+
+def field(stdout: str, name: str) -> str:
+    """The value of ``name: value`` in ``ckit submit``'s output."""
+    return next(line.split(":", 1)[1].strip() for line in stdout.splitlines()
+                if line.startswith(f"{name}:"))
+
+
+@dataclass(frozen=True)
+class SharedRepo:
+    base: Path
+    env: dict[str, str]
+    #: The main branch before any submission: the keyring and a README.
+    seed: Path
+    origin: Path
+    runs: dict[str, Path]
+    #: Each vendor's private key (the default location under the test's XDG_CONFIG_HOME).
+    keys: dict[str, Path]
+    branches: dict[str, str]
+    #: A clone with the simnpu submission's branch checked out: both submissions.
+    checkout: Path
+
+
+def _environment(base: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["XDG_CONFIG_HOME"] = str(base / "config")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(KIT_ROOT), env.get("PYTHONPATH")]))
+    env.pop("CKIT_SIGNING_KEY", None)
+    return env
+
+
+def _seed(base: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    seed = base / "seed"
+    git(["init", "--quiet", "-b", "main", str(seed)], base)
+    for vendor in VENDORS:
+        made = ckit(["keys", "generate", "--vendor", vendor, "--keyring", str(seed / "keyring")],
+                    env)
+        assert made.returncode == 0, made.stderr
+    (seed / "README.md").write_text("Conformance results, one directory per submission.\n")
+    git(["add", "."], seed)
+    git([*TEST_AUTHOR, "commit", "--quiet", "-m", "The shared repository"], seed)
+    origin = base / "origin.git"
+    git(["clone", "--quiet", "--bare", str(seed), str(origin)], base)
+    return seed, origin
+
+
+def _run(base: Path, env: dict[str, str], vendor: str) -> Path:
+    out = base / "runs" / vendor
+    done = ckit(["run", "--vendor", vendor, "--tier", "unit", "--select", SELECT,
+                 "--out", str(out)], env)
+    assert (out / "report.dsse.json").is_file(), done.stderr[-3000:]
+    return out
+
+
+def _submit(env: dict[str, str], run_dir: Path, repo: str) -> str:
+    done = ckit(["submit", str(run_dir), "--repo", repo, "--push"], env)
+    assert done.returncode == 0, done.stderr
+    return field(done.stdout, "branch")
+
+
+def _merge(base: Path, origin: Path, branch: str) -> None:
+    maintainer = base / "maintainer"
+    git(["clone", "--quiet", str(origin), str(maintainer)], base)
+    git(["merge", "--quiet", "--ff-only", f"origin/{branch}"], maintainer)
+    git(["push", "--quiet", "origin", "main"], maintainer)
+
+
+def build_shared_repo(base: Path) -> SharedRepo:
+    env = _environment(base)
+    seed, origin = _seed(base, env)
+    runs = {vendor: _run(base, env, vendor) for vendor in VENDORS}
+    branches = {"cpu": _submit(env, runs["cpu"], str(origin))}
+    _merge(base, origin, branches["cpu"])
+    branches["simnpu"] = _submit(env, runs["simnpu"], origin.as_uri())
+    checkout = base / "checkout"
+    git(["clone", "--quiet", str(origin), str(checkout)], base)
+    git(["checkout", "--quiet", branches["simnpu"]], checkout)
+    keys = {v: base / "config" / "ckit" / "keys" / f"{v}.pem" for v in VENDORS}
+    return SharedRepo(base, env, seed, origin, runs, keys, branches, checkout)
