@@ -13,7 +13,7 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode
 from kit.printable import printable
-from kit.repository.audit import audit_repository
+from kit.repository.audit_options import add_audit_options, audit_from_args
 from kit.repository.interface import CheckResult, RepositoryAudit
 
 
@@ -41,7 +41,7 @@ def audit_lines(audit: RepositoryAudit) -> list[str]:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    audit = audit_repository(args.repo, changed_since=args.changed_since)
+    audit = audit_from_args(args, args.repo)
     if args.json:
         print(json.dumps(audit.to_json(), indent=2, sort_keys=True))
     else:
@@ -66,4 +66,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="audit only submissions with files changed since REF (git diff REF...HEAD)",
     )
     parser.add_argument("--json", action="store_true", help="print the audit as JSON")
+    add_audit_options(parser)
     parser.set_defaults(handler=_audit)

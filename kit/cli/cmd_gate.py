@@ -14,10 +14,10 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
+from kit.repository.audit_options import add_audit_options, audit_from_args
 from kit.repository.gate import (
     GateResult,
     VendorGate,
-    audit_of,
     evaluate_gate,
     load_gate_policy,
     percent,
@@ -83,7 +83,7 @@ def _gate(args: argparse.Namespace) -> int:
     policy = load_gate_policy(args.policy)  # a bad policy is refused before any audit work
     if not args.repo.is_dir():
         raise InputError(f"repository {args.repo} is not a directory")
-    audit = audit_of(args.repo)
+    audit = audit_from_args(args, args.repo)
     result = evaluate_gate(audit, args.release, policy, dt.datetime.now(dt.UTC))
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=True))
@@ -113,6 +113,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         f"  {int(ExitCode.INPUT_ERROR)}  the policy file or repository could not be read"
     )
     parser.add_argument("repo", type=Path, metavar="REPO", help="the submissions repository")
+    add_audit_options(parser, policy_flag="--acceptance-policy")
     parser.add_argument(
         "--release", type=_release, required=True, help="the torch release to gate (e.g. 2.13)"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
-from kit.repository.gate import audit_of
+from kit.repository.audit_options import add_audit_options, audit_from_args
 
 
 def _portal(args: argparse.Namespace) -> int:
@@ -16,7 +16,7 @@ def _portal(args: argparse.Namespace) -> int:
         raise InputError(f"repository {args.repo} is not a directory")
     from kit.portal.builder import build_site  # jinja2 is imported only by this command
 
-    audit = audit_of(args.repo)
+    audit = audit_from_args(args, args.repo)
     written = build_site(audit, args.out)
     failed = sum(1 for submission in audit.submissions if not submission.passed)
     print(
@@ -37,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ["ckit portal path/to/submissions-repo -o site/"],
     )
     parser.add_argument("repo", type=Path, metavar="REPO", help="the submissions repository")
+    add_audit_options(parser)
     parser.add_argument(
         "-o",
         "--out",

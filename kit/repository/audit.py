@@ -63,6 +63,11 @@ from kit.repository.submission_checks import (
     payload_digest,
     verify_integrity,
 )
+from kit.repository.trust_and_policy import (
+    KeyValidAtSigning,
+    PolicyFromFile,
+    trusted_keyring_or_problem,
+)
 from kit.signing.keyring import load_keyring
 from kit.signing.verify import VerifiedReport
 
@@ -74,11 +79,16 @@ Policy = Callable[[SubmissionKey, VerifiedReport], tuple[CheckResult, ...]]
 #: The seam for root-signed keyrings: was the signing key the vendor's when it signed (check 9)?
 KeyCheck = Callable[[SubmissionKey, VerifiedReport], CheckResult]
 
-KEYRING_CHECK, TREE_CHECK = 1, 2
+KEYRING_CHECK, TREE_CHECK, TRUST_CHECK = 1, 2, 3
 REPOSITORY_TITLES = {
     KEYRING_CHECK: "the repository keyring loads",
     TREE_CHECK: f"{SUBMISSIONS_DIR}/ holds only submission directories",
+    TRUST_CHECK: "the keyring is signed by the trust roots and lists every key file",
 }
+
+
+def _trust_check(problem: str | None) -> CheckResult:
+    return CheckResult(TRUST_CHECK, REPOSITORY_TITLES[TRUST_CHECK], problem is None, problem or "")
 
 
 @dataclass(frozen=True)
@@ -251,16 +261,31 @@ def audit_repository(
     now: dt.datetime | None = None,
     policy: Policy | None = None,
     key_check: KeyCheck | None = None,
+    trust_roots: Path | None = None,
+    policy_file: Path | None = None,
 ) -> RepositoryAudit:
     """Audit every submission of ``repo_root`` (a checkout, or a plain directory), or with
-    ``changed_since`` those changed since that git ref; replays are sought in all of them."""
+    ``changed_since`` those changed since that git ref; replays are sought in all of them.
+
+    ``trust_roots`` (the roots that must sign the repository's keyring.json) gives check 9 and
+    ``policy_file`` (an acceptance policy) check 8, unless ``key_check``/``policy`` are given.
+    """
     if not repo_root.is_dir():
         raise InputError(f"{repo_root}: not a directory")
     tree = scan_submissions(repo_root)
+    now = now or dt.datetime.now(dt.UTC)
+    released_kits = load_released_kits() if released_kits is None else released_kits
+    repository_checks = [_keyring_check(repo_root)]
+    if trust_roots is not None and key_check is None:
+        trusted, problem = trusted_keyring_or_problem(repo_root / KEYRING_DIR, trust_roots)
+        repository_checks.append(_trust_check(problem))
+        key_check = KeyValidAtSigning(trusted if problem is None else None, problem)
+    if policy_file is not None and policy is None:
+        policy = PolicyFromFile(policy_file, released_kits, now)
     context = _Context(
         repo_root=repo_root,
-        released_kits=load_released_kits() if released_kits is None else released_kits,
-        now=now or dt.datetime.now(dt.UTC),
+        released_kits=released_kits,
+        now=now,
         digests={key: payload_digest(key.directory(repo_root)) for key in tree.keys},
         policy=policy,
         key_check=key_check,
@@ -270,6 +295,6 @@ def audit_repository(
         changed = changed_submissions(repo_root, changed_since)
         selected = tuple(key for key in tree.keys if key in changed)
     return RepositoryAudit(
-        checks=(_keyring_check(repo_root), *_tree_checks(tree)),
+        checks=(*repository_checks, *_tree_checks(tree)),
         submissions=tuple(_audit_submission(key, context) for key in selected),
     )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,14 +31,6 @@ from kit.yamlio import load_yaml
 GATE_POLICY_NAME = "gate.yaml"
 #: The policy file's vocabulary: any other key is refused, so a typo never loosens the gate.
 POLICY_KEYS = ("min_pass_rate", "min_grade", "required_vendors", "max_failing_age_hours")
-
-
-def audit_of(repo_root: Path) -> RepositoryAudit:
-    """``kit.repository.audit.audit_repository(repo_root)``, imported when a command needs it
-    (the audit is its own module; gate and portal only read what it says)."""
-    audit_module = importlib.import_module("kit.repository.audit")
-    audit: RepositoryAudit = audit_module.audit_repository(repo_root)
-    return audit
 
 
 def default_policy_path() -> Path:

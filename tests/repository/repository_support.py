@@ -11,6 +11,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import kit
+from kit.hashing import kit_digest
+
 KIT_ROOT = Path(__file__).resolve().parents[2]
 #: One op of the unit tier: a real run in about 20 seconds (graded non-conformant: narrowed).
 SELECT = "unit/opinfo/add/float32/*"
@@ -51,6 +54,22 @@ class SharedRepo:
     #: A clone with the simnpu submission's branch checked out: both submissions.
     checkout: Path
 
+    @property
+    def roots(self) -> Path:
+        """The auditor's pinned root public keys (the root private key stays offline)."""
+        return self.base / "auditor" / "roots"
+
+    @property
+    def root_key(self) -> Path:
+        return self.base / "offline" / "root.pem"
+
+    @property
+    def audit_args(self) -> list[str]:
+        """The auditor's choices: these roots, a policy that takes narrowed runs, and a list of
+        released kits that holds the kit running these tests."""
+        return ["--trust-roots", str(self.roots), "--policy", str(self.base / "policy.yaml"),
+                "--released-kits", str(self.base / "released-kits.yaml")]
+
 
 def _environment(base: Path) -> dict[str, str]:
     env = dict(os.environ)
@@ -67,12 +86,37 @@ def _seed(base: Path, env: dict[str, str]) -> tuple[Path, Path]:
         made = ckit(["keys", "generate", "--vendor", vendor, "--keyring", str(seed / "keyring")],
                     env)
         assert made.returncode == 0, made.stderr
+    _trust_keyring(base, env, seed / "keyring")
     (seed / "README.md").write_text("Conformance results, one directory per submission.\n")
     git(["add", "."], seed)
     git([*TEST_AUTHOR, "commit", "--quiet", "-m", "The shared repository"], seed)
     origin = base / "origin.git"
     git(["clone", "--quiet", "--bare", str(seed), str(origin)], base)
     return seed, origin
+
+
+def _trust_keyring(base: Path, env: dict[str, str], keyring: Path) -> None:
+    """A root key signs keyring.json listing both vendors' keys; the auditor pins the root."""
+    made = ckit(["keys", "root-generate", "--out", str(base / "offline" / "root.pem"),
+                 "--public-dir", str(base / "auditor" / "roots")], env)
+    assert made.returncode == 0, made.stderr
+    for public in sorted(keyring.glob("*/*.pub.pem")):
+        added = ckit(["keys", "add", "--keyring", str(keyring), "--vendor", public.parent.name,
+                      "--public-key", str(public), "--not-before", "2020-01-01"], env)
+        assert added.returncode == 0, added.stderr
+    signed = ckit(["keys", "sign-keyring", "--keyring", str(keyring),
+                   "--root-key", str(base / "offline" / "root.pem")], env)
+    assert signed.returncode == 0, signed.stderr
+    (base / "policy.yaml").write_text(
+        "# The test repository's bar: a released kit, this standard and release, the vendor of\n"
+        "# the path, a recent run; narrowed runs (graded non-conformant) are accepted.\n"
+        'released_kit: true\nstandard: v1\ntorch_release: "2.13"\n'
+        "vendor_is_submission_path: true\nmax_age_days: 30\n"
+    )
+    (base / "released-kits.yaml").write_text(
+        f'released:\n  - version: "{kit.__version__}"\n    digest: "{kit_digest()}"\n'
+        "    date: 2026-11-01\n"
+    )
 
 
 def _run(base: Path, env: dict[str, str], vendor: str) -> Path:

@@ -265,7 +265,7 @@ def test_attack_fails_the_audit_with_its_line(
     if expected.first:  # the attack costs no other submission its pass
         assert untouched and all(a.passed for a in untouched)
 
-    assert main(["audit", str(repo.root)]) == ExitCode.VERIFICATION_FAILED
+    assert main(["audit", str(repo.root), *shared.audit_args]) == ExitCode.VERIFICATION_FAILED
     out = capsys.readouterr().out
     title = (REPOSITORY_TITLES if expected.key is None else TITLES)[expected.number]
     line = f"  {expected.number}. ✗ {title}: {expected.why}"
@@ -278,7 +278,8 @@ def test_audit_json_names_the_failing_check(
 ) -> None:
     repo = _copy(shared, tmp_path / "repo")
     expected = unknown_file(repo)
-    assert main(["audit", str(repo.root), "--json"]) == ExitCode.VERIFICATION_FAILED
+    code = main(["audit", str(repo.root), "--json", *shared.audit_args])
+    assert code == ExitCode.VERIFICATION_FAILED
     document = json.loads(capsys.readouterr().out)
     assert document["passed"] is False
     (entry,) = [s for s in document["submissions"] if s["submission"] == str(expected.key)]

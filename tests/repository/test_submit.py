@@ -50,7 +50,7 @@ def test_the_pushed_branch_checked_out_passes_the_audit(
     assert audit.passed
     assert sorted(a.key.vendor for a in audit.submissions) == ["cpu", "simnpu"]
     assert all([c.number for c in a.checks] == list(range(1, 10)) for a in audit.submissions)
-    assert main(["audit", str(shared.checkout)]) == ExitCode.OK
+    assert main(["audit", str(shared.checkout), *shared.audit_args]) == ExitCode.OK
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "PASSED: 2 submission(s) audited, 0 failed; repository checks passed"
     assert "  6. ✓ grade recomputed from the records" in out
@@ -64,7 +64,8 @@ def test_changed_since_audits_only_the_new_submission(
     assert changed_submissions(shared.checkout, "origin/main") == {simnpu}
     audit = audit_repository(shared.checkout, changed_since="origin/main")
     assert [a.key for a in audit.submissions] == [simnpu] and audit.passed
-    assert main(["audit", str(shared.checkout), "--changed-since", "origin/main"]) == 0
+    since = ["--changed-since", "origin/main"]
+    assert main(["audit", str(shared.checkout), *since, *shared.audit_args]) == 0
     out = capsys.readouterr().out
     assert str(simnpu) in out and "/cpu/" not in out
 
@@ -72,7 +73,8 @@ def test_changed_since_audits_only_the_new_submission(
 def test_changed_since_a_ref_git_does_not_know_is_one_line(
     shared: SharedRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["audit", str(shared.checkout), "--changed-since", "no-such-ref"])
+    since = ["--changed-since", "no-such-ref"]
+    code = main(["audit", str(shared.checkout), *since, *shared.audit_args])
     err = capsys.readouterr().err
     assert code == ExitCode.INPUT_ERROR
     assert err.startswith("ckit: error: git diff failed: fatal: ") and err.count("\n") == 1

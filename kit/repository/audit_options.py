@@ -1,0 +1,44 @@
+"""The auditor's choices, one set for ``ckit audit``, ``ckit gate`` and ``ckit portal``: which
+roots must sign the repository's keyring, which acceptance policy applies, which kits are
+released. Defaults come from the kit checkout, never from the repository being audited."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kit.report.released import load_released_kits
+from kit.repository.audit import audit_repository
+from kit.repository.interface import RepositoryAudit
+from kit.repository.trust_and_policy import default_policy_path
+from kit.signing.trust import default_roots_dir
+
+
+def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--policy") -> None:
+    """``policy_flag``: ``ckit gate`` has a policy of its own and names this one apart."""
+    group = parser.add_argument_group("audit (the auditor's choices, never the repository's)")
+    group.add_argument(
+        "--trust-roots", type=Path, metavar="DIR",
+        help="root public keys that must sign the repository's keyring/keyring.json "
+        "(default: the kit's signing/roots)",
+    )
+    group.add_argument(
+        policy_flag, type=Path, metavar="FILE", dest="acceptance_policy",
+        help="acceptance policy each submission must meet (default: the kit's "
+        "standards/v1/acceptance.yaml)",
+    )
+    group.add_argument(
+        "--released-kits", type=Path, metavar="FILE",
+        help="list of released kit digests (default: the kit's standards/released-kits.yaml)",
+    )
+
+
+def audit_from_args(args: argparse.Namespace, repo: Path) -> RepositoryAudit:
+    released = None if args.released_kits is None else load_released_kits(args.released_kits)
+    return audit_repository(
+        repo,
+        changed_since=getattr(args, "changed_since", None),
+        released_kits=released,
+        trust_roots=args.trust_roots or default_roots_dir(),
+        policy_file=args.acceptance_policy or default_policy_path(),
+    )

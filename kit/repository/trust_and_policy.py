@@ -1,0 +1,91 @@
+"""Checks 8 and 9 of the audit, from the kit's own parts: the acceptance policy and the
+root-signed keyring.
+
+The repository's content never chooses them: the trust roots and the policy file come from the
+auditor (by default the kit's ``signing/roots`` and ``standards/v1/acceptance.yaml``), so a
+pull request can neither add a key nor loosen the bar.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+
+from kit.acceptance import load_policy
+from kit.errors import VerificationError
+from kit.printable import printable
+from kit.report.released import ReleasedKit
+from kit.repository.interface import CheckResult
+from kit.repository.layout import SubmissionKey
+from kit.repository.submission_checks import KEY, POLICY, TITLES, failed, passed
+from kit.signing.trust import TrustedKeyring, load_trusted_keyring
+from kit.signing.verify import VerifiedReport
+
+
+def default_policy_path() -> Path:
+    from kit import paths
+
+    return paths.standards_dir() / "v1" / "acceptance.yaml"
+
+
+class PolicyFromFile:
+    """Check 8: the policy file, with the vendor of each submission's path as its vendor."""
+
+    def __init__(
+        self, path: Path, released_kits: Sequence[ReleasedKit], now: dt.datetime
+    ) -> None:
+        self.path = path
+        self.released_kits = tuple(released_kits)
+        self.now = now
+
+    def __call__(self, key: SubmissionKey, verified: VerifiedReport) -> tuple[CheckResult, ...]:
+        policy = load_policy(self.path, vendor=key.vendor, released_kits=self.released_kits)
+        outcomes = policy.evaluate(verified.content, verified.kit, self.now)
+        return tuple(
+            CheckResult(
+                POLICY,
+                f"{TITLES[POLICY]}: {outcome.name}",
+                outcome.passed,
+                printable(outcome.description if outcome.passed else outcome.why or ""),
+            )
+            for outcome in outcomes
+        )
+
+
+class KeyValidAtSigning:
+    """Check 9: every signer's key is listed in the root-signed keyring for the submission's
+    vendor, not revoked, and inside its window when the run finished."""
+
+    def __init__(self, trusted: TrustedKeyring | None, problem: str | None) -> None:
+        self.trusted = trusted
+        self.problem = problem
+
+    def __call__(self, key: SubmissionKey, verified: VerifiedReport) -> CheckResult:
+        if self.trusted is None:
+            return failed(KEY, [f"the keyring is not trusted: {self.problem}"])
+        signed_at = verified.content.run.finished_at
+        problems = [
+            problem
+            for keyid in verified.keyids
+            if (problem := self.trusted.key_problem(keyid, key.vendor, signed_at)) is not None
+        ]
+        if problems:
+            return failed(KEY, [printable(problem) for problem in problems])
+        return passed(KEY, f"{len(verified.keyids)} key(s) active for {key.vendor} at signing")
+
+
+def trusted_keyring_or_problem(
+    keyring_dir: Path, roots_dir: Path
+) -> tuple[TrustedKeyring | None, str | None]:
+    """The keyring as the roots vouch for it, or why they do not (a key file the signed
+    manifest does not list is a problem too: a pull request cannot add a key by a file)."""
+    try:
+        trusted = load_trusted_keyring(keyring_dir, roots_dir)
+    except VerificationError as exc:
+        return None, printable(str(exc))
+    unlisted = trusted.unlisted_key_files()
+    if unlisted:
+        names = ", ".join(printable(path.name) for path in unlisted[:3])
+        return trusted, f"{len(unlisted)} key file(s) not in the root-signed keyring.json: {names}"
+    return trusted, None
