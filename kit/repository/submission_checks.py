@@ -34,17 +34,8 @@ from kit.signing.sign import ENVELOPE_NAME
 from kit.signing.verify import (
     VerifiedReport,
     step1_read_envelope,
-    step2_check_payload_type,
-    step3_require_signatures,
-    step4_verify_signatures,
-    step5_parse_statement,
-    step6_check_vendor_binding,
-    step7_check_subject_files,
-    step8_check_report_matches,
-    step9_read_report,
-    step10_check_kit,
-    step11_check_times,
     step12_check_grade,
+    verify_before_grade,
 )
 from kit.standard import Standard
 
@@ -134,28 +125,10 @@ def verify_integrity(
     directory: Path, keyring_dir: Path, released_kits: Sequence[ReleasedKit], now: dt.datetime
 ) -> VerifiedSubmission:
     """The verifier's steps 1-11 on ``directory``; ``VerificationError("step N: ...")`` if not."""
-    envelope = step1_read_envelope(directory / ENVELOPE_NAME)
-    step2_check_payload_type(envelope)
-    step3_require_signatures(envelope)
-    signers = step4_verify_signatures(envelope, keyring_dir)
-    statement = step5_parse_statement(envelope.payload)
-    step6_check_vendor_binding(statement, signers)
-    report_bytes = step7_check_subject_files(statement, directory)
-    step8_check_report_matches(report_bytes, statement)
-    report, standard = step9_read_report(statement)
-    standing = step10_check_kit(report, released_kits)
-    step11_check_times(report, now)
-    verified = VerifiedReport(
-        vendor=statement.vendor_id,
-        keyid=signers[0].keyid,
-        report=statement.report,
-        subjects=statement.subjects,
-        kit_version=statement.kit_version,
-        keyids=tuple(signer.keyid for signer in signers),
-        content=report,
-        kit=standing,
+    checked = verify_before_grade(
+        directory / ENVELOPE_NAME, keyring_dir, directory, now=now, released_kits=released_kits
     )
-    return VerifiedSubmission(verified, standard, sha256_bytes(envelope.payload))
+    return VerifiedSubmission(checked.verified, checked.standard, sha256_bytes(checked.payload))
 
 
 # 3. the path matches the report

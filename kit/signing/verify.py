@@ -321,7 +321,17 @@ def _refuse_other_keyring(keyring_dir: Path | None, trusted: TrustedKeyring | No
         )
 
 
-def verify_envelope(
+@dataclass(frozen=True)
+class IntegrityChecked:
+    """What steps 1-11 established, before the grade is recomputed (step 12)."""
+
+    verified: VerifiedReport
+    standard: Standard
+    #: The signed payload's bytes (its sha256 identifies the submission against replays).
+    payload: bytes
+
+
+def verify_before_grade(
     envelope_path: Path,
     keyring_dir: Path | None = None,
     files_dir: Path | None = None,
@@ -329,13 +339,9 @@ def verify_envelope(
     now: dt.datetime | None = None,
     released_kits: Sequence[ReleasedKit] | None = None,
     trusted: TrustedKeyring | None = None,
-) -> VerifiedReport:
-    """Run the checklist; ``envelope_path`` may be the run directory holding the envelope.
-
-    ``now`` (default: the clock) and ``released_kits`` (default: the kit's list) are what the
-    verifier knows itself; tests pass their own. ``trusted`` (from ``load_trusted_keyring``)
-    brings its own keys: ``keyring_dir``, if given too, must be its directory.
-    """
+) -> IntegrityChecked:
+    """Steps 1-11 of the checklist (``verify_envelope`` without the grade); the audit runs
+    step 12 as a check of its own."""
     _refuse_other_keyring(keyring_dir, trusted)
     if envelope_path.is_dir():
         envelope_path = envelope_path / ENVELOPE_NAME
@@ -351,8 +357,7 @@ def verify_envelope(
     released = load_released_kits() if released_kits is None else released_kits
     standing = step10_check_kit(report, released)
     step11_check_times(report, now or dt.datetime.now(dt.UTC))
-    step12_check_grade(report, standard)
-    return VerifiedReport(
+    verified = VerifiedReport(
         vendor=statement.vendor_id,
         keyid=signers[0].keyid,
         report=statement.report,
@@ -362,3 +367,27 @@ def verify_envelope(
         content=report,
         kit=standing,
     )
+    return IntegrityChecked(verified, standard, envelope.payload)
+
+
+def verify_envelope(
+    envelope_path: Path,
+    keyring_dir: Path | None = None,
+    files_dir: Path | None = None,
+    *,
+    now: dt.datetime | None = None,
+    released_kits: Sequence[ReleasedKit] | None = None,
+    trusted: TrustedKeyring | None = None,
+) -> VerifiedReport:
+    """Run the checklist; ``envelope_path`` may be the run directory holding the envelope.
+
+    ``now`` (default: the clock) and ``released_kits`` (default: the kit's list) are what the
+    verifier knows itself; tests pass their own. ``trusted`` (from ``load_trusted_keyring``)
+    brings its own keys: ``keyring_dir``, if given too, must be its directory.
+    """
+    checked = verify_before_grade(
+        envelope_path, keyring_dir, files_dir,
+        now=now, released_kits=released_kits, trusted=trusted,
+    )
+    step12_check_grade(checked.verified.content, checked.standard)
+    return checked.verified
