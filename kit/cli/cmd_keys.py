@@ -231,11 +231,13 @@ def _sign_keyring(args: argparse.Namespace) -> int:
     if args.passphrase_file is not None:
         passphrase = read_passphrase_file(args.passphrase_file)
     private_key = load_private_key(args.root_key, passphrase)
-    count, dropped = sign_manifest(args.keyring, private_key)
-    if dropped:
-        print(f"dropped {dropped} old signature(s): they covered an earlier {MANIFEST_NAME}")
-    print(f"signed {args.keyring / MANIFEST_NAME} with root {keyid_of(private_key.public_key())}")
-    print(f"{MANIFEST_SIGNATURE_NAME} now holds {count} root signature(s)")
+    signing = sign_manifest(args.keyring, private_key)
+    if signing.dropped:
+        print(f"dropped {signing.dropped} old signature(s): they covered an earlier "
+              f"{MANIFEST_NAME}")
+    print(f"signed {args.keyring / MANIFEST_NAME} version {signing.version} with root "
+          f"{keyid_of(private_key.public_key())}")
+    print(f"{MANIFEST_SIGNATURE_NAME} now holds {signing.signatures} root signature(s)")
     return ExitCode.OK
 
 
@@ -270,6 +272,7 @@ def _list_json(keyring: Keyring, manifest: KeyringManifest, roots_dir: Path) -> 
         "trust_roots": str(roots_dir),
         "signature_holds": problem is None,
         "signature_problem": problem,
+        "version": manifest.version,
         "keys": [entry.to_json() for entry in manifest.entries],
         "unlisted_key_files": _unlisted(keyring, manifest),
     }
@@ -280,6 +283,7 @@ def _list_text(keyring: Keyring, manifest: KeyringManifest, roots_dir: Path) -> 
     problem = _trust_problem(keyring.directory, roots_dir)
     verdict = f"holds (roots {roots_dir})" if problem is None else f"does not hold: {problem}"
     print(printable(f"signature: {verdict}"))
+    print(f"version: {manifest.version}")
     for entry in manifest.entries:
         fields = entry.to_json()
         window = f"{fields['not_before']}..{fields['not_after']}"

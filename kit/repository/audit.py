@@ -19,7 +19,12 @@ those that need a verified report (they say "not checked"):
 
 Checks 2 and 6 together are the whole of ``ckit verify``; they are apart here so that a report
 signed validly by its vendor but wrong in content fails on the content check that catches it.
-Repository checks: the keyring loads, and everything under ``submissions/`` is a submission.
+Repository checks: (1) the keyring loads; (2) everything under ``submissions/`` is a
+submission; (3) with the auditor's trust roots, the roots signed keyring.json, it lists every
+key file, and it is no older (its ``version``) than any keyring.json the roots signed in the
+repository's history (``keyring_history``: no rollback to before a revocation); (4) with
+``--changed-since REF``, nothing under ``submissions/`` was deleted since REF: history is
+append-only, so a deleted submission (or a file of one) is a failure naming its path.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from kit.printable import printable
 from kit.report.released import ReleasedKit, load_released_kits
 from kit.repository import git
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
+from kit.repository.keyring_history import rollback_problem
 from kit.repository.layout import (
     KEYRING_DIR,
     SEGMENTS,
@@ -69,26 +75,41 @@ from kit.repository.trust_and_policy import (
     trusted_keyring_or_problem,
 )
 from kit.signing.keyring import load_keyring
+from kit.signing.trust import TrustedKeyring
 from kit.signing.verify import VerifiedReport
 
 __all__ = ["REPOSITORY_TITLES", "KeyCheck", "Policy", "SubmissionTree", "audit_repository",
-           "changed_submissions", "scan_submissions"]
+           "changed_submissions", "deleted_submission_paths", "scan_submissions"]
 
 #: The acceptance policy's seam: extra checks (numbered 8) on a verified submission.
 Policy = Callable[[SubmissionKey, VerifiedReport], tuple[CheckResult, ...]]
 #: The seam for root-signed keyrings: was the signing key the vendor's when it signed (check 9)?
 KeyCheck = Callable[[SubmissionKey, VerifiedReport], CheckResult]
 
-KEYRING_CHECK, TREE_CHECK, TRUST_CHECK = 1, 2, 3
+KEYRING_CHECK, TREE_CHECK, TRUST_CHECK, DELETION_CHECK = 1, 2, 3, 4
 REPOSITORY_TITLES = {
+    DELETION_CHECK: f"nothing under {SUBMISSIONS_DIR}/ was deleted since the ref (history is "
+                    "append-only)",
     KEYRING_CHECK: "the repository keyring loads",
     TREE_CHECK: f"{SUBMISSIONS_DIR}/ holds only submission directories",
-    TRUST_CHECK: "the keyring is signed by the trust roots and lists every key file",
+    TRUST_CHECK: "the keyring is signed by the trust roots, lists every key file and is no "
+                 "older than any signed before",
 }
 
 
-def _trust_check(problem: str | None) -> CheckResult:
-    return CheckResult(TRUST_CHECK, REPOSITORY_TITLES[TRUST_CHECK], problem is None, problem or "")
+def _trust_check(problem: str | None, note: str) -> CheckResult:
+    title = REPOSITORY_TITLES[TRUST_CHECK]
+    return CheckResult(TRUST_CHECK, title, problem is None, printable(problem or note))
+
+
+def _trusted_keyring(repo_root: Path, trust_roots: Path, refs: Sequence[str]
+                     ) -> tuple[TrustedKeyring | None, CheckResult]:
+    """The keyring as the roots vouch for it (None if they do not), and check 3."""
+    trusted, problem = trusted_keyring_or_problem(repo_root / KEYRING_DIR, trust_roots)
+    note = ""
+    if trusted is not None and problem is None:
+        problem, note = rollback_problem(repo_root, trusted, refs)
+    return (trusted if problem is None else None), _trust_check(problem, note)
 
 
 @dataclass(frozen=True)
@@ -237,20 +258,54 @@ def _keyring_check(repo_root: Path) -> CheckResult:
     return CheckResult(KEYRING_CHECK, title, True, note)
 
 
+def _changed_paths(repo_root: Path, ref: str, *, deleted: bool) -> list[PurePosixPath]:
+    """Paths changed (or only those deleted) between ``ref`` and HEAD (``git diff REF...HEAD``);
+    without rename detection, so a moved submission shows its old path as deleted."""
+    git.refuse_option_like(ref, "--changed-since ref")
+    only_deleted = ["--diff-filter=D"] if deleted else []
+    names = git.output(["diff", "--name-only", "--no-renames", *only_deleted, "-z", "--relative",
+                        f"{ref}...HEAD", "--"], repo_root)
+    return [PurePosixPath(name) for name in names.split("\0") if name]
+
+
+def _key_of(path: PurePosixPath) -> SubmissionKey | None:
+    parts = path.parts
+    if len(parts) > len(SEGMENTS) and parts[0] == SUBMISSIONS_DIR:
+        try:
+            return SubmissionKey(*parts[1:len(SEGMENTS) + 1])
+        except LayoutError:
+            return None  # not a submission path: the tree check names it
+    return None
+
+
 def changed_submissions(repo_root: Path, ref: str) -> frozenset[SubmissionKey]:
     """The submissions with a file changed between ``ref`` and HEAD (``git diff REF...HEAD``)."""
-    git.refuse_option_like(ref, "--changed-since ref")
-    names = git.output(["diff", "--name-only", "-z", "--relative", f"{ref}...HEAD", "--"],
-                       repo_root)
-    keys = set()
-    for name in filter(None, names.split("\0")):
-        parts = PurePosixPath(name).parts
-        if len(parts) > len(SEGMENTS) and parts[0] == SUBMISSIONS_DIR:
-            try:
-                keys.add(SubmissionKey(*parts[1:len(SEGMENTS) + 1]))
-            except LayoutError:
-                continue  # not a submission path: the tree check names it
-    return frozenset(keys)
+    keys = (_key_of(path) for path in _changed_paths(repo_root, ref, deleted=False))
+    return frozenset(key for key in keys if key is not None)
+
+
+def deleted_submission_paths(repo_root: Path, ref: str) -> tuple[str, ...]:
+    """What was deleted under ``submissions/`` since ``ref``: a whole submission directory as
+    one path, else each deleted file."""
+    found: dict[str, None] = {}  # ordered and unique
+    for path in _changed_paths(repo_root, ref, deleted=True):
+        if not path.parts or path.parts[0] != SUBMISSIONS_DIR:
+            continue
+        key = _key_of(path)
+        gone = key is not None and not key.directory(repo_root).exists()
+        found[f"{key}/" if gone else path.as_posix()] = None
+    return tuple(found)
+
+
+def _deletion_checks(repo_root: Path, ref: str) -> tuple[CheckResult, ...]:
+    title = REPOSITORY_TITLES[DELETION_CHECK]
+    deleted = deleted_submission_paths(repo_root, ref)
+    if not deleted:
+        return (CheckResult(DELETION_CHECK, title, True, printable(f"none since {ref}")),)
+    return tuple(
+        CheckResult(DELETION_CHECK, title, False, printable(f"{path} was deleted since {ref}"))
+        for path in deleted
+    )
 
 
 def audit_repository(
@@ -277,9 +332,10 @@ def audit_repository(
     released_kits = load_released_kits() if released_kits is None else released_kits
     repository_checks = [_keyring_check(repo_root)]
     if trust_roots is not None and key_check is None:
-        trusted, problem = trusted_keyring_or_problem(repo_root / KEYRING_DIR, trust_roots)
-        repository_checks.append(_trust_check(problem))
-        key_check = KeyValidAtSigning(trusted if problem is None else None, problem)
+        refs = ["HEAD", *([changed_since] if changed_since is not None else [])]
+        trusted, trust_check = _trusted_keyring(repo_root, trust_roots, refs)
+        repository_checks.append(trust_check)
+        key_check = KeyValidAtSigning(trusted, trust_check.why)
     if policy_file is not None and policy is None:
         policy = PolicyFromFile(policy_file, released_kits, now)
     context = _Context(
@@ -294,7 +350,8 @@ def audit_repository(
     if changed_since is not None:
         changed = changed_submissions(repo_root, changed_since)
         selected = tuple(key for key in tree.keys if key in changed)
+        repository_checks += _deletion_checks(repo_root, changed_since)
     return RepositoryAudit(
-        checks=(*repository_checks, *_tree_checks(tree)),
+        checks=tuple(sorted((*repository_checks, *_tree_checks(tree)), key=lambda c: c.number)),
         submissions=tuple(_audit_submission(key, context) for key in selected),
     )

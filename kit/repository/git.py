@@ -65,3 +65,22 @@ def refuse_option_like(value: str, what: str) -> str:
     if not value or value.startswith("-"):
         raise InputError(f"{what} {printable(value)!r} is not valid (empty or starts with '-')")
     return value
+
+
+def blob(spec: str, cwd: Path, limit: int) -> bytes | None:
+    """The bytes of ``COMMIT:PATH``, or ``None`` when there is none or it exceeds ``limit``."""
+    size = git(["cat-file", "-s", spec], cwd, check=False)
+    if size.returncode != 0 or not size.stdout.strip().isdigit():
+        return None
+    if int(size.stdout.strip()) > limit:
+        return None
+    done = subprocess.run(
+        ["git", "cat-file", "blob", spec], cwd=cwd, env=_environment(), capture_output=True,
+        stdin=subprocess.DEVNULL, check=False,
+    )
+    return done.stdout if done.returncode == 0 else None
+
+
+def is_checkout(directory: Path) -> bool:
+    """Whether ``directory`` is the top of a git checkout (not merely inside another one)."""
+    return (directory / ".git").exists()

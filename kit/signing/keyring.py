@@ -148,7 +148,11 @@ def load_keyring(directory: Path | None = None) -> Keyring:
 MANIFEST_NAME = "keyring.json"
 MANIFEST_SIGNATURE_NAME = "keyring.json.sig"
 MANIFEST_PAYLOAD_TYPE = "application/vnd.ckit.keyring+json"
-MANIFEST_VERSION = 1
+#: keyring.json's ``version`` counts its signed editions: every first root signature over new
+#: content raises it by one, so an auditor can refuse an older, validly signed keyring (one that
+#: still lists a key revoked since) restored in its place.
+FIRST_MANIFEST_VERSION = 1
+MAX_MANIFEST_VERSION = 2**53 - 1  # exact in every JSON reader
 #: A manifest lists a few keys per vendor; these bound what a hostile one may cost.
 MAX_MANIFEST_BYTES = 4 << 20
 #: keyring.json.sig carries the manifest again, in base64, beside its signatures.
@@ -212,13 +216,15 @@ class ManifestEntry:
 @dataclass(frozen=True)
 class KeyringManifest:
     entries: tuple[ManifestEntry, ...] = ()
+    #: The edition: raised by ``sign_manifest`` whenever roots start signing new content.
+    version: int = FIRST_MANIFEST_VERSION
 
     def find(self, keyid: str) -> ManifestEntry | None:
         return next((entry for entry in self.entries if entry.keyid == keyid), None)
 
     def to_bytes(self) -> bytes:
         document = {
-            "version": MANIFEST_VERSION,
+            "version": self.version,
             "keys": [entry.to_json() for entry in self.entries],
         }
         return (json.dumps(document, indent=2) + "\n").encode("utf-8")
@@ -289,8 +295,11 @@ def _refuse_duplicate_entries(entries: tuple[ManifestEntry, ...]) -> None:
 def parse_manifest(data: bytes) -> KeyringManifest:
     """Check ``keyring.json``'s exact shape; ``VerificationError`` with one line otherwise."""
     fields = exact_object(loads_strict(data, what=MANIFEST_NAME), _MANIFEST_FIELDS, MANIFEST_NAME)
-    if fields["version"] != MANIFEST_VERSION or isinstance(fields["version"], bool):
-        raise VerificationError(f"keyring.json version must be {MANIFEST_VERSION}")
+    version = fields["version"]
+    if not isinstance(version, int) or isinstance(version, bool) or not (
+        FIRST_MANIFEST_VERSION <= version <= MAX_MANIFEST_VERSION
+    ):
+        raise VerificationError("keyring.json version must be a positive integer")
     keys = fields["keys"]
     if not isinstance(keys, list):
         raise VerificationError("keyring.json field 'keys' must be a list")
@@ -298,7 +307,7 @@ def parse_manifest(data: bytes) -> KeyringManifest:
         raise VerificationError(f"keyring.json lists more than {MAX_MANIFEST_ENTRIES} keys")
     entries = tuple(_parse_entry(item, index) for index, item in enumerate(keys))
     _refuse_duplicate_entries(entries)
-    return KeyringManifest(entries=entries)
+    return KeyringManifest(entries=entries, version=version)
 
 
 def read_manifest_bytes(keyring_dir: Path) -> bytes:
@@ -361,7 +370,7 @@ def with_entry(manifest: KeyringManifest, entry: ManifestEntry) -> KeyringManife
             f"key {entry.keyid[:16]} is already listed (vendor {listed.vendor}, "
             f"{listed.status.value}); a key has one entry"
         )
-    return KeyringManifest(entries=(*manifest.entries, entry))
+    return dataclasses.replace(manifest, entries=(*manifest.entries, entry))
 
 
 def with_status(
@@ -380,26 +389,50 @@ def with_status(
     if entry.status is status:
         raise InputError(f"key {keyid[:16]} is already {status.value}")
     changed = dataclasses.replace(entry, status=status, changed_at=at, reason=reason)
-    return KeyringManifest(entries=tuple(changed if e is entry else e for e in manifest.entries))
+    entries = tuple(changed if e is entry else e for e in manifest.entries)
+    return dataclasses.replace(manifest, entries=entries)
 
 
-def sign_manifest(keyring_dir: Path, private_key: Ed25519PrivateKey) -> tuple[int, int]:
-    """Add one root signature over keyring.json; returns (signatures now, stale ones dropped)."""
+@dataclass(frozen=True)
+class ManifestSigning:
+    """What ``sign_manifest`` did: the signatures keyring.json.sig now holds, the stale ones it
+    dropped, and the edition they sign."""
+
+    signatures: int
+    dropped: int
+    version: int
+
+
+def _next_edition(keyring_dir: Path, manifest: KeyringManifest) -> bytes:
+    """Raise keyring.json's version by one and write it: roots start signing new content."""
+    if manifest.version >= MAX_MANIFEST_VERSION:
+        raise InputError(f"{keyring_dir / MANIFEST_NAME}: version cannot be raised further")
+    data = dataclasses.replace(manifest, version=manifest.version + 1).to_bytes()
+    write_atomically(keyring_dir / MANIFEST_NAME, data, mode=0o644)
+    return data
+
+
+def sign_manifest(keyring_dir: Path, private_key: Ed25519PrivateKey) -> ManifestSigning:
+    """Add one root signature over keyring.json. The first root to sign new content (no
+    signature covers it yet) raises its version first; later roots sign that same edition."""
     try:
         data = read_manifest_bytes(keyring_dir)
     except FileMissing:
         raise InputError(f"{keyring_dir}: no {MANIFEST_NAME} to sign; add keys first") from None
-    load_manifest_for_edit(keyring_dir)  # a malformed manifest is never signed
+    manifest = load_manifest_for_edit(keyring_dir)  # a malformed manifest is never signed
     signature_path = keyring_dir / MANIFEST_SIGNATURE_NAME
     kept = read_manifest_signatures(keyring_dir)
     dropped = _signatures_in_file(signature_path) - len(kept)
     keyid = keyid_of(private_key.public_key())
     if any(signature.keyid == keyid for signature in kept):
         raise InputError(f"root key {keyid[:16]} has already signed this keyring.json")
+    if not kept:
+        data = _next_edition(keyring_dir, manifest)
     signature = private_key.sign(pae(MANIFEST_PAYLOAD_TYPE, data))
     envelope = Envelope(MANIFEST_PAYLOAD_TYPE, data, (*kept, Signature(keyid, signature)))
     write_atomically(signature_path, envelope.to_bytes(), mode=0o644)
-    return len(envelope.signatures), dropped
+    version = manifest.version + (0 if kept else 1)
+    return ManifestSigning(len(envelope.signatures), dropped, version)
 
 
 def _signatures_in_file(signature_path: Path) -> int:
