@@ -283,7 +283,6 @@ def _list_text(keyring: Keyring, manifest: KeyringManifest, roots_dir: Path) -> 
     problem = _trust_problem(keyring.directory, roots_dir)
     verdict = f"holds (roots {roots_dir})" if problem is None else f"does not hold: {problem}"
     print(printable(f"signature: {verdict}"))
-    print(f"version: {manifest.version}")
     for entry in manifest.entries:
         fields = entry.to_json()
         window = f"{fields['not_before']}..{fields['not_after']}"
