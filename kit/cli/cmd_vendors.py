@@ -245,10 +245,14 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_install(args: argparse.Namespace) -> int:
     profile = load_vendor(args.vendor)
-    outcome = install_vendor(profile)
+    outcome = install_vendor(profile, allow_kit_deps_change=args.allow_kit_deps_change)
+    for change in outcome.kit_dep_changes:
+        _warn(f"--allow-kit-deps-change: {change}")
     modules = ", ".join(outcome.modules) or "none listed"
     count = len(outcome.requirements)
-    print(f"OK {outcome.vendor_id}: installed {count} requirement(s); imported {modules}")
+    allowed = len(outcome.kit_dep_changes)
+    changed = f"; changed {allowed} kit dependency(ies) as allowed" if allowed else ""
+    print(f"OK {outcome.vendor_id}: installed {count} requirement(s); imported {modules}{changed}")
     return ExitCode.OK
 
 
@@ -317,8 +321,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         actions,
         "install",
         "pip-install a vendor's requirements into this Python (torch stays pinned), then "
-        "import its modules to confirm.",
-        ["ckit vendors install acme"],
+        "import its modules to confirm. A requirement that would change a package the kit "
+        "itself depends on is refused before anything is installed.",
+        ["ckit vendors install acme", "ckit vendors install acme --allow-kit-deps-change"],
     )
     installing.add_argument("vendor", metavar="ID|PATH")
+    installing.add_argument(
+        "--allow-kit-deps-change",
+        action="store_true",
+        help="install even when a requirement changes one of the kit's own dependencies "
+        "(each change is printed as a warning)",
+    )
     installing.set_defaults(handler=run_install)
