@@ -13,22 +13,27 @@ from typing import Any
 from kit.printable import printable
 
 #: Bytes read from the end of the log, and lines kept of them.
-TAIL_BYTES = 8192
-TAIL_LINES = 40
+TAIL_BYTES = 16384
+TAIL_LINES = 60
 #: Characters kept of one line.
 MAX_LINE_CHARS = 300
+#: faulthandler's first line after a fatal signal: the stack follows, innermost frame first.
+FATAL_MARK = "Fatal Python error"
 
 
 def tail_lines(path: Path) -> list[str]:
-    """The last ``TAIL_LINES`` lines of ``path`` (nothing when it cannot be read)."""
+    """The end of ``path``: from its last fatal-error dump when it has one (the innermost
+    frames come first there), else its last lines; nothing when it cannot be read."""
     try:
         with path.open("rb") as log:
             log.seek(max(0, os.fstat(log.fileno()).st_size - TAIL_BYTES))
             data = log.read(TAIL_BYTES)
     except OSError:
         return []
-    lines = data.decode("utf-8", errors="replace").splitlines()[-TAIL_LINES:]
-    return [printable(line)[:MAX_LINE_CHARS] for line in lines]
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    fatal = [i for i, line in enumerate(lines) if line.startswith(FATAL_MARK)]
+    kept = lines[fatal[-1] :][:TAIL_LINES] if fatal else lines[-TAIL_LINES:]
+    return [printable(line)[:MAX_LINE_CHARS] for line in kept]
 
 
 def worker_log_details(log_path: Path) -> dict[str, Any]:
