@@ -12,15 +12,14 @@ from pathlib import Path
 from kit import paths
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError, KitError
-from kit.patterns import matches
 from kit.standard import Standard, load_standard
 from kit.vendors import (
-    SkipEntry,
     SkipManifest,
     VendorProfile,
     list_vendor_ids,
     load_skip_manifest,
     load_vendor,
+    readiness,
 )
 from kit.vendors.install import checked_requirements, install_vendor
 from kit.vendors.scaffold import (
@@ -68,12 +67,16 @@ class LockedTests:
     by_tier: dict[str, list[str]]
     #: True once every tier the standard lists has its file.
     complete: bool
+    #: Every tier the standard has, locked or not.
+    tiers: frozenset[str] = frozenset()
 
     def candidates(self, pattern: str) -> list[str] | None:
         """The ids a skip pattern can be judged stale against; None when it cannot be judged."""
         tier = pattern.split("/", 1)[0]
         if tier in self.by_tier:
             return self.by_tier[tier]
+        if self.tiers and tier not in self.tiers and not any(c in tier for c in "*?"):
+            return []  # no tier of that name (``Unit/...``): it can never match
         if self.complete and any(c in tier for c in "*?"):
             return [test_id for ids in self.by_tier.values() for test_id in ids]
         return None  # its tier has no list yet (or never has one): no evidence either way
@@ -84,7 +87,8 @@ class LockedTests:
 
 def locked_tests(standard: Standard) -> LockedTests:
     by_tier = locked_lists(standard)
-    return LockedTests(by_tier, complete=len(by_tier) == len(standard.test_lists))
+    complete = len(by_tier) == len(standard.test_lists)
+    return LockedTests(by_tier, complete, frozenset(standard.test_lists))
 
 
 def _check_files(profile: VendorProfile) -> None:
@@ -115,14 +119,7 @@ def _placeholder_warnings(profile: VendorProfile) -> list[str]:
     ]
 
 
-def _stale_warnings(where: str, entry: SkipEntry, locked: LockedTests) -> list[str]:
-    candidates = locked.candidates(entry.test)
-    if candidates is None or any(matches(t, entry.test) for t in candidates):
-        return []
-    return [f"{where}: stale; it matches no test in the locked test lists"]
-
-
-def _manifest_warnings(manifest: SkipManifest, locked: LockedTests, today: dt.date) -> list[str]:
+def _manifest_warnings(manifest: SkipManifest, today: dt.date) -> list[str]:
     warnings = []
     first_index: dict[str, int] = {}
     for index, entry in enumerate(manifest.entries):
@@ -134,22 +131,35 @@ def _manifest_warnings(manifest: SkipManifest, locked: LockedTests, today: dt.da
         first_index.setdefault(entry.test, index)
         if entry.is_expired(today):
             warnings.append(f"{where}: expired on {entry.expires}; it skips nothing and fails")
-        warnings += _stale_warnings(where, entry, locked)
     return warnings
+
+
+def load_well_formed(
+    target: str, standard: Standard, locked: LockedTests
+) -> tuple[VendorProfile, SkipManifest]:
+    """Load one vendor's files and refuse what run start refuses (never-skip, over-long)."""
+    profile = load_vendor(target)
+    _check_files(profile)
+    manifest = load_skip_manifest(profile.skip_manifest_path)
+    _check_reasons(manifest, standard)
+    refuse_disallowed_entries(manifest, standard, locked.all_ids())
+    return profile, manifest
 
 
 def check_vendor(
     target: str, standard: Standard, locked: LockedTests, today: dt.date
 ) -> VendorCheck:
-    """Load and cross-check one vendor; the first error raises, the rest are warnings."""
-    profile = load_vendor(target)
-    _check_files(profile)
-    manifest = load_skip_manifest(profile.skip_manifest_path)
-    _check_reasons(manifest, standard)
-    # The same refusal as at run start: never-skip tests and over-long entries.
-    refuse_disallowed_entries(manifest, standard, locked.all_ids())
-    warnings = _placeholder_warnings(profile) + _manifest_warnings(manifest, locked, today)
-    return VendorCheck(profile, tuple(warnings))
+    """Load and cross-check one vendor as a run would use it; the first error raises."""
+    profile, manifest = load_well_formed(target, standard, locked)
+    readiness.check_accepts_grade(profile, standard)
+    readiness.check_device_named(profile)
+    readiness.check_patterns_match(manifest, locked.candidates)
+    costs = readiness.required_skip_warnings(
+        manifest, standard, locked.all_ids(), profile.accepts_grade
+    )
+    readiness.check_imports(profile)
+    warnings = _placeholder_warnings(profile) + _manifest_warnings(manifest, today)
+    return VendorCheck(profile, tuple(warnings + costs))
 
 
 def _targets(named: Sequence[str]) -> list[str]:
@@ -219,10 +229,14 @@ def run_init(args: argparse.Namespace) -> int:
     standard = load_standard()
     written = scaffold_vendor(request, root, standard, dt.date.today())
     directory = root / request.vendor_id
-    check = check_vendor(str(directory), standard, LockedTests({}, False), dt.date.today())
+    # Well-formed from the first minute; validate passes once a device is named.
+    profile, _ = load_well_formed(str(directory), standard, LockedTests({}, False))
     for path in written:
         print(f"created {path}")
-    print(f"OK {check.profile.id}: now edit the files as {directory / 'README.md'} describes")
+    print(
+        f"OK {profile.id}: now edit the files as {directory / 'README.md'} describes, then run "
+        f"ckit vendors validate {profile.id}"
+    )
     return ExitCode.OK
 
 
@@ -231,10 +245,14 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_install(args: argparse.Namespace) -> int:
     profile = load_vendor(args.vendor)
-    outcome = install_vendor(profile)
+    outcome = install_vendor(profile, allow_kit_deps_change=args.allow_kit_deps_change)
+    for change in outcome.kit_dep_changes:
+        _warn(f"--allow-kit-deps-change: {change}")
     modules = ", ".join(outcome.modules) or "none listed"
     count = len(outcome.requirements)
-    print(f"OK {outcome.vendor_id}: installed {count} requirement(s); imported {modules}")
+    allowed = len(outcome.kit_dep_changes)
+    changed = f"; changed {allowed} kit dependency(ies) as allowed" if allowed else ""
+    print(f"OK {outcome.vendor_id}: installed {count} requirement(s); imported {modules}{changed}")
     return ExitCode.OK
 
 
@@ -267,8 +285,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     checking = add_command(
         actions,
         "validate",
-        "Validate profiles and skip manifests (refusing entries that skip never-skip tests or "
-        "outlive the standard's limit); warn about expired and stale entries.",
+        "Validate profiles and skip manifests as a run would use them: errors for entries that "
+        "skip never-skip or required tests (unless accepts_grade allows the cost), outlive the "
+        "standard's limit or match no locked test, for import_modules that do not import in "
+        "this Python, and for a profile that names no device yet; warn about expired entries.",
         ["ckit vendors validate", "ckit vendors validate acme ./vendors/other"],
     )
     checking.add_argument("vendors", nargs="*", metavar="ID|PATH", help="default: all vendors")
@@ -301,8 +321,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         actions,
         "install",
         "pip-install a vendor's requirements into this Python (torch stays pinned), then "
-        "import its modules to confirm.",
-        ["ckit vendors install acme"],
+        "import its modules to confirm. A requirement that would change a package the kit "
+        "itself depends on is refused before anything is installed.",
+        ["ckit vendors install acme", "ckit vendors install acme --allow-kit-deps-change"],
     )
     installing.add_argument("vendor", metavar="ID|PATH")
+    installing.add_argument(
+        "--allow-kit-deps-change",
+        action="store_true",
+        help="install even when a requirement changes one of the kit's own dependencies "
+        "(each change is printed as a warning)",
+    )
     installing.set_defaults(handler=run_install)

@@ -13,6 +13,7 @@ from typing import Any
 
 from kit.report import view
 from kit.report.interface import ReportFormat
+from kit.report.op_dtype import op_and_dtype_of
 
 HEADER = (
     "id",
@@ -24,6 +25,9 @@ HEADER = (
     "max_rel_err",
     "mismatched",
     "skip_reason",
+    # From the test id (kit.report.op_dtype); empty where the tier names none.
+    "op",
+    "dtype",
 )
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -44,6 +48,7 @@ def row(report: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
         view.detail_text(details.get("max_rel_err")),
         view.detail_text(details.get("mismatched")),
         neutralize(view.skip_reason(report, record)),
+        *(neutralize(cell) for cell in op_and_dtype_of(record["id"])),
     ]
 
 

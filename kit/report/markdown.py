@@ -11,8 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kit.report import view
+from kit.report.certified import packages_text, where_it_ran
 from kit.report.grade_words import percent
 from kit.report.interface import ReportFormat
+from kit.report.op_dtype import FailureGroup, group_failures
 from kit.results import Status
 from kit.standard import load_standard
 
@@ -92,9 +94,21 @@ def heading(report: Mapping[str, Any]) -> list[str]:
         f"PyTorch {text(standard['torch_release'])} (ran {text(env['torch']['version'])}) · "
         f"device {text(device['type'])} × {device['count']} ({text(device['name'])}){inside} · "
         f"kit digest {code(kit['digest'])}",
+        *certified_lines(report),
         *release_note(report),
         *clock_note(report),
     ]
+
+
+def certified_lines(report: Mapping[str, Any]) -> list[str]:
+    """What was certified: the claimed dtypes and flows, where it ran, the vendor's packages."""
+    vendor, env = report["vendor"], report["environment"]
+    claims = (
+        f"Claimed dtypes {text(', '.join(vendor['dtypes']))} · flows "
+        f"{text(', '.join(vendor['flows']))} · ran on {text(where_it_ran(env))}"
+    )
+    packages = packages_text(env)
+    return ["", claims] + ([f"Vendor packages: {text(packages)}"] if packages else [])
 
 
 def release_note(report: Mapping[str, Any]) -> list[str]:
@@ -149,12 +163,28 @@ def violations_section(report: Mapping[str, Any]) -> list[str]:
 
 
 def failing_section(report: Mapping[str, Any]) -> list[str]:
-    rows = [[code(r["id"]), r["status"], text(r["message"])] for r in view.failing(report)]
-    if not rows:
+    """Failures grouped by op and dtype: counts per status and the worst error of each group."""
+    failing = view.failing(report)
+    if not failing:
         return []
-    shown, more = _capped(rows, MAX_FAILING_ROWS, "failing tests", "results.csv")
-    title = f"## Failing tests ({len(rows)})"
-    return [title, "", *table(["test", "status", "message"], shown), *more]
+    rows = [_group_row(group) for group in group_failures(failing)]
+    shown, more = _capped(rows, MAX_FAILING_ROWS, "groups", "results.csv")
+    title = f"## Failing tests ({len(failing)}) by op and dtype ({len(rows)} groups)"
+    header = ["op", "dtype", "tests", "statuses", "worst error"]
+    return [title, "", *table(header, shown), *more]
+
+
+def _group_row(group: FailureGroup) -> list[str]:
+    worst = group.worst
+    details = worst.get("details", {})
+    keys = [key for key in ("max_rel_err", "max_abs_err") if key in details]
+    figures = " ".join(f"{key} {text(details[key], 40)}" for key in keys)
+    said = " · ".join(part for part in (figures, text(worst["message"])) if part)
+    statuses = ", ".join(f"{status} {n}" for status, n in group.statuses.items())
+    return [
+        code(group.op), group.dtype or "—", str(group.count), statuses,
+        f"{code(worst['id'])}: {said}" if said else code(worst["id"]),
+    ]
 
 
 def skipped_section(report: Mapping[str, Any]) -> list[str]:

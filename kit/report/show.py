@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.printable import printable
+from kit.report.certified import packages_text, where_it_ran
 from kit.report.figures import Figures, figures_of, op_and_dtype
 from kit.report.model import Report
 from kit.report.read import LoadedReport
@@ -93,6 +94,17 @@ class ShowView:
                          "groups": [g.to_json() for g in self.groups]},
             "top_errors": [e.to_json() for e in self.top_errors],
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
+            "certified": self._certified(),
+        }
+
+    def _certified(self) -> dict[str, Any]:
+        vendor = self.report.document.get("vendor", {})
+        environment = self.report.environment
+        return {
+            "dtypes": list(vendor.get("dtypes", [])),
+            "flows": list(vendor.get("flows", [])),
+            "ran_on": where_it_ran(environment),
+            "vendor_packages": environment.get("vendor_packages"),
         }
 
 
@@ -164,13 +176,24 @@ def _header(view: ShowView) -> list[str]:
         f"report: {view.source.path}",
         f"vendor {report.vendor_id} · kit {report.kit.version} ({released}, digest "
         f"{report.kit.digest[:12]}) · standard {report.standard.version} · torch {torch_version}",
+        *_certified(report),
         f"run: {scope}",
         f"grade: {report.grade.name}",
     ]
     if view.rerun_of is not None:
-        lines.insert(3, f"rerun of: {view.rerun_of.dir} (its report.json sha256 "
+        lines.insert(len(lines) - 1, f"rerun of: {view.rerun_of.dir} (its report.json sha256 "
                         f"{view.rerun_of.report_sha256[:16]})")
     return lines + [f"  why: {reason}" for reason in report.grade.reasons]
+
+
+def _certified(report: Report) -> list[str]:
+    vendor = report.document.get("vendor", {})
+    claims = (
+        f"claimed dtypes {', '.join(vendor.get('dtypes', []))} · flows "
+        f"{', '.join(vendor.get('flows', []))} · ran on {where_it_ran(report.environment)}"
+    )
+    packages = packages_text(report.environment)
+    return [claims] + ([f"vendor packages: {packages}"] if packages else [])
 
 
 def _narrowed(report: Report) -> str:

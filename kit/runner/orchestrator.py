@@ -17,6 +17,7 @@ from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
 from kit.patterns import matches_any
+from kit.printable import printable
 from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.journal import load_journal, open_journal
@@ -215,10 +216,14 @@ class Orchestrator:
         return decided_by_kit(self.inputs, test_id)
 
     def annotate(self, record: TestRecord) -> TestRecord:
-        """A test matched by an expired entry ran anyway; say so in its record."""
+        """A test matched by an expired entry ran anyway; a failing unit test says how to
+        reproduce it; both go into its record."""
         decision = self.inputs.skips.decide(record.id, self.inputs.today)
         if decision.expired:
-            return replace(record, details={**record.details, **decision.details})
+            record = replace(record, details={**record.details, **decision.details})
+        if record.status.is_failure and tier_of(record.id) == "unit":
+            repro = repro_of(self.inputs.standard, record.id, self.config.vendor)
+            record = replace(record, details={**record.details, "repro": repro})
         return record
 
     # -- execution ---------------------------------------------------------------------------
@@ -399,6 +404,23 @@ class JudgeSlot:
     def stop(self) -> None:
         if self._judge is not None:
             self._judge.stop()
+
+
+#: Rebuilding samples seeds torch's global generators: one worker thread at a time.
+_REPRO_LOCK = threading.Lock()
+
+
+def repro_of(standard: Standard, test_id: str, vendor_id: str) -> dict[str, Any]:
+    """``kit.unit.repro`` in this (the kit's) process; a rebuild that fails says why instead
+    of failing the run."""
+    from kit.unit.repro import pytest_command, unit_repro
+
+    try:
+        with _REPRO_LOCK:
+            return unit_repro(standard, test_id, vendor_id)
+    except Exception as exc:  # noqa: BLE001 - the record stands; only its repro is missing
+        return {"unavailable": f"{type(exc).__name__}: {printable(str(exc))[:300]}",
+                "pytest": pytest_command(test_id, vendor_id)}
 
 
 def _with_probe(record: TestRecord, verdict: str) -> TestRecord:

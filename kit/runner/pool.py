@@ -14,6 +14,7 @@ from typing import Any
 from kit.errors import DeviceError, KitCrash
 from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
+from kit.runner.logtail import worker_log_details
 from kit.runner.probe import ProbeFinding, ProbeReport
 from kit.runner.protocol import (
     ChannelClosed,
@@ -157,7 +158,8 @@ class WorkerProcess(ChildProcess):
             self.kill()
             return TestRecord(
                 test_id, Status.TIMEOUT, timeout,
-                f"no result within {timeout:g} s; worker killed", {"timeout_s": timeout},
+                f"no result within {timeout:g} s; worker killed",
+                {"timeout_s": timeout, **worker_log_details(self.log_path)},
             )
         except (ChannelClosed, BrokenPipeError):
             return self._crash_record(test_id)
@@ -205,7 +207,7 @@ class WorkerProcess(ChildProcess):
 
     def _crash_record(self, test_id: str) -> TestRecord:
         code = self.process.wait()
-        details: dict[str, Any] = {"exit_code": code}
+        details: dict[str, Any] = {"exit_code": code, **worker_log_details(self.log_path)}
         if code < 0:
             name = signal.Signals(-code).name
             details["signal"] = name

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 from kit.errors import InputError
 from kit.results import TestRecord
@@ -88,9 +90,10 @@ def finish(
     started_at: str,
 ) -> RunResult:
     from kit.report import build_report, collect_environment, write_report_files
+    from kit.report.certified import vendor_packages
     from kit.report.policy import is_complete_run
 
-    run_info = {
+    run_info: dict[str, Any] = {
         "tiers": list(config.tiers),
         "select": list(config.select),
         "timeout_s": config.timeout_s,
@@ -99,12 +102,18 @@ def finish(
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "complete": is_complete_run(config.tiers, config.select),
     }
+    if config.rerun_of is not None:
+        run_info["rerun_of"] = dataclasses.asdict(config.rerun_of)  # run.json's link, signed
+    environment = {
+        **collect_environment(orchestrator.device_info()),
+        "vendor_packages": vendor_packages(inputs.vendor),
+    }
     report = build_report(
         records=records,
         standard=inputs.standard,
         vendor=inputs.vendor,
         skips=inputs.skips,
-        environment=collect_environment(orchestrator.device_info()),
+        environment=environment,
         run=run_info,
         clock=config.clock,
     )

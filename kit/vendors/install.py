@@ -1,22 +1,31 @@
 """``ckit vendors install``: put a vendor's stack into the interpreter that runs the kit.
 
 pip always runs with a constraint pinning torch to the release the kit certifies, so a vendor
-requirement can never swap PyTorch out from under the standard: pip refuses instead. The stack is
+requirement can never swap PyTorch out from under the standard: pip refuses instead. A
+requirement that would change another of the kit's own dependencies is refused before pip
+installs anything (``kit.vendors.kit_deps``) unless the user allows it. The stack is
 then confirmed in a fresh interpreter, which sees what pip just installed (``.pth`` files,
 editable installs) exactly as the next ``ckit run`` will.
 """
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import kit
 from kit.errors import DeviceError, EnvironmentProblem, InputError
+from kit.vendors.kit_deps import (
+    KitDepChange,
+    direct_changes,
+    dry_run_changes,
+    kit_dependencies,
+)
 from kit.vendors.profile import VendorProfile
 from kit.vendors.requirement_syntax import is_local_requirement, requirement_problem
 
@@ -47,6 +56,8 @@ class InstallOutcome:
     vendor_id: str
     requirements: tuple[str, ...]
     modules: tuple[str, ...]
+    #: Changes to the kit's own dependencies let through by ``--allow-kit-deps-change``.
+    kit_dep_changes: tuple[str, ...] = ()
 
 
 def torch_constraint() -> str:
@@ -89,9 +100,7 @@ def _keep_log(text: str) -> Path:
 
 def pip_install(vendor_id: str, requirements: Sequence[str], python: str) -> None:
     """``python -m pip install`` under the torch constraint; pip's progress goes to stdout."""
-    with tempfile.TemporaryDirectory(prefix="ckit-install-") as scratch:
-        constraints = Path(scratch) / "constraints.txt"
-        constraints.write_text(torch_constraint(), encoding="utf-8")
+    with constraints_file() as constraints:
         command = [python, "-m", "pip", "install", "--constraint", str(constraints), *requirements]
         completed = subprocess.run(command, stderr=subprocess.PIPE, text=True, check=False)
     if completed.returncode != 0:
@@ -101,6 +110,41 @@ def pip_install(vendor_id: str, requirements: Sequence[str], python: str) -> Non
             f": {_first_error_line(completed.stderr)} (pip's error output: {log})"
         )
     sys.stderr.write(completed.stderr)  # pip's warnings, if any, still reach the user
+
+
+@contextlib.contextmanager
+def constraints_file() -> Iterator[Path]:
+    """A temporary pip constraints file holding ``torch_constraint()``."""
+    with tempfile.TemporaryDirectory(prefix="ckit-install-") as scratch:
+        constraints = Path(scratch) / "constraints.txt"
+        constraints.write_text(torch_constraint(), encoding="utf-8")
+        yield constraints
+
+
+def kit_dep_changes(requirements: Sequence[str], python: str) -> list[KitDepChange]:
+    """What installing ``requirements`` would change among the kit's own dependencies:
+    the direct comparison first (no pip, no network), then pip's dry run."""
+    deps = kit_dependencies()
+    changes = direct_changes(requirements, deps)
+    if changes or not requirements or not deps:
+        return changes
+    with constraints_file() as constraints:
+        return dry_run_changes(requirements, deps, python, constraints) or []
+
+
+def guard_kit_deps(
+    vendor_id: str, requirements: Sequence[str], python: str, allow: bool
+) -> tuple[str, ...]:
+    """Refuse (before pip installs anything) a change to a kit dependency unless ``allow``;
+    returns the changes let through, for the install's output."""
+    changes = kit_dep_changes(requirements, python)
+    if changes and not allow:
+        more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+        raise InputError(
+            f"vendors install {vendor_id}: {changes[0].describe()}{more}; nothing was "
+            "installed (--allow-kit-deps-change installs it anyway)"
+        )
+    return tuple(change.describe() for change in changes)
 
 
 def confirm_stack(vendor_id: str, modules: Sequence[str], python: str) -> None:
@@ -116,9 +160,12 @@ def confirm_stack(vendor_id: str, modules: Sequence[str], python: str) -> None:
     raise DeviceError(f"vendors install {vendor_id}: step '{step}' failed: {problem}")
 
 
-def install_vendor(profile: VendorProfile, python: str = sys.executable) -> InstallOutcome:
+def install_vendor(
+    profile: VendorProfile, python: str = sys.executable, allow_kit_deps_change: bool = False
+) -> InstallOutcome:
     requirements = checked_requirements(profile)
+    allowed = guard_kit_deps(profile.id, requirements, python, allow_kit_deps_change)
     if requirements:
         pip_install(profile.id, requirements, python)
     confirm_stack(profile.id, profile.import_modules, python)
-    return InstallOutcome(profile.id, tuple(requirements), profile.import_modules)
+    return InstallOutcome(profile.id, tuple(requirements), profile.import_modules, allowed)

@@ -42,6 +42,9 @@ class VendorProfile:
     skip_manifest: str
     container: ContainerOptions
     directory: Path
+    #: The worst grade the vendor accepts: skip entries costing a grade no worse than this one
+    #: are warnings at validate time instead of errors (a grade name of the standard).
+    accepts_grade: str | None = None
 
     @property
     def profile_path(self) -> Path:
@@ -145,4 +148,5 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
             privileged=bool(container.get("privileged", False)),
         ),
         directory=directory.resolve(),
+        accepts_grade=data.get("accepts_grade"),
     )

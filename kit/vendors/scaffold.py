@@ -1,7 +1,8 @@
-"""``ckit vendors init``: a new vendor directory that validates from the first minute.
+"""``ckit vendors init``: a new, well-formed vendor directory.
 
-The files carry placeholders the vendor must replace; ``ckit vendors validate`` warns while they
-are still there (see ``PLACEHOLDERS``).
+The files carry placeholders the vendor must replace; ``ckit vendors validate`` refuses the
+profile until it names a device a run can use (``kit.vendors.readiness``) and warns while the
+other placeholders are still there (see ``PLACEHOLDERS``).
 """
 
 from __future__ import annotations

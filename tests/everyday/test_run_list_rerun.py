@@ -128,6 +128,9 @@ def test_rerun_failed_runs_the_failures_into_a_new_dir_linked_to_the_previous_ru
     digest = hashlib.sha256((prev / "report.json").read_bytes()).hexdigest()
     assert config.rerun_of is not None
     assert (config.rerun_of.dir, config.rerun_of.report_sha256) == (str(prev.resolve()), digest)
+    # The link is in the signed report too, not only in run.json beside it.
+    report = json.loads((out_dir / "report.json").read_text())
+    assert report["run"]["rerun_of"] == {"dir": str(prev.resolve()), "report_sha256": digest}
     code, out, _ = _main(capsys, "show", str(out_dir), "--json")
     shown = json.loads(out)
     assert shown["run"]["select"] == failing  # narrowed to exactly the failures

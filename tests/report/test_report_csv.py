@@ -19,7 +19,8 @@ def read_rows(report: dict) -> list[dict[str, str]]:
 def test_header_is_the_documented_one(make_report):
     text = CsvFormat().render(make_report(baseline_records())).decode("utf-8")
     assert text.splitlines()[0] == (
-        "id,tier,status,duration_s,message,max_abs_err,max_rel_err,mismatched,skip_reason"
+        "id,tier,status,duration_s,message,max_abs_err,max_rel_err,mismatched,skip_reason,"
+        "op,dtype"
     )
     assert tuple(text.splitlines()[0].split(",")) == HEADER
 
@@ -46,6 +47,22 @@ def test_round_trip_keeps_every_value(make_report, manifest):
     assert rows[REQUIRED]["max_abs_err"] == rows[REQUIRED]["skip_reason"] == ""
     assert rows["unit/opinfo/cos/float64/0"]["skip_reason"].startswith("precision (https://")
     assert rows["models/hf/t5/export"]["skip_reason"] == "vendor does not claim flow export"
+
+
+def test_op_and_dtype_columns_come_from_the_test_id(make_report):
+    records = [
+        TestRecord("unit/opinfo/nn.functional.conv2d/bfloat16/3", Status.PASS, 0.1),
+        TestRecord("unit/opspec/conv2d/float16/nchw/sample0", Status.PASS, 0.1),
+        TestRecord("models/hf/bert/eager", Status.PASS, 0.1),
+        TestRecord("deploy/imports", Status.PASS, 0.1),
+    ]
+    rows = {row["id"]: (row["op"], row["dtype"]) for row in read_rows(make_report(records))}
+    assert rows == {
+        "unit/opinfo/nn.functional.conv2d/bfloat16/3": ("nn.functional.conv2d", "bfloat16"),
+        "unit/opspec/conv2d/float16/nchw/sample0": ("conv2d", "float16"),
+        "models/hf/bert/eager": ("", ""),
+        "deploy/imports": ("", ""),
+    }
 
 
 def test_csv_formula_injection_is_neutralized(make_report):

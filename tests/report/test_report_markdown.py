@@ -42,21 +42,44 @@ def test_failing_table_and_grade_reasons(make_report):
         TestRecord(OPTIONAL, Status.CRASH, 0.2, "worker died: SIGSEGV"),
     ]
     text = render(make_report(records))
-    rows = table_rows(text, "## Failing tests (2)")
+    rows = table_rows(text, "## Failing tests (2) by op and dtype (2 groups)")
     assert rows == [
-        f"| `{REQUIRED}` | FAIL_NUMERIC | 2/8 elements differ |",
-        f"| `{OPTIONAL}` | CRASH | worker died: SIGSEGV |",
+        f"| `unit/opinfo/sin` | float32 | 1 | FAIL_NUMERIC 1 | `{REQUIRED}`: 2/8 elements differ |",
+        f"| `unit/opinfo/sin` | float64 | 1 | CRASH 1 | `{OPTIONAL}`: worker died: SIGSEGV |",
     ]
     assert "## Why not a better grade" in text
     assert f"{REQUIRED} (FAIL\\_NUMERIC)" in text
+
+
+def test_failures_are_grouped_by_op_and_dtype_with_the_worst_error(make_report):
+    # 140 failures of two ops in two dtypes: four rows, not 140.
+    records = [
+        TestRecord(
+            f"unit/opinfo/{op}/{dtype}/{i}", Status.FAIL_NUMERIC, 0.1, f"sample {i} off",
+            {"max_rel_err": i / 100, "max_abs_err": 1.0},
+        )
+        for op in ("cos", "sin") for dtype in ("float16", "float64") for i in range(35)
+    ]
+    records.append(TestRecord("unit/opinfo/sin/float64/35", Status.CRASH, 0.1, "SIGSEGV"))
+    text = render(make_report(records))
+    rows = table_rows(text, "## Failing tests (141) by op and dtype (4 groups)")
+    assert rows[0] == (
+        "| `unit/opinfo/sin` | float64 | 36 | CRASH 1, FAIL_NUMERIC 35 | "
+        "`unit/opinfo/sin/float64/34`: max_rel_err 0.34 max_abs_err 1.0 · sample 34 off |"
+    )
+    assert [row.split(" | ")[:3] for row in rows[1:]] == [
+        ["| `unit/opinfo/cos`", "float16", "35"],
+        ["| `unit/opinfo/cos`", "float64", "35"],
+        ["| `unit/opinfo/sin`", "float16", "35"],
+    ]
 
 
 def test_failing_table_is_capped(make_report):
     records = [TestRecord(f"unit/opinfo/op{i:03}/float64/0", Status.ERROR, 0.1, "boom")
                for i in range(MAX_FAILING_ROWS + 25)]
     text = render(make_report(records))
-    assert len(table_rows(text, "## Failing tests (225)")) == MAX_FAILING_ROWS
-    assert "... and 25 more failing tests (see results.csv)" in text
+    assert len(table_rows(text, "## Failing tests (225) by op")) == MAX_FAILING_ROWS
+    assert "... and 25 more groups (see results.csv)" in text
 
 
 def test_markdown_injection_in_a_message_stays_in_its_cell(make_report):
@@ -64,8 +87,8 @@ def test_markdown_injection_in_a_message_stays_in_its_cell(make_report):
     text = render(make_report([TestRecord(OPTIONAL, Status.ERROR, 0.1, hostile)]))
     (row,) = table_rows(text, "## Failing tests (1)")
     cells = re.split(r"(?<!\\)\|", row)[1:-1]  # split on the pipes Markdown sees
-    assert len(cells) == 3
-    assert "\\[click\\](javascript" in cells[2]  # escaped: no link
+    assert len(cells) == 5
+    assert "\\[click\\](javascript" in cells[4]  # escaped: no link
     assert re.search(r"(?<!\\)<img", text) is None  # escaped: no HTML
 
 

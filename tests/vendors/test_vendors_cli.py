@@ -98,7 +98,7 @@ def test_validate_rejects_a_bad_today(capsys: pytest.CaptureFixture[str]) -> Non
 # --- init -------------------------------------------------------------------------------------
 
 
-def test_init_scaffolds_a_vendor_that_validates(
+def test_init_scaffolds_a_vendor_that_validates_once_a_device_is_named(
     vendors_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(
@@ -113,7 +113,19 @@ def test_init_scaffolds_a_vendor_that_validates(
     assert load_skip_manifest(profile.skip_manifest_path).entries == ()
     assert "vendor.yaml" in (directory / "README.md").read_text()
     capsys.readouterr()
-    # Validates, but says which placeholders are still to be replaced.
+    # The raw scaffold names no device a run could use: validate says what to edit.
+    assert main(["vendors", "validate", "acme-npu"]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        f"ckit: error: {directory / 'vendor.yaml'}: field device_type: 'npu' is not a device "
+        "torch registers itself and import_modules is empty: edit vendor.yaml to name the "
+        "device type your backend registers and the modules that register it\n"
+    )
+    # Once it names a device, it validates, but says which placeholders are still to replace.
+    profile_path = directory / "vendor.yaml"
+    profile_path.write_text(
+        profile_path.read_text().replace("device_type: npu", "device_type: cpu")
+    )
     assert main(["vendors", "validate", "acme-npu"]) == 0
     out, err = capsys.readouterr()
     assert out == "OK acme-npu\n"

@@ -109,16 +109,17 @@ def _validate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str,
     return code, out, err.strip().splitlines()
 
 
-def test_validate_warns_about_stale_entry(
+def test_validate_refuses_stale_entry(
     kit_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     skips = skips_yaml(skip_entry("unit/opinfo/add/bfloat16/*"), skip_entry("unit/opinfo/gone/**"))
     directory = write_vendor(tmp_path / "vendors", skips=skips)
-    code, out, warnings = _validate(capsys)
-    assert (code, out) == (0, "OK acme\n")
-    assert warnings == [
-        f"ckit: warning: {directory / 'skips.yaml'}: skips.1 ('unit/opinfo/gone/**'): stale; "
-        "it matches no test in the locked test lists"
+    code, out, errors = _validate(capsys)
+    assert (code, out) == (3, "")
+    assert errors == [
+        f"ckit: error: {directory / 'skips.yaml'}: skips.1 ('unit/opinfo/gone/**'): matches no "
+        "test of the standard's locked test lists (patterns are case-sensitive): fix the "
+        "pattern or remove the entry"
     ]
 
 
@@ -241,8 +242,8 @@ def test_glob_tier_is_judged_once_every_list_is_locked(
     locked = kit_home / "standards" / "v1" / "tests"
     (locked / "models.txt").write_text("models/hf/bert/forward\n", encoding="utf-8")
     (locked / "deploy.txt").write_text("deploy/imports\n", encoding="utf-8")
-    skips = skips_yaml(skip_entry("*/opinfo/gone/**"), skip_entry("**/bfloat16/sample1"))
+    skips = skips_yaml(skip_entry("**/bfloat16/sample1"), skip_entry("*/opinfo/gone/**"))
     write_vendor(tmp_path / "vendors", skips=skips)
-    code, _, warnings = _validate(capsys)
-    assert code == 0
-    assert len(warnings) == 1 and "skips.0" in warnings[0] and "stale" in warnings[0]
+    code, _, errors = _validate(capsys)
+    assert code == 3
+    assert len(errors) == 1 and "skips.1" in errors[0] and "matches no test" in errors[0]

@@ -1,0 +1,70 @@
+"""The op and dtype a test id names, for results.csv's columns and summary.md's failure groups.
+
+Unit ids are ``unit/<family>/<op>/<dtype>/<case...>`` (``opinfo`` and ``opspec`` alike); the
+other tiers' ids name no op or dtype.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kit.report.figures import figure_value
+from kit.results import tier_of
+
+
+def op_and_dtype_of(test_id: str) -> tuple[str, str]:
+    """``unit/opspec/conv2d/bfloat16/nchw/0`` -> (``conv2d``, ``bfloat16``); ("", "") elsewhere."""
+    parts = test_id.split("/")
+    if tier_of(test_id) == "unit" and len(parts) >= 5:
+        return parts[2], parts[3]
+    return "", ""
+
+
+def group_key(test_id: str) -> tuple[str, str]:
+    """The failure group of a test: ``unit/<family>/<op>`` and its dtype, or the id alone."""
+    op, dtype = op_and_dtype_of(test_id)
+    if not op:
+        return test_id, ""
+    return "/".join(test_id.split("/")[:3]), dtype
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """The failing records of one op in one dtype."""
+
+    op: str
+    dtype: str
+    statuses: Mapping[str, int]
+    #: The record with the largest error (relative, then absolute), else the first one.
+    worst: Mapping[str, Any]
+
+    @property
+    def count(self) -> int:
+        return sum(self.statuses.values())
+
+
+def _error_rank(record: Mapping[str, Any]) -> tuple[float, float]:
+    details = record.get("details", {})
+    rel = figure_value(details.get("max_rel_err"))
+    abs_ = figure_value(details.get("max_abs_err"))
+    return (rel if rel is not None else -1.0, abs_ if abs_ is not None else -1.0)
+
+
+def group_failures(failing: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
+    """One group per (op, dtype), most failures first, then by op and dtype."""
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for record in failing:
+        grouped.setdefault(group_key(record["id"]), []).append(record)
+    groups = [
+        FailureGroup(
+            op,
+            dtype,
+            dict(sorted(Counter(r["status"] for r in records).items())),
+            max(records, key=_error_rank),  # max keeps the first of equals
+        )
+        for (op, dtype), records in grouped.items()
+    ]
+    return sorted(groups, key=lambda g: (-g.count, g.op, g.dtype))
