@@ -70,7 +70,10 @@ def _vendor_flows() -> dict[str, Callable[[], Flow]]:
     distribution installed during the process is seen."""
     found: dict[str, Callable[[], Flow]] = {}
     owners: dict[str, str] = {}
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    # Sorted, so that which of two clashing distributions is named first never varies.
+    entries = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP),
+                     key=lambda entry: (entry.name, _distribution(entry)))
+    for entry in entries:
         owner = _distribution(entry)
         if entry.name in BUILTIN_FLOWS:
             raise InputError(
