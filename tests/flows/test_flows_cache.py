@@ -10,6 +10,7 @@ import pytest
 import torch
 from flows_helpers import LinearRelu, subject
 
+from kit.flows import get_flow
 from kit.flows.cache import ProgramCache, default_cache_root
 from kit.flows.executorch_xnnpack import ExecutorchXnnpackInt8Flow
 from kit.flows.interface import FlowOptions, Lowered, Stage, Subject
@@ -99,3 +100,12 @@ def test_default_cache_root_follows_xdg_cache_home(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_root() == tmp_path / "ckit" / "programs"
+
+
+def test_cache_that_cannot_be_written_does_not_fail_the_run(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache root should be")
+    run = run_flow(get_flow("onnxruntime_cpu"),
+                   subject("flows/test/linear_relu/onnxruntime_cpu", LinearRelu()), {},
+                   ProgramCache(blocker, "digest-a"))
+    assert (run.stage, run.error, run.cached) == (Stage.RAN, "", False)
