@@ -37,8 +37,8 @@ def only_entry(root: Path, suffix: str) -> Path:
 
 def test_second_run_loads_the_cached_program_without_lowering(tmp_path: Path) -> None:
     flow, cache = CountingInt8Flow(), ProgramCache(tmp_path, "digest-a")
-    first = run_flow(flow, subject(TEST_ID, LinearRelu()), {}, cache)
-    second = run_flow(flow, subject(TEST_ID, LinearRelu()), {}, cache)
+    first = run_flow(flow, subject(TEST_ID, LinearRelu), {}, cache)
+    second = run_flow(flow, subject(TEST_ID, LinearRelu), {}, cache)
     assert (first.stage, first.cached, second.stage, second.cached) == (
         Stage.RAN, False, Stage.RAN, True)
     assert flow.lowerings == 1
@@ -50,16 +50,16 @@ def test_second_run_loads_the_cached_program_without_lowering(tmp_path: Path) ->
 
 def test_tampered_cached_program_is_ignored_and_rewritten(tmp_path: Path) -> None:
     flow, cache = CountingInt8Flow(), ProgramCache(tmp_path, "digest-a")
-    run_flow(flow, subject(TEST_ID, LinearRelu()), {}, cache)
+    run_flow(flow, subject(TEST_ID, LinearRelu), {}, cache)
     program_file = only_entry(tmp_path, "program")
     data = bytearray(program_file.read_bytes())
     data[len(data) // 2] ^= 0x01
     program_file.write_bytes(bytes(data))
-    again = run_flow(flow, subject(TEST_ID, LinearRelu()), {}, cache)
+    again = run_flow(flow, subject(TEST_ID, LinearRelu), {}, cache)
     assert (again.stage, again.cached, flow.lowerings) == (Stage.RAN, False, 2)
     assert again.program is not None
     assert program_file.read_bytes() == again.program.data
-    third = run_flow(flow, subject(TEST_ID, LinearRelu()), {}, cache)
+    third = run_flow(flow, subject(TEST_ID, LinearRelu), {}, cache)
     assert (third.cached, flow.lowerings) == (True, 2)
 
 
@@ -106,6 +106,6 @@ def test_cache_that_cannot_be_written_does_not_fail_the_run(tmp_path: Path) -> N
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the cache root should be")
     run = run_flow(get_flow("onnxruntime_cpu"),
-                   subject("flows/test/linear_relu/onnxruntime_cpu", LinearRelu()), {},
+                   subject("flows/test/linear_relu/onnxruntime_cpu", LinearRelu), {},
                    ProgramCache(blocker, "digest-a"))
     assert (run.stage, run.error, run.cached) == (Stage.RAN, "", False)

@@ -42,7 +42,7 @@ def assert_same_run(actual: FlowRun, expected: FlowRun) -> None:
 
 def test_real_flow_run_round_trips_through_a_weights_only_file(tmp_path: Path) -> None:
     run = run_flow(get_flow("onnxruntime_cpu"),
-                   subject("flows/test/linear_relu/onnxruntime_cpu", LinearRelu()), {})
+                   subject("flows/test/linear_relu/onnxruntime_cpu", LinearRelu), {})
     assert run.stage == Stage.RAN
     back = from_evidence(through_file(tmp_path, to_evidence(run)))
     assert_same_run(back, run)
