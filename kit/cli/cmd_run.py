@@ -87,6 +87,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run only the tests the run in DIR did not pass (narrowed further by --tier and "
         "--select) into a new --out (default DIR-rerun); run.json links back to DIR",
     )
+    parser.add_argument(
+        "--golden", action="store_true",
+        help="keep each passing flow test's program, inputs and reference outputs under "
+        "OUT/golden/ and sign their manifest (check them with `ckit golden check OUT`)",
+    )
     parser.add_argument("--json", action="store_true", help="print the list or the outcome as JSON")
     parser.set_defaults(handler=handle)
 
@@ -105,6 +110,8 @@ def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
     extra = [arg for pattern in config.select for arg in ("--select", pattern)]
     if args.timeout is not None:
         extra += ["--timeout", str(args.timeout)]
+    if config.golden:
+        extra.append("--golden")
     return extra + ["--workers", str(args.workers)]
 
 
@@ -154,6 +161,7 @@ def _config(
         sign=not args.no_sign,
         key_path=args.key,
         clock=clock,
+        golden=args.golden,
     )
 
 

@@ -16,14 +16,14 @@ from pathlib import Path, PurePosixPath
 from kit.errors import InputError
 from kit.report.model import Report
 from kit.signing.keys import VENDOR_ID
-from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES
+from kit.signing.sign import ENVELOPE_NAME, GOLDEN_MANIFEST, REPORT_FILES
 
 #: The top directory of every submission.
 SUBMISSIONS_DIR = "submissions"
 #: The repository's keyring (vendor keys, signed by the repository's root keys).
 KEYRING_DIR = "keyring"
-#: The golden-artifact manifest a run may carry (its digest is a subject of the statement).
-GOLDEN_MANIFEST = "golden-manifest.json"
+# GOLDEN_MANIFEST (imported above): the golden-artifact manifest a run may carry; its digest
+# is a subject of the statement, so it is defined beside the report files it is signed with.
 #: Files every submission holds.
 REQUIRED_FILES: tuple[str, ...] = (ENVELOPE_NAME, *REPORT_FILES)
 #: Files a submission may hold besides the required ones.

@@ -41,6 +41,8 @@ class RunConfig:
     clock: RunDate
     #: Set on a ``--rerun-failed`` run: the previous run, kept in run.json.
     rerun_of: PreviousRun | None = None
+    #: Whether the judges keep golden artifacts (``--golden``) and the run signs their manifest.
+    golden: bool = False
 
     @property
     def today(self) -> str:
@@ -67,6 +69,7 @@ class RunConfig:
             key_path=data["key_path"],
             clock=RunDate.from_json(data["clock"]),
             rerun_of=PreviousRun.from_json(data["rerun_of"]) if data.get("rerun_of") else None,
+            golden=bool(data.get("golden", False)),
         )
 
 

@@ -1,10 +1,12 @@
 """The judge: a process that never imports vendor code, turning a worker's evidence into a record.
 
-Started as ``python -m kit.runner.judge --commands FD --results FD``. It loops on ``judge``
-commands (a test id, the evidence file a worker left, the execution's duration), rebuilds the
-test's seeded inputs, computes the CPU reference and compares (``kit.execution``), and answers
-with the record. Nothing a vendor module does in its worker can reach this process: not a
-patched torch function, not a patched kit function, not a forged message.
+Started as ``python -m kit.runner.judge --commands FD --results FD [--golden OUT]``. It loops
+on ``judge`` commands (a test id, the evidence file a worker left, the execution's duration),
+rebuilds the test's seeded inputs, computes the CPU reference and compares
+(``kit.execution``), and answers with the record (with ``--golden``,
+``kit.golden.golden_writer()`` keeps artifacts under OUT). Nothing a vendor module does in
+its worker can reach this process: not a patched torch function, not a patched kit function,
+not a forged message.
 
 What it does not guard against: a vendor controls its own machine (its Python installation
 could run code in every process at start-up); the audit's re-verification against golden
@@ -99,7 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kit.runner.judge")
     parser.add_argument("--commands", type=int, required=True)
     parser.add_argument("--results", type=int, required=True)
+    parser.add_argument("--golden", type=Path, help="the run's output directory (--golden runs)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.golden is not None:
+        from kit.golden import configure
+
+        configure(args.golden)
     threads = os.environ.get("CKIT_WORKER_THREADS")
     if threads:
         import torch

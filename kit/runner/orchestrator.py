@@ -276,7 +276,8 @@ class Orchestrator:
 
     def _work(self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str]) -> None:
         worker = worker or self.start_worker()
-        judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env)
+        golden = self.config.out_dir if self.config.golden else None
+        judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env, golden)
         owed: str | None = None
         try:
             while not self._errors:
@@ -367,10 +368,18 @@ class Orchestrator:
 class JudgeSlot:
     """One worker thread's judge: started on first use, replaced when it fails."""
 
-    def __init__(self, log_dir: Path, numbers: Iterator[int], env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        numbers: Iterator[int],
+        env: dict[str, str],
+        golden: Path | None = None,
+    ) -> None:
         self._log_dir = log_dir
         self._numbers = numbers
         self._env = env
+        #: The run's output directory when the judges keep golden artifacts.
+        self._golden = golden
         self._judge: JudgeProcess | None = None
 
     def verdict(self, worker: WorkerProcess, executed: TestRecord, timeout: float) -> TestRecord:
@@ -390,7 +399,9 @@ class JudgeSlot:
         if executed.status is not Status.PASS or not judged_apart(executed.id):
             return executed
         if self._judge is None:
-            self._judge = JudgeProcess(self._log_dir, next(self._numbers), self._env)
+            self._judge = JudgeProcess(
+                self._log_dir, next(self._numbers), self._env, self._golden
+            )
         record = self._judge.judge(executed, worker.evidence_path, timeout)
         if not self._judge.alive:
             self._judge = None

@@ -221,8 +221,11 @@ class JudgeProcess(ChildProcess):
 
     module = "kit.runner.judge"
 
-    def __init__(self, log_dir: Path, number: int, env: dict[str, str]) -> None:
-        super().__init__([], log_dir / f"judge-{number}.log", env)
+    def __init__(
+        self, log_dir: Path, number: int, env: dict[str, str], golden: Path | None = None
+    ) -> None:
+        argv = [] if golden is None else [f"--golden={golden}"]
+        super().__init__(argv, log_dir / f"judge-{number}.log", env)
         try:
             ready = self.receive(STARTUP_TIMEOUT_S)
         except (ChannelClosed, ChannelTimeout, ProtocolError):
