@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from kit.repository.layout import GOLDEN_DIR
 from kit.signing.sign import GOLDEN_MANIFEST
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "unsafe_segment",
 ]
 
-GOLDEN_DIR = "golden"
 INPUTS = "inputs"
 OUTPUTS = "outputs"
 #: The program file of each format (the format is also the reference runtime's name).
