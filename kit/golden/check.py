@@ -193,7 +193,7 @@ def unlisted_files(directory: Path, manifest: Manifest) -> tuple[str, ...]:
             relative = PurePosixPath(Path(parent, name).relative_to(directory).as_posix())
             if str(relative) not in listed:
                 found.append(str(relative))
-    return tuple(found)
+    return tuple(sorted(found))
 
 
 def check_golden(directory: Path, sample: int | None = None, seed: str = "0") -> GoldenCheck:
