@@ -5,7 +5,8 @@
 2. every listed file is a regular file under the directory with its sha256 and size, and
    nothing under ``golden/`` is left unlisted
 3. each sampled entry's program, loaded from the checked bytes into the reference runtime, run
-   on the stored inputs, gives the stored outputs (``TOLERANCES``)
+   on the stored inputs, gives the stored outputs within its flow's criterion
+   (``kit.golden.criteria``)
 
 An entry with a changed file is never re-run: those bytes are not what the run signed.
 """
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, KitError
+from kit.golden.criteria import criterion_of, mismatch
 from kit.golden.manifest import Manifest, ManifestEntry, ManifestFile, load_manifest
 from kit.golden.names import GOLDEN_DIR
 from kit.golden.runtimes import load_program
@@ -32,14 +34,6 @@ from kit.repository.layout import MAX_FILE_BYTES
 
 if TYPE_CHECKING:
     import torch
-
-#: How close a re-run must come to the stored outputs, by dtype: (atol, rtol). The same program
-#: on the reference CPU runtime differs from what the kit stored only by reduction order and
-#: threading, far below any flow's tolerance; integers and booleans must be equal. (The flows
-#: tier's per-flow tolerances are not in the standard yet; these fixed bounds stand for them.)
-TOLERANCES = {"float64": (1e-6, 1e-6), "float32": (1e-4, 1e-4),
-              "float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2)}
-
 
 @dataclass(frozen=True)
 class EntryVerdict:
@@ -138,21 +132,13 @@ def _tensors(files: dict[str, bytes], pairs: list[tuple[str, str]]) -> list[torc
     return tensors
 
 
-def _mismatch(index: int, actual: torch.Tensor, expected: torch.Tensor) -> str | None:
+def _tensor(value: Any) -> torch.Tensor:
+    """A runtime's output as a tensor (a runtime may hand back arrays or scalars)."""
     import torch
 
-    where = f"output {index}"
-    if actual.dtype != expected.dtype or actual.shape != expected.shape:
-        return (f"{where} is {actual.dtype} {list(actual.shape)}, stored "
-                f"{expected.dtype} {list(expected.shape)}")
-    tolerance = TOLERANCES.get(str(expected.dtype).removeprefix("torch."))
-    if tolerance is None:
-        return None if torch.equal(actual, expected) else f"{where} differs (exact dtype)"
-    atol, rtol = tolerance
-    if torch.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True):
-        return None
-    worst = (actual.double() - expected.double()).abs().nan_to_num(float("inf")).max().item()
-    return f"{where} differs by up to {worst:.3g} (atol {atol}, rtol {rtol})"
+    if isinstance(value, torch.Tensor):
+        return value
+    return torch.from_numpy(value) if hasattr(value, "dtype") else torch.tensor(value)
 
 
 def _rerun(entry: ManifestEntry, files: dict[str, bytes]) -> str:
@@ -167,20 +153,22 @@ def _rerun(entry: ManifestEntry, files: dict[str, bytes]) -> str:
     except Exception as exc:  # noqa: BLE001 - whatever the runtime raises is the verdict
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         return f"the reference runtime ({entry.program}) cannot run the program: {first}"
-    if len(actual) != len(expected):
-        return f"the program gives {len(actual)} outputs, {len(expected)} are stored"
-    found = (_mismatch(i, a, e) for i, (a, e) in enumerate(zip(actual, expected, strict=True)))
-    return next((problem for problem in found if problem), "")
+    outputs = [_tensor(value) for value in actual]
+    return mismatch(outputs, expected, criterion_of(entry.flow)) or ""
 
 
 def _check_entry(directory: Path, entry: ManifestEntry, rerun: bool) -> EntryVerdict:
-    rerun = rerun and entry.program is not None
     try:
         files = {listed.path: _read_listed(directory, listed) for listed in entry.files}
-        why = _rerun(entry, files) if rerun else ""
+    except _Changed as exc:
+        return EntryVerdict(entry.flow, entry.test_id, False, str(exc))  # never re-run
+    if not rerun or entry.program is None:
+        return EntryVerdict(entry.flow, entry.test_id, False)
+    try:
+        why = _rerun(entry, files)
     except _Changed as exc:
         why = str(exc)
-    return EntryVerdict(entry.flow, entry.test_id, rerun, why)
+    return EntryVerdict(entry.flow, entry.test_id, True, why)
 
 
 def unlisted_files(directory: Path, manifest: Manifest) -> tuple[str, ...]:
