@@ -13,6 +13,7 @@ from typing import Any
 
 import jinja2
 
+from kit.results import TIERS
 from kit.errors import InputError
 from kit.portal.model import Site, site_model
 from kit.repository.interface import RepositoryAudit
@@ -46,7 +47,7 @@ def _render(env: jinja2.Environment, template: str, page: str, **context: Any) -
 
 def render_pages(site: Site) -> dict[str, bytes]:
     env = _environment()
-    pages = {"index.html": _render(env, "index.html", "index.html", site=site)}
+    pages = {"index.html": _render(env, "index.html", "index.html", site=site, tiers=TIERS)}
     for vendor in site.vendors:
         pages[vendor.page] = _render(env, "vendor.html", vendor.page, site=site, vendor=vendor)
     for submission in site.submissions:

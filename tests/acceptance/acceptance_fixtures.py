@@ -30,10 +30,11 @@ from kit.signing.keys import generate_private_key, private_key_pem, write_privat
 from kit.signing.sign import sign_output_dir
 from kit.standard import load_standard
 from kit.vendors import SkipEntry, SkipManifest, load_vendor
+from kit.results import TIERS
 
 VENDOR = "acme"
 SELECT = "unit/opinfo/add/float32/*"
-ALL_TIERS = ("deploy", "unit", "models")
+ALL_TIERS = TIERS
 #: This kit checkout, wherever ``CKIT_HOME`` points a test meanwhile.
 CHECKOUT = Path(__file__).resolve().parents[2]
 #: The checkout's cpu profile, filed as vendor acme.

@@ -38,6 +38,7 @@ from kit.signing.strict_json import loads_strict
 from kit.signing.verify import verify_envelope
 from kit.standard import load_standard
 from kit.vendors import SkipManifest, load_vendor
+from kit.results import TIERS
 
 #: The moment the tests' world stands at; every run finishes some hours before it.
 NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.UTC)
@@ -97,7 +98,7 @@ def build_run_report(run: Run) -> dict[str, Any]:
     )
     if run.docs_url is not None:
         vendor = dataclasses.replace(vendor, docs_url=run.docs_url)
-    tiers = ["deploy", "unit", "models"]
+    tiers = list(TIERS)
     test_ids = [
         t
         for tier in tiers

@@ -14,6 +14,7 @@ from report_helpers import REQUIRED, baseline_records, run_info, skip_entry
 from kit.report import ReportSchemaError, validate_report, write_report_files
 from kit.report.schema import schema_path
 from kit.results import Status, TestRecord
+from kit.results import TIERS
 
 
 def test_schema_is_valid_draft_2020_12():
@@ -77,7 +78,7 @@ def test_report_sections(make_report, vendor):
         "details": {},
     }
     assert [r["id"] for r in report["records"]] == sorted(r.id for r in baseline_records())
-    assert list(report["summary"]["tiers"]) == ["deploy", "unit", "models"]
+    assert list(report["summary"]["tiers"]) == list(TIERS)
     assert report["summary"]["tiers"]["unit"]["statuses"]["PASS"] == 3
     assert REQUIRED in {r["id"] for r in report["records"]}
 
