@@ -13,9 +13,9 @@ from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
+from kit.report.policy import REPORTED_TIERS
 from kit.results import TIERS
 from kit.runner.config import RunConfig
-from kit.report.policy import REPORTED_TIERS
 
 #: The tiers a complete run covers (``kit.report.policy``): every one but deploy.
 DEFAULT_TIERS = ",".join(REPORTED_TIERS)

@@ -20,7 +20,6 @@ from kit.errors import InputError
 from kit.execution import run_split
 from kit.flow_tier.config import TIER, flows_config
 from kit.outcomes import not_applicable
-from kit.results import NotApplicableReason
 from kit.standard import Standard
 
 if TYPE_CHECKING:
@@ -175,7 +174,7 @@ def save_golden(
     run: FlowRun,
 ) -> None:
     try:
-        from kit.golden import golden_writer  # type: ignore[import-not-found, unused-ignore]
+        from kit.golden import golden_writer  # type: ignore[import-not-found, import-untyped, unused-ignore]
     except ImportError:  # the golden artifacts are another branch's; absent, nothing to keep
         return
     writer = golden_writer()

@@ -59,7 +59,8 @@ def _load(path: Path) -> FlowsConfig:
     data = load_yaml(path)
     if not isinstance(data, dict) or set(data) != {"flows"} or not isinstance(data["flows"], dict):
         raise InputError(f"{path}: expected one mapping `flows: {{<flow>: ...}}`")
-    return FlowsConfig(path, {str(f): _criterion(path, str(f), v) for f, v in data["flows"].items()})
+    entries = data["flows"].items()
+    return FlowsConfig(path, {str(f): _criterion(path, str(f), v) for f, v in entries})
 
 
 def _criterion(path: Path, flow: str, entry: Any) -> Criterion:

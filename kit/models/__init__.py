@@ -92,15 +92,20 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
 def run_model_through_flow(ckit: KitContext, case: ModelCase, source: ModelSource) -> None:
     """A program flow: the built model's subject through the flow, judged by the kit."""
     from kit.flow_tier import execute_flow, require_flow
-    from kit.flow_tier.subjects import model_subject
 
     require_flow(ckit, case.flow)
     details = run_split(
         ckit.evidence_path,
-        lambda: execute_flow(ckit, case.flow, model_subject(case.test_id, source.build(case), case)),
+        lambda: execute_flow(ckit, case.flow, _subject_of(case, source)),
         lambda evidence: judge_model_evidence(ckit.standard, case.test_id, evidence),
     )
     ckit.notes.update(details or {})
+
+
+def _subject_of(case: ModelCase, source: ModelSource) -> Any:
+    from kit.flow_tier.subjects import model_subject
+
+    return model_subject(case.test_id, source.build(case), case)
 
 
 def judge_model_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from typing import Any
 
 import jinja2
 
-from kit.results import TIERS
 from kit.errors import InputError
 from kit.portal.model import Site, site_model
 from kit.repository.interface import RepositoryAudit
+from kit.results import TIERS
 
 #: The file that marks a directory as a site ``ckit portal`` wrote (and may replace).
 SITE_MARKER = ".ckit-portal"

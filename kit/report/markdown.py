@@ -10,10 +10,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kit.flows.interface import Stage
 from kit.report import view
 from kit.report.grade_words import percent
 from kit.report.interface import ReportFormat
-from kit.flows.interface import Stage
 from kit.results import Status
 from kit.standard import load_standard
 

@@ -13,11 +13,10 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kit.results import Status, TestRecord
+from kit.results import TIERS, Status, TestRecord
 from kit.standard import Standard
 from kit.vendors import SkipEntry, SkipManifest
 from kit.vendors.skip_limits import too_long_lived
-from kit.results import TIERS
 
 #: The tiers a run must cover to be complete; deploy smoke checks are optional.
 REPORTED_TIERS = tuple(tier for tier in TIERS if tier != "deploy")

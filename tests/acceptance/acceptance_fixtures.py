@@ -24,13 +24,12 @@ from kit.report.content import KitStanding, kit_standing
 from kit.report.files import write_report_files
 from kit.report.model import Report
 from kit.report.released import load_released_kits
-from kit.results import Status, TestRecord
+from kit.results import TIERS, Status, TestRecord
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import sign_output_dir
 from kit.standard import load_standard
 from kit.vendors import SkipEntry, SkipManifest, load_vendor
-from kit.results import TIERS
 
 VENDOR = "acme"
 SELECT = "unit/opinfo/add/float32/*"

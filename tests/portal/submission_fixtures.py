@@ -29,7 +29,7 @@ from kit.report import build_report, collect_environment
 from kit.report.files import write_report_files
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, find_submissions, run_id_for, torch_release_of
-from kit.results import Status, TestRecord
+from kit.results import TIERS, Status, TestRecord
 from kit.signing.dsse import decode_envelope
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
@@ -38,7 +38,6 @@ from kit.signing.strict_json import loads_strict
 from kit.signing.verify import verify_envelope
 from kit.standard import load_standard
 from kit.vendors import SkipManifest, load_vendor
-from kit.results import TIERS
 
 #: The moment the tests' world stands at; every run finishes some hours before it.
 NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.UTC)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from kit.results import Status, TestRecord
-from kit.results import TIERS
+from kit.results import TIERS, Status, TestRecord
 
 TODAY = dt.date(2026, 11, 22)
 

@@ -9,8 +9,7 @@ from report_helpers import OPTIONAL, baseline_records, skip_entry
 
 from kit.report import write_report_files
 from kit.report.junit import JunitFormat
-from kit.results import Status, TestRecord
-from kit.results import TIERS
+from kit.results import TIERS, Status, TestRecord
 
 
 def parse(report: dict) -> ET.Element:

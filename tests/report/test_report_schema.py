@@ -13,8 +13,7 @@ from report_helpers import REQUIRED, baseline_records, run_info, skip_entry
 
 from kit.report import ReportSchemaError, validate_report, write_report_files
 from kit.report.schema import schema_path
-from kit.results import Status, TestRecord
-from kit.results import TIERS
+from kit.results import TIERS, Status, TestRecord
 
 
 def test_schema_is_valid_draft_2020_12():
