@@ -15,6 +15,7 @@ from typing import Any
 from kit.context import KitContext
 from kit.errors import InputError
 from kit.execution import run_split
+from kit.flows import flow_names
 from kit.models.config import ModelsConfig, load_models_config
 from kit.models.flows import FLOWS, judge_output
 from kit.models.hf import HuggingFaceSource
@@ -42,8 +43,6 @@ def models_config(standard: Standard) -> ModelsConfig:
 
 @functools.lru_cache(maxsize=8)
 def _load(path: Path) -> ModelsConfig:
-    from kit.flows import flow_names
-
     return load_models_config(path, SOURCES, flow_names())
 
 

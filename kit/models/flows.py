@@ -1,9 +1,9 @@
 """Flows: how a built model reaches the device, and the check that its output is right.
 
-Only ``eager`` exists in standard v1: the float32 module moved to the device with
-``module.to(device)`` and called under ``torch.no_grad()``. Deployment flows (``export``,
-``executorch``, ``onnxruntime``) are added here as further entries of ``FLOW_CHECKS``; their ids
-(``models/<source>/<model>/<flow>``) are already reserved by the id scheme.
+Here is ``eager``: the float32 module moved to the device with ``module.to(device)`` and called
+under ``torch.no_grad()``. Which flows exist is the registry's (``kit.flows``); program flows
+(ExecuTorch, ONNX Runtime) run through ``kit.flows.pipeline``; their ids
+(``models/<source>/<model>/<flow>``) follow the same scheme.
 
 Every flow compares with the same reference: a deep copy of the model built on the CPU, in the
 case's reference dtype (float64 unless ``models.yaml`` says otherwise), with floating inputs
@@ -118,5 +118,6 @@ def _upcast(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return tensor.to(dtype) if tensor.is_floating_point() else tensor
 
 
-#: Every flow, by name: its device half.
+#: The flows this tier runs through its own path, by name: their device halves. The flows that
+#: exist are the registry's (``kit.flows.flow_names``).
 FLOWS: dict[str, FlowRun] = {"eager": eager_output}

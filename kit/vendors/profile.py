@@ -8,6 +8,7 @@ from typing import Any
 
 from kit import paths
 from kit.errors import InputError
+from kit.flows import flow_names
 from kit.hashing import sha256_file
 from kit.vendors.requirement_syntax import is_local_requirement, requirement_problem
 from kit.vendors.validation import validate
@@ -88,6 +89,16 @@ def check_requirements(requirements: list[str], source: Path) -> None:
             raise InputError(f"{source}: field requirements.{index}: {problem}")
 
 
+def check_flows(flows: list[str], source: Path) -> None:
+    """Each claimed flow is one the registry knows: a built-in or an installed vendor flow."""
+    known = flow_names()
+    for flow in flows:
+        if flow not in known:
+            raise InputError(
+                f"{source}: field flows: unknown flow {flow!r} (known: {', '.join(known)})"
+            )
+
+
 def _looks_like_path(vendor: str) -> bool:
     return "/" in vendor or vendor.startswith(".")
 
@@ -121,6 +132,7 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
         raise InputError(f"{source}: expected a mapping of profile fields")
     validate(data, "vendor.schema.json", source)
     check_requirements(data.get("requirements", []), source)
+    check_flows(data.get("flows", []), source)
     if data["id"] != directory.name:
         raise InputError(
             f"{source}: field id: expected the directory name {directory.name!r}, "

@@ -27,7 +27,7 @@ def test_models_llama_passes_on_cpu_through_pytest(pytester: pytest.Pytester) ->
 
 
 def test_models_unclaimed_flow_is_not_applicable(tmp_path: Path) -> None:
-    vendor = write_vendor(tmp_path, "exportonly", "[float32]", "[executorch]")
+    vendor = write_vendor(tmp_path, "exportonly", "[float32]", "[executorch_xnnpack]")
     ckit = build_context(str(vendor), TODAY)
     with pytest.raises(pytest.skip.Exception, match="not applicable: vendor exportonly does not "
                        "claim flow eager"):
