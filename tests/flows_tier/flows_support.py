@@ -37,3 +37,30 @@ def report_of(out_dir: Path) -> dict[str, Any]:
 
 def records_by_id(out_dir: Path) -> dict[str, dict[str, Any]]:
     return {record["id"]: record for record in report_of(out_dir)["records"]}
+
+
+ABSENT_FLOW_SOURCE = '''\
+from kit.flows.executorch_xnnpack import ExecutorchXnnpackFlow
+
+
+class AcmeAbsentFlow(ExecutorchXnnpackFlow):
+    """A vendor flow whose runtime package is not installed here."""
+
+    name = "acme_absent"
+
+    def unavailable_reason(self):
+        return "acme_runtime is not installed (flow acme_absent)"
+'''
+
+
+def install_absent_flow(root: Path) -> None:
+    """A real distribution registering flow ``acme_absent`` under ``ckit.flows``; found by
+    ``importlib.metadata`` once ``root`` is on sys.path."""
+    (root / "acme_absent_flow.py").write_text(ABSENT_FLOW_SOURCE, encoding="utf-8")
+    info = root / "acme_absent-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-absent\nVersion: 1.0\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[ckit.flows]\nacme_absent = acme_absent_flow:AcmeAbsentFlow\n", encoding="utf-8"
+    )

@@ -46,7 +46,7 @@ def test_suites_per_tier_and_counts_match_the_summary(make_report, manifest):
         skips = [c for c in cases if c.find("skipped") is not None]
         assert int(suite.get("failures")) == len(failures) == failed
         assert int(suite.get("skipped")) == len(skips) == not_run
-        assert {c.get("classname") for c in cases} == {tier}
+        assert {c.get("classname") for c in cases} <= {tier}  # a tier may have no record
     assert int(root.get("tests")) == report["summary"]["overall"]["total"] == 12
 
 
