@@ -13,10 +13,12 @@ from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
+from kit.report.policy import REPORTED_TIERS
 from kit.results import TIERS
 from kit.runner.config import RunConfig
 
-DEFAULT_TIERS = "unit,models"
+#: The tiers a complete run covers (``kit.report.policy``): every one but deploy.
+DEFAULT_TIERS = ",".join(REPORTED_TIERS)
 #: The kit's own exit codes besides the grades' (kit.errors.ExitCode).
 _OTHER_CODES = (
     "  2-6 the run could not start or finish (usage, input, verification, device, environment)\n"
@@ -58,6 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--tier", default=None,
         help=f"comma-separated tiers among {','.join(TIERS)} (default: {DEFAULT_TIERS}; with "
         "--rerun-failed: the tiers of the failures)",
+    )
+    parser.add_argument(
+        "--flows", metavar="LIST",
+        help="comma-separated flows this run claims instead of the profile's `flows` (the "
+        "report records them); the others end NOT_APPLICABLE",
     )
     parser.add_argument(
         "--select", action="append", default=[], metavar="PATTERN",
@@ -108,6 +115,8 @@ def _tiers(value: str) -> tuple[str, ...]:
 def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
     """The run options the in-container ``ckit run`` needs besides vendor, tiers and output."""
     extra = [arg for pattern in config.select for arg in ("--select", pattern)]
+    if config.flows is not None:
+        extra += ["--flows", ",".join(config.flows)]
     if args.timeout is not None:
         extra += ["--timeout", str(args.timeout)]
     if config.golden:
@@ -162,7 +171,22 @@ def _config(
         key_path=args.key,
         clock=clock,
         golden=args.golden,
+        flows=_flows(args.flows),
     )
+
+
+def _flows(value: str | None) -> tuple[str, ...] | None:
+    """``--flows``: registered flow names, or None for the profile's."""
+    if value is None:
+        return None
+    from kit.flows import flow_names
+
+    flows = tuple(dict.fromkeys(f.strip() for f in value.split(",") if f.strip()))
+    unknown = [f for f in flows if f not in flow_names()]
+    if unknown or not flows:
+        raise InputError(f"--flows: unknown flow {', '.join(unknown) or '(empty)'}; "
+                         f"choose from {', '.join(flow_names())}")
+    return flows
 
 
 def _default_out(args: argparse.Namespace) -> Path:

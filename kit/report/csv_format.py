@@ -24,6 +24,9 @@ HEADER = (
     "max_rel_err",
     "mismatched",
     "skip_reason",
+    # The flows tier's (empty for other records).
+    "flow",
+    "stage",
 )
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -44,6 +47,8 @@ def row(report: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
         view.detail_text(details.get("max_rel_err")),
         view.detail_text(details.get("mismatched")),
         neutralize(view.skip_reason(report, record)),
+        neutralize(view.detail_text(details.get("flow"))),
+        neutralize(view.detail_text(details.get("stage"))),
     ]
 
 

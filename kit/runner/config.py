@@ -43,6 +43,8 @@ class RunConfig:
     rerun_of: PreviousRun | None = None
     #: Whether the judges keep golden artifacts (``--golden``) and the run signs their manifest.
     golden: bool = False
+    #: ``--flows``: the flows this run claims instead of the profile's ``flows`` (None: those).
+    flows: tuple[str, ...] | None = None
 
     @property
     def today(self) -> str:
@@ -54,6 +56,7 @@ class RunConfig:
         data["out_dir"] = str(self.out_dir)
         data["tiers"] = list(self.tiers)
         data["select"] = list(self.select)
+        data["flows"] = list(self.flows) if self.flows is not None else None
         return data
 
     @classmethod
@@ -70,6 +73,7 @@ class RunConfig:
             clock=RunDate.from_json(data["clock"]),
             rerun_of=PreviousRun.from_json(data["rerun_of"]) if data.get("rerun_of") else None,
             golden=bool(data.get("golden", False)),
+            flows=tuple(data["flows"]) if data.get("flows") is not None else None,
         )
 
 

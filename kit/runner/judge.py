@@ -35,6 +35,7 @@ TierJudge = Callable[[Standard, str, Any], dict[str, Any]]
 
 def tier_judges() -> dict[str, TierJudge]:
     """The tiers whose tests are split into execution and judgement, with their judge."""
+    from kit.flow_tier import judge_flow_evidence
     from kit.models import judge_model_evidence
     from kit.tiers.deploy import judge_deploy_evidence
     from kit.unit import judge_unit_evidence
@@ -43,11 +44,12 @@ def tier_judges() -> dict[str, TierJudge]:
         "unit": judge_unit_evidence,
         "models": judge_model_evidence,
         "deploy": judge_deploy_evidence,
+        "flows": judge_flow_evidence,
     }
 
 
 #: Tiers whose every test is judged apart from the vendor's process.
-SPLIT_TIERS = ("unit", "models")
+SPLIT_TIERS = ("unit", "models", "flows")
 
 
 def judged_apart(test_id: str) -> bool:
@@ -69,7 +71,9 @@ def judge_record(
         details = judge(standard, test_id, load_evidence(evidence_path))
     except Exception as exc:  # noqa: BLE001 - every verdict other than PASS is an exception
         status = classify_exception(exc)
-        if status is Status.UNSUPPORTED:
+        # A kit outcome's status is the kit's own verdict (a flow stage the backend does not
+        # implement); any other "not implemented" here is not the device's.
+        if status is Status.UNSUPPORTED and not isinstance(exc, KitOutcome):
             status = Status.ERROR  # the device already ran: nothing here is "not implemented"
         details = exc.details() if isinstance(exc, KitOutcome) else {}
         return TestRecord(test_id, status, duration, _message(exc), details)

@@ -123,11 +123,17 @@ def _now() -> str:
 
 def load_inputs(config: RunConfig) -> RunInputs:
     """What the run judges by; a skip manifest the standard does not allow stops it here."""
-    vendor = load_vendor(config.vendor)
+    vendor = claiming(load_vendor(config.vendor), config.flows)
     standard = load_standard()
     skips = load_skip_manifest(vendor.skip_manifest_path)
     refuse_disallowed_entries(skips, standard, all_locked_ids(standard))
     return RunInputs(standard=standard, vendor=vendor, skips=skips, today=config.clock.today)
+
+
+def claiming(vendor: VendorProfile, flows: tuple[str, ...] | None) -> VendorProfile:
+    """The profile as this run claims it: ``--flows`` replaces the flows it claims (the report
+    records them where the profile's would be)."""
+    return vendor if flows is None else replace(vendor, flows=flows)
 
 
 def pins_of(inputs: RunInputs) -> dict[str, str]:
@@ -188,6 +194,7 @@ class Orchestrator:
             log_dir=config.out_dir / WORKERS_DIR,
             env=_worker_env(config.workers),
             dtypes=inputs.vendor.dtypes,
+            flows=inputs.vendor.flows,
         )
         self.ledger = ProbeLedger()
         self._worker_numbers = iter(range(1, 1_000_000))

@@ -44,6 +44,8 @@ class WorkerSpec:
     env: dict[str, str]
     #: The vendor's claimed dtypes: the health probe checks each floating and integer one.
     dtypes: tuple[str, ...]
+    #: The flows the run claims (the profile's, or ``--flows``).
+    flows: tuple[str, ...] = ("eager",)
 
 
 class ChildProcess:
@@ -127,6 +129,7 @@ class WorkerProcess(ChildProcess):
         argv = [
             f"--vendor={spec.vendor}", f"--today={spec.today}",
             f"--dtypes={','.join(spec.dtypes)}", f"--evidence={self.evidence_path}",
+            f"--flows={','.join(spec.flows)}",
             *spec.paths,
         ]
         super().__init__(argv, spec.log_dir / f"worker-{number}.log", spec.env)

@@ -43,6 +43,8 @@ class VendorProfile:
     skip_manifest: str
     container: ContainerOptions
     directory: Path
+    #: Per flow, the vendor's options for it (``flow_options`` in vendor.yaml).
+    flow_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def profile_path(self) -> Path:
@@ -157,4 +159,19 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
             privileged=bool(container.get("privileged", False)),
         ),
         directory=directory.resolve(),
+        flow_options=checked_flow_options(data.get("flow_options", {}), source),
     )
+
+
+def checked_flow_options(options: dict[str, Any], source: Path) -> dict[str, dict[str, Any]]:
+    """Each flow's options, as its flow accepts them (an unknown flow or option is refused)."""
+    from kit.flows import get_flow
+
+    for flow, values in options.items():
+        try:
+            problem = get_flow(flow).option_problem(values)
+        except InputError as exc:
+            raise InputError(f"{source}: field flow_options.{flow}: {exc}") from None
+        if problem is not None:
+            raise InputError(f"{source}: field flow_options.{flow}: {problem}")
+    return {flow: dict(values) for flow, values in options.items()}
