@@ -1,7 +1,8 @@
 """What does not apply to a vendor: decided by the kit, from the standard and the profile alone.
 
 Only the kit may end a test NOT_APPLICABLE, and only for one of ``NotApplicableReason``'s: the
-vendor does not claim the test's dtype or flow, or an optional model source is not installed.
+vendor does not claim the test's dtype or flow, a claimed flow's packages are not installed, or an
+optional model source is not installed.
 ``ckit run`` decides this before a test reaches a worker; a worker (which runs vendor code)
 that ends a test as skipped or not applicable gets an ERROR instead.
 """
@@ -36,6 +37,24 @@ def kit_inapplicable(
         return _dtype(vendor, unit_dtype_of(test_id))
     if tier == "models":
         return _model(standard, vendor, test_id)
+    if tier == "flows":
+        from kit.flow_tier import parse_flow_id
+
+        flow, unit_id = parse_flow_id(test_id)
+        return flow_inapplicable(vendor, flow) or _dtype(vendor, unit_dtype_of(unit_id))
+    return None
+
+
+def flow_inapplicable(vendor: VendorProfile, flow: str) -> Inapplicable | None:
+    """Why ``flow`` does not apply: the vendor does not claim it, or its packages are absent."""
+    if flow not in vendor.flows:
+        words = f"vendor {vendor.id} does not claim flow {flow}"
+        return Inapplicable(NotApplicableReason.UNCLAIMED_FLOW, words)
+    from kit.flows import get_flow
+
+    absent = get_flow(flow).unavailable_reason()
+    if absent is not None:
+        return Inapplicable(NotApplicableReason.FLOW_NOT_INSTALLED, absent)
     return None
 
 
@@ -51,9 +70,9 @@ def _model(standard: Standard, vendor: VendorProfile, test_id: str) -> Inapplica
     from kit.models import MODEL_DTYPE, SOURCES, find_case
 
     case = find_case(standard, test_id)
-    if case.flow not in vendor.flows:
-        words = f"vendor {vendor.id} does not claim flow {case.flow}"
-        return Inapplicable(NotApplicableReason.UNCLAIMED_FLOW, words)
+    unusable = flow_inapplicable(vendor, case.flow)
+    if unusable is not None:
+        return unusable
     unclaimed = _dtype(vendor, MODEL_DTYPE)
     if unclaimed is not None:
         return unclaimed

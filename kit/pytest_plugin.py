@@ -9,6 +9,7 @@ stable id (``unit/opinfo/add/float32/0``), and the session fixture ``ckit`` (a `
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from pathlib import Path
@@ -60,6 +61,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "to PATH for the kit's judge process, instead of judging it here",
     )
     group.addoption(
+        "--ckit-flows",
+        default=None,
+        metavar="LIST",
+        help="the flows the run claims, comma-separated, instead of the profile's `flows`",
+    )
+    group.addoption(
         "--ckit-today",
         default=os.environ.get("CKIT_TODAY"),
         help="date (YYYY-MM-DD) used to judge skip-manifest expiry, for the kit's own tests; "
@@ -84,7 +91,10 @@ def _today(config: pytest.Config) -> dt.date:
 
 
 def build_context(
-    vendor_id: str, today: dt.date, evidence_path: Path | None = None
+    vendor_id: str,
+    today: dt.date,
+    evidence_path: Path | None = None,
+    flows: tuple[str, ...] | None = None,
 ) -> KitContext:
     """Load everything a run needs; bad input raises ``KitError`` with a one-line message.
 
@@ -93,6 +103,8 @@ def build_context(
     """
     standard = load_standard()
     vendor = load_vendor(vendor_id)
+    if flows is not None:
+        vendor = dataclasses.replace(vendor, flows=flows)
     skips = load_skip_manifest(vendor.skip_manifest_path)
     try:
         device_info, problem = enable_device(vendor), None
@@ -108,8 +120,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     try:
         evidence = config.getoption("ckit_evidence")
+        flows = config.getoption("ckit_flows")
         context = build_context(
-            config.getoption("ckit_vendor"), _today(config), Path(evidence) if evidence else None
+            config.getoption("ckit_vendor"),
+            _today(config),
+            Path(evidence) if evidence else None,
+            tuple(f for f in flows.split(",") if f) if flows is not None else None,
         )
     except KitError as error:
         raise pytest.UsageError(str(error)) from None

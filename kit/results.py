@@ -24,6 +24,8 @@ class Status(enum.StrEnum):
     #: Does not apply to this vendor or environment, for one of the kit's reasons
     #: (``NotApplicableReason``, recorded as ``details["na_reason"]``).
     NOT_APPLICABLE = "NOT_APPLICABLE"
+    #: A program flow ran, but its backend took none of the subject's ops: never a pass.
+    NOT_DELEGATED = "NOT_DELEGATED"
 
     @property
     def is_failure(self) -> bool:
@@ -31,10 +33,18 @@ class Status(enum.StrEnum):
 
 
 FAILURE_STATUSES = frozenset(
-    {Status.FAIL_NUMERIC, Status.ERROR, Status.UNSUPPORTED, Status.CRASH, Status.TIMEOUT}
+    {
+        Status.FAIL_NUMERIC,
+        Status.ERROR,
+        Status.UNSUPPORTED,
+        Status.CRASH,
+        Status.TIMEOUT,
+        Status.NOT_DELEGATED,
+    }
 )
 
-TIERS = ("deploy", "unit", "models")
+#: The one list of tiers, in report order; everything else that enumerates tiers reads it.
+TIERS = ("deploy", "unit", "models", "flows")
 
 
 class NotApplicableReason(enum.StrEnum):
@@ -51,6 +61,9 @@ class NotApplicableReason(enum.StrEnum):
     #: An optional model source (TIMM, TorchBench), or a package one of its models needs, is
     #: not installed (or does not import); the standard lets a vendor leave those out.
     OPTIONAL_SOURCE_ABSENT = "optional-source-absent"
+    #: A flow the vendor claims needs packages that are not installed (the flow's
+    #: ``unavailable_reason``); the kit decides it before any stage runs.
+    FLOW_NOT_INSTALLED = "flow-not-installed"
 
 
 NA_REASON_KEY = "na_reason"

@@ -13,10 +13,12 @@ from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
+from kit.report.policy import REPORTED_TIERS
 from kit.results import TIERS
 from kit.runner.config import RunConfig
 
-DEFAULT_TIERS = "unit,models"
+#: The tiers a complete run covers (``kit.report.policy``): every one but deploy.
+DEFAULT_TIERS = ",".join(REPORTED_TIERS)
 #: The kit's own exit codes besides the grades' (kit.errors.ExitCode).
 _OTHER_CODES = (
     "  2-6 the run could not start or finish (usage, input, verification, device, environment)\n"
@@ -60,6 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--rerun-failed: the tiers of the failures)",
     )
     parser.add_argument(
+        "--flows", metavar="LIST",
+        help="comma-separated flows this run claims instead of the profile's `flows` (the "
+        "report records them); the others end NOT_APPLICABLE",
+    )
+    parser.add_argument(
         "--select", action="append", default=[], metavar="PATTERN",
         help="only tests whose stable id matches this glob (repeatable)",
     )
@@ -87,6 +94,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run only the tests the run in DIR did not pass (narrowed further by --tier and "
         "--select) into a new --out (default DIR-rerun); run.json links back to DIR",
     )
+    parser.add_argument(
+        "--golden", action="store_true",
+        help="keep each passing flow test's program, inputs and reference outputs under "
+        "OUT/golden/ and sign their manifest (check them with `ckit golden check OUT`)",
+    )
     parser.add_argument("--json", action="store_true", help="print the list or the outcome as JSON")
     parser.set_defaults(handler=handle)
 
@@ -103,8 +115,12 @@ def _tiers(value: str) -> tuple[str, ...]:
 def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
     """The run options the in-container ``ckit run`` needs besides vendor, tiers and output."""
     extra = [arg for pattern in config.select for arg in ("--select", pattern)]
+    if config.flows is not None:
+        extra += ["--flows", ",".join(config.flows)]
     if args.timeout is not None:
         extra += ["--timeout", str(args.timeout)]
+    if config.golden:
+        extra.append("--golden")
     return extra + ["--workers", str(args.workers)]
 
 
@@ -154,7 +170,23 @@ def _config(
         sign=not args.no_sign,
         key_path=args.key,
         clock=clock,
+        golden=args.golden,
+        flows=_flows(args.flows),
     )
+
+
+def _flows(value: str | None) -> tuple[str, ...] | None:
+    """``--flows``: registered flow names, or None for the profile's."""
+    if value is None:
+        return None
+    from kit.flows import flow_names
+
+    flows = tuple(dict.fromkeys(f.strip() for f in value.split(",") if f.strip()))
+    unknown = [f for f in flows if f not in flow_names()]
+    if unknown or not flows:
+        raise InputError(f"--flows: unknown flow {', '.join(unknown) or '(empty)'}; "
+                         f"choose from {', '.join(flow_names())}")
+    return flows
 
 
 def _default_out(args: argparse.Namespace) -> Path:

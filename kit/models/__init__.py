@@ -27,6 +27,8 @@ from kit.results import NotApplicableReason
 from kit.standard import Standard
 
 TIER = "models"
+#: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
+EAGER = "eager"
 #: The dtype every model of the tier is built and run in on the device.
 MODEL_DTYPE = "float32"
 
@@ -76,6 +78,9 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
         not_applicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, reason)
     if reason is not None:
         raise KitOutcome(f"{reason}; the kit needs it: reinstall the kit's requirements")
+    if case.flow != EAGER:
+        run_model_through_flow(ckit, case, source)
+        return
     run_split(
         ckit.evidence_path,
         lambda: FLOWS[case.flow](source.build(case), case, ckit.device),
@@ -83,11 +88,48 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
     )
 
 
+def run_model_through_flow(ckit: KitContext, case: ModelCase, source: ModelSource) -> None:
+    """A program flow: the built model's subject through the flow, judged by the kit."""
+    from kit.flow_tier import execute_flow, require_flow
+
+    require_flow(ckit, case.flow)
+    details = run_split(
+        ckit.evidence_path,
+        lambda: execute_flow(ckit, case.flow, _subject_of(case, source)),
+        lambda evidence: judge_model_evidence(ckit.standard, case.test_id, evidence),
+    )
+    ckit.notes.update(details or {})
+
+
+def _subject_of(case: ModelCase, source: ModelSource) -> Any:
+    from kit.flow_tier.subjects import model_subject
+
+    return model_subject(case.test_id, source.build(case), case)
+
+
 def judge_model_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
     """Judge a device's output for ``test_id`` against a model built here, never the device's."""
     case = find_case(standard, test_id)
+    if case.flow != EAGER:
+        return judge_model_flow(standard, case, evidence)
     judge_output(SOURCES[case.source].build(case), case, evidence)
     return {}
+
+
+def judge_model_flow(standard: Standard, case: ModelCase, evidence: Any) -> dict[str, Any]:
+    """The model tier's reference and tolerance; a quantized flow's SQNR floor instead."""
+    from kit.flow_tier import judge_run
+    from kit.flow_tier.config import flows_config
+    from kit.flow_tier.subjects import flat_tensors, model_subject
+    from kit.flows import get_flow
+    from kit.models.flows import reference_output
+
+    built = SOURCES[case.source].build(case)
+    expected = flat_tensors(reference_output(built, case))
+    quantized = get_flow(case.flow).quantized
+    criterion = flows_config(standard).criterion(case.flow) if quantized else case.tolerance
+    inputs = model_subject(case.test_id, built, case).inputs
+    return judge_run(case.test_id, case.flow, evidence, inputs, expected, criterion)
 
 
 __all__ = [

@@ -28,7 +28,8 @@ from kit.results import TestRecord
 from kit.standard import Standard
 from kit.vendors import SkipManifest, VendorProfile
 
-SCHEMA_VERSION = 1
+#: 2: the flows tier (NOT_DELEGATED, summary.flows, flow facts on records).
+SCHEMA_VERSION = 2
 
 
 def build_report(
@@ -136,4 +137,7 @@ def strip_timings(report: Mapping[str, Any]) -> dict[str, Any]:
     for record in stripped.get("records", []):
         for key in TIMING_FIELDS["records"]:
             record.pop(key, None)
+        record.get("details", {}).pop("lowering_s", None)
+    for totals in stripped.get("summary", {}).get("flows", {}).values():
+        totals.pop("lowering_s", None)
     return stripped

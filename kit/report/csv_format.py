@@ -28,6 +28,9 @@ HEADER = (
     # From the test id (kit.report.op_dtype); empty where the tier names none.
     "op",
     "dtype",
+    # The flows tier's (empty for other records).
+    "flow",
+    "stage",
 )
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -49,6 +52,8 @@ def row(report: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
         view.detail_text(details.get("mismatched")),
         neutralize(view.skip_reason(report, record)),
         *(neutralize(cell) for cell in op_and_dtype_of(record["id"])),
+        neutralize(view.detail_text(details.get("flow"))),
+        neutralize(view.detail_text(details.get("stage"))),
     ]
 
 

@@ -57,7 +57,25 @@ def testcase(report: Mapping[str, Any], record: Mapping[str, Any]) -> ET.Element
     elif status in view.NOT_RUN:
         reason = view.skip_reason(report, record)
         ET.SubElement(case, "skipped", {"type": status, "message": xml_text(f"{status}: {reason}")})
+    _flow_properties(case, record["details"])
     return case
+
+
+#: The stage facts every flow record carries, shown as the test case's properties.
+FLOW_FACTS = ("flow", "stage", "delegated_ops", "undelegated_ops", "lowering_s", "program_bytes",
+              "cached")
+
+
+def _flow_properties(case: ET.Element, details: Mapping[str, Any]) -> None:
+    if "flow" not in details:
+        return
+    props = ET.Element("properties")
+    case.insert(0, props)  # JUnit readers expect properties before the outcome
+    for name in FLOW_FACTS:
+        if name in details:
+            value = json.dumps(details[name]) if not isinstance(details[name], str) \
+                else details[name]
+            ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
 
 
 def _failure_body(record: Mapping[str, Any]) -> str:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kit.flows.interface import Stage
 from kit.report import view
 from kit.report.certified import packages_text, where_it_ran
 from kit.report.grade_words import percent
@@ -145,6 +146,27 @@ def counts_table(report: Mapping[str, Any]) -> list[str]:
     return ["## Results", "", *table(header, rows)]
 
 
+#: The stages of a flow record, in pipeline order, as the flows table's columns.
+FLOW_STAGES = tuple(stage.value for stage in Stage if stage is not Stage.RAN)
+
+
+def flows_table(report: Mapping[str, Any]) -> list[str]:
+    """Per flow: records per stage, ops the backend took or left, lowering cost."""
+    flows = report["summary"].get("flows") or {}
+    if not flows:
+        return []
+    header = ["flow", *FLOW_STAGES, "delegated ops", "undelegated ops", "most left out",
+              "lowering s", "program bytes"]
+    rows = [
+        [text(flow), *(str(totals["stages"].get(stage, 0)) for stage in FLOW_STAGES),
+         str(totals["delegated_ops"]), str(totals["undelegated_ops"]),
+         text(", ".join(f"{e['op']} ({e['count']})" for e in totals["top_undelegated"][:3])),
+         f"{totals['lowering_s']:.1f}", str(totals["program_bytes"])]
+        for flow, totals in flows.items()
+    ]
+    return ["## Flows", "", *table(header, rows)]
+
+
 def grade_section(report: Mapping[str, Any]) -> list[str]:
     reasons = report["grade"]["reasons"]
     if not reasons:
@@ -255,6 +277,7 @@ def unaccounted_section(report: Mapping[str, Any]) -> list[str]:
 SECTIONS = (
     heading,
     counts_table,
+    flows_table,
     grade_section,
     violations_section,
     failing_section,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import VerificationError
+from kit.report.flow_summary import FlowTotals
 from kit.report.schema import schema_problem
 from kit.results import Status, TestRecord, tier_of
 from kit.vendors import SkipEntry, SkipManifest
@@ -72,6 +73,8 @@ class Report:
     violations: tuple[Mapping[str, str], ...]
     summary: Mapping[str, Any]
     grade: ClaimedGrade
+    #: Per flow, the totals of ``summary.flows`` (the flows tier and models through flows).
+    flows: Mapping[str, FlowTotals]
 
     @classmethod
     def from_json(cls, document: Any) -> Report:
@@ -92,6 +95,10 @@ class Report:
             violations=tuple(document["policy"]["violations"]),
             summary=document["summary"],
             grade=ClaimedGrade(document["grade"]["name"], tuple(document["grade"]["reasons"])),
+            flows={
+                flow: FlowTotals.from_json(flow, totals)
+                for flow, totals in document["summary"]["flows"].items()
+            },
         )
 
 

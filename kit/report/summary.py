@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kit.report.flow_summary import flow_summary
 from kit.results import TIERS, Status, TestRecord, tier_of
 
 #: Statuses that mean the test did not run, so they do not count towards the pass rate.
@@ -40,4 +41,8 @@ def summarize(
         )
         for tier in ordered
     }
-    return {"overall": counts(records, len(missing)), "tiers": tiers}
+    return {
+        "overall": counts(records, len(missing)),
+        "tiers": tiers,
+        "flows": flow_summary(records),
+    }

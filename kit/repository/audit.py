@@ -16,6 +16,10 @@ those that need a verified report (they say "not checked"):
 7. no replay: the signed payload is filed under no other submission path of the repository
 8. the acceptance policy (a seam: ``policy``)
 9. the signing key was valid for the vendor when it signed (a seam: ``key_check``)
+10. golden artifacts, when the submission carries them: the manifest is a signed subject, every
+    file it lists is intact and nothing else is under golden/, and a sample of programs
+    (``golden_sample``, seeded by the run id) re-run with the reference runtimes gives the
+    stored outputs
 
 Checks 2 and 6 together are the whole of ``ckit verify``; they are apart here so that a report
 signed validly by its vendor but wrong in content fails on the content check that catches it.
@@ -38,6 +42,7 @@ from kit.errors import InputError, VerificationError
 from kit.printable import printable
 from kit.report.released import ReleasedKit, load_released_kits
 from kit.repository import git
+from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE, check_golden_sample
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.keyring_history import rollback_problem
 from kit.repository.layout import (
@@ -49,6 +54,7 @@ from kit.repository.layout import (
     is_valid_segment,
 )
 from kit.repository.submission_checks import (
+    GOLDEN,
     GRADE,
     INTEGRITY,
     KEY,
@@ -121,6 +127,8 @@ class _Context:
     digests: Mapping[SubmissionKey, str | None]
     policy: Policy | None
     key_check: KeyCheck | None
+    #: Golden programs re-run per submission (check 10).
+    golden_sample: int = DEFAULT_GOLDEN_SAMPLE
 
 
 # 8 and 9: seams
@@ -162,6 +170,10 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
         ]
     checks.append(check_replay(key, context.digests))
     checks += _seam_checks(key, found, context)
+    checks.append(
+        not_checked(GOLDEN) if found is None
+        else check_golden_sample(key, directory, found.verified, context.golden_sample)
+    )
     return SubmissionAudit(
         key, tuple(checks), report=found.report if found else None,
         payload_digest=context.digests.get(key),
@@ -318,12 +330,14 @@ def audit_repository(
     key_check: KeyCheck | None = None,
     trust_roots: Path | None = None,
     policy_file: Path | None = None,
+    golden_sample: int = DEFAULT_GOLDEN_SAMPLE,
 ) -> RepositoryAudit:
     """Audit every submission of ``repo_root`` (a checkout, or a plain directory), or with
     ``changed_since`` those changed since that git ref; replays are sought in all of them.
 
     ``trust_roots`` (the roots that must sign the repository's keyring.json) gives check 9 and
     ``policy_file`` (an acceptance policy) check 8, unless ``key_check``/``policy`` are given.
+    ``golden_sample``: how many golden programs of each submission check 10 re-runs.
     """
     if not repo_root.is_dir():
         raise InputError(f"{repo_root}: not a directory")
@@ -345,6 +359,7 @@ def audit_repository(
         digests={key: payload_digest(key.directory(repo_root)) for key in tree.keys},
         policy=policy,
         key_check=key_check,
+        golden_sample=golden_sample,
     )
     selected = tree.keys
     if changed_since is not None:

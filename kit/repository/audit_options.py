@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kit.report.released import load_released_kits
 from kit.repository.audit import audit_repository
+from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
 from kit.repository.interface import RepositoryAudit
 from kit.repository.trust_and_policy import default_policy_path
 from kit.signing.trust import default_roots_dir
@@ -41,4 +42,5 @@ def audit_from_args(args: argparse.Namespace, repo: Path) -> RepositoryAudit:
         released_kits=released,
         trust_roots=args.trust_roots or default_roots_dir(),
         policy_file=args.acceptance_policy or default_policy_path(),
+        golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
     )

@@ -1,7 +1,8 @@
 """Where a submission lives in the shared repository, and which files it may hold.
 
 ``submissions/<torch-release>/<vendor>/<kit-version>/<run-id>/`` holds plain files only: the
-envelope, the report files it signs and, when the run wrote golden artifacts, their manifest.
+envelope, the report files it signs and, when the run wrote golden artifacts, their manifest
+and the ``golden/`` directory of the artifacts it lists.
 Every path segment is a plain name from a small alphabet, so no segment can traverse, hide a
 file or collide with another under case folding.
 """
@@ -16,20 +17,24 @@ from pathlib import Path, PurePosixPath
 from kit.errors import InputError
 from kit.report.model import Report
 from kit.signing.keys import VENDOR_ID
-from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES
+from kit.signing.sign import ENVELOPE_NAME, GOLDEN_MANIFEST, REPORT_FILES
 
 #: The top directory of every submission.
 SUBMISSIONS_DIR = "submissions"
 #: The repository's keyring (vendor keys, signed by the repository's root keys).
 KEYRING_DIR = "keyring"
-#: The golden-artifact manifest a run may carry (its digest is a subject of the statement).
-GOLDEN_MANIFEST = "golden-manifest.json"
+# GOLDEN_MANIFEST (imported above): the golden-artifact manifest a run may carry; its digest
+# is a subject of the statement, so it is defined beside the report files it is signed with.
 #: Files every submission holds.
 REQUIRED_FILES: tuple[str, ...] = (ENVELOPE_NAME, *REPORT_FILES)
 #: Files a submission may hold besides the required ones.
 OPTIONAL_FILES: tuple[str, ...] = (GOLDEN_MANIFEST,)
 #: The largest file a submission may hold (a full unit-tier report.json is a few MB).
 MAX_FILE_BYTES = 64 << 20
+#: The one directory a submission may hold: the golden artifacts its manifest lists.
+GOLDEN_DIR = "golden"
+#: All golden artifacts of a submission together (each file is within ``MAX_FILE_BYTES``).
+MAX_GOLDEN_BYTES = 1 << 30
 #: The segments of a submission's path below ``submissions/``, in order.
 SEGMENTS = ("torch_release", "vendor", "kit_version", "run_id")
 

@@ -1,4 +1,5 @@
-"""The checks of one submission, 1 to 7 of ``ckit audit``'s checklist (see ``audit``).
+"""The checks of one submission, 1 to 7 of ``ckit audit``'s checklist (see ``audit``; 10, the
+golden artifacts, is ``golden_sample``).
 
 Each returns a ``CheckResult``; a failing one says why in one line, with every name a submitter
 chose passed through ``printable``. Checks 2 and 6 are the verifier's own steps (1-11, then 12).
@@ -23,6 +24,8 @@ from kit.report.regrade import recomputed_violations
 from kit.report.released import ReleasedKit
 from kit.repository.interface import CheckResult
 from kit.repository.layout import (
+    GOLDEN_DIR,
+    GOLDEN_MANIFEST,
     MAX_FILE_BYTES,
     OPTIONAL_FILES,
     REQUIRED_FILES,
@@ -39,7 +42,7 @@ from kit.signing.verify import (
 )
 from kit.standard import Standard
 
-LAYOUT, INTEGRITY, PATH, REQUIRED, SKIPS, GRADE, REPLAY, POLICY, KEY = range(1, 10)
+LAYOUT, INTEGRITY, PATH, REQUIRED, SKIPS, GRADE, REPLAY, POLICY, KEY, GOLDEN = range(1, 11)
 TITLES = {
     LAYOUT: "layout and names",
     INTEGRITY: "the envelope verifies with the repository keyring",
@@ -50,6 +53,7 @@ TITLES = {
     REPLAY: "no replay of the signed payload",
     POLICY: "acceptance policy",
     KEY: "signing key valid for the vendor at signing time",
+    GOLDEN: "golden artifacts: signed manifest, intact files, a seeded sample re-run",
 }
 _SKIP_KINDS = (NEVER_SKIP, EXPIRED_SKIP, SKIP_TOO_LONG)
 _LINK = re.compile(r"https?://\S+")
@@ -97,6 +101,8 @@ def _entry_problem(child: Path) -> str | None:
     if stat.S_ISLNK(status.st_mode):
         return f"{name} is a symlink"
     if stat.S_ISDIR(status.st_mode):
+        if child.name == GOLDEN_DIR:
+            return None  # its files are check 10's: each listed by the signed manifest
         return f"{name} is a directory (a submission holds plain files only)"
     if not stat.S_ISREG(status.st_mode):
         return f"{name} is not a regular file"
@@ -115,6 +121,8 @@ def check_layout(directory: Path) -> CheckResult:
     problems = [p for p in map(_entry_problem, children) if p is not None]
     present = {child.name for child in children}
     problems += [f"required file {n} is missing" for n in REQUIRED_FILES if n not in present]
+    if GOLDEN_DIR in present and GOLDEN_MANIFEST not in present:
+        problems.append(f"{GOLDEN_DIR}/ without {GOLDEN_MANIFEST} listing its files")
     return judged(LAYOUT, problems)
 
 

@@ -13,17 +13,19 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from kit.bounded_read import FileMissing, read_regular_file
+from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, VerificationError
 from kit.hashing import sha256_bytes
 from kit.printable import printable
 from kit.report.released import ReleasedKit
 from kit.repository import git
 from kit.repository.layout import (
+    GOLDEN_MANIFEST,
     KEYRING_DIR,
     MAX_FILE_BYTES,
+    MAX_GOLDEN_BYTES,
     OPTIONAL_FILES,
     REQUIRED_FILES,
     SubmissionKey,
@@ -65,6 +67,33 @@ def _stage(run_dir: Path, staging: Path) -> None:
                 raise InputError(f"{run_dir}: {name} is missing; submit a signed run") from None
             continue
         (staging / name).write_bytes(data)
+    if (staging / GOLDEN_MANIFEST).is_file():
+        _stage_golden(run_dir, staging)
+
+
+def _stage_golden(run_dir: Path, staging: Path) -> None:
+    """Copy the golden artifacts the (staged) manifest lists, bounded, and hash-checked.
+
+    Only listed files travel: what the manifest does not name is nobody's signed word. The
+    staged copy is then checked like check 10 of the audit, without re-running programs.
+    """
+    from kit.golden.check import check_golden
+    from kit.golden.manifest import load_manifest
+
+    manifest, _ = load_manifest(staging)
+    total = 0
+    for listed in sorted(manifest.listed_paths()):
+        data = read_regular_file(path_within(run_dir, listed, "golden artifact"),
+                                 limit=MAX_FILE_BYTES, what="golden artifact")
+        total += len(data)
+        if total > MAX_GOLDEN_BYTES:
+            raise InputError(f"{run_dir}: golden artifacts exceed {MAX_GOLDEN_BYTES} bytes in all")
+        target = staging.joinpath(*PurePosixPath(listed).parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    result = check_golden(staging, sample=0)
+    if not result.passed:
+        raise VerificationError(f"{run_dir}: not submitted: {result.problem_lines()[0]}")
 
 
 def _refuse_unsigned(staging: Path, run_dir: Path) -> None:

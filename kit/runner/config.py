@@ -41,6 +41,10 @@ class RunConfig:
     clock: RunDate
     #: Set on a ``--rerun-failed`` run: the previous run, kept in run.json.
     rerun_of: PreviousRun | None = None
+    #: Whether the judges keep golden artifacts (``--golden``) and the run signs their manifest.
+    golden: bool = False
+    #: ``--flows``: the flows this run claims instead of the profile's ``flows`` (None: those).
+    flows: tuple[str, ...] | None = None
 
     @property
     def today(self) -> str:
@@ -52,6 +56,7 @@ class RunConfig:
         data["out_dir"] = str(self.out_dir)
         data["tiers"] = list(self.tiers)
         data["select"] = list(self.select)
+        data["flows"] = list(self.flows) if self.flows is not None else None
         return data
 
     @classmethod
@@ -67,6 +72,8 @@ class RunConfig:
             key_path=data["key_path"],
             clock=RunDate.from_json(data["clock"]),
             rerun_of=PreviousRun.from_json(data["rerun_of"]) if data.get("rerun_of") else None,
+            golden=bool(data.get("golden", False)),
+            flows=tuple(data["flows"]) if data.get("flows") is not None else None,
         )
 
 

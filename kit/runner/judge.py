@@ -1,10 +1,12 @@
 """The judge: a process that never imports vendor code, turning a worker's evidence into a record.
 
-Started as ``python -m kit.runner.judge --commands FD --results FD``. It loops on ``judge``
-commands (a test id, the evidence file a worker left, the execution's duration), rebuilds the
-test's seeded inputs, computes the CPU reference and compares (``kit.execution``), and answers
-with the record. Nothing a vendor module does in its worker can reach this process: not a
-patched torch function, not a patched kit function, not a forged message.
+Started as ``python -m kit.runner.judge --commands FD --results FD [--golden OUT]``. It loops
+on ``judge`` commands (a test id, the evidence file a worker left, the execution's duration),
+rebuilds the test's seeded inputs, computes the CPU reference and compares
+(``kit.execution``), and answers with the record (with ``--golden``,
+``kit.golden.golden_writer()`` keeps artifacts under OUT). Nothing a vendor module does in
+its worker can reach this process: not a patched torch function, not a patched kit function,
+not a forged message.
 
 What it does not guard against: a vendor controls its own machine (its Python installation
 could run code in every process at start-up); the audit's re-verification against golden
@@ -33,6 +35,7 @@ TierJudge = Callable[[Standard, str, Any], dict[str, Any]]
 
 def tier_judges() -> dict[str, TierJudge]:
     """The tiers whose tests are split into execution and judgement, with their judge."""
+    from kit.flow_tier import judge_flow_evidence
     from kit.models import judge_model_evidence
     from kit.tiers.deploy import judge_deploy_evidence
     from kit.unit import judge_unit_evidence
@@ -41,11 +44,12 @@ def tier_judges() -> dict[str, TierJudge]:
         "unit": judge_unit_evidence,
         "models": judge_model_evidence,
         "deploy": judge_deploy_evidence,
+        "flows": judge_flow_evidence,
     }
 
 
 #: Tiers whose every test is judged apart from the vendor's process.
-SPLIT_TIERS = ("unit", "models")
+SPLIT_TIERS = ("unit", "models", "flows")
 
 
 def judged_apart(test_id: str) -> bool:
@@ -67,7 +71,9 @@ def judge_record(
         details = judge(standard, test_id, load_evidence(evidence_path))
     except Exception as exc:  # noqa: BLE001 - every verdict other than PASS is an exception
         status = classify_exception(exc)
-        if status is Status.UNSUPPORTED:
+        # A kit outcome's status is the kit's own verdict (a flow stage the backend does not
+        # implement); any other "not implemented" here is not the device's.
+        if status is Status.UNSUPPORTED and not isinstance(exc, KitOutcome):
             status = Status.ERROR  # the device already ran: nothing here is "not implemented"
         details = exc.details() if isinstance(exc, KitOutcome) else {}
         return TestRecord(test_id, status, duration, _message(exc), details)
@@ -99,7 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kit.runner.judge")
     parser.add_argument("--commands", type=int, required=True)
     parser.add_argument("--results", type=int, required=True)
+    parser.add_argument("--golden", type=Path, help="the run's output directory (--golden runs)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.golden is not None:
+        from kit.golden import configure
+
+        configure(args.golden)
     threads = os.environ.get("CKIT_WORKER_THREADS")
     if threads:
         import torch

@@ -124,11 +124,17 @@ def _now() -> str:
 
 def load_inputs(config: RunConfig) -> RunInputs:
     """What the run judges by; a skip manifest the standard does not allow stops it here."""
-    vendor = load_vendor(config.vendor)
+    vendor = claiming(load_vendor(config.vendor), config.flows)
     standard = load_standard()
     skips = load_skip_manifest(vendor.skip_manifest_path)
     refuse_disallowed_entries(skips, standard, all_locked_ids(standard))
     return RunInputs(standard=standard, vendor=vendor, skips=skips, today=config.clock.today)
+
+
+def claiming(vendor: VendorProfile, flows: tuple[str, ...] | None) -> VendorProfile:
+    """The profile as this run claims it: ``--flows`` replaces the flows it claims (the report
+    records them where the profile's would be)."""
+    return vendor if flows is None else replace(vendor, flows=flows)
 
 
 def pins_of(inputs: RunInputs) -> dict[str, str]:
@@ -189,6 +195,7 @@ class Orchestrator:
             log_dir=config.out_dir / WORKERS_DIR,
             env=_worker_env(config.workers),
             dtypes=inputs.vendor.dtypes,
+            flows=inputs.vendor.flows,
         )
         self.ledger = ProbeLedger()
         self._worker_numbers = iter(range(1, 1_000_000))
@@ -281,7 +288,8 @@ class Orchestrator:
 
     def _work(self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str]) -> None:
         worker = worker or self.start_worker()
-        judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env)
+        golden = self.config.out_dir if self.config.golden else None
+        judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env, golden)
         owed: str | None = None
         try:
             while not self._errors:
@@ -372,10 +380,18 @@ class Orchestrator:
 class JudgeSlot:
     """One worker thread's judge: started on first use, replaced when it fails."""
 
-    def __init__(self, log_dir: Path, numbers: Iterator[int], env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        numbers: Iterator[int],
+        env: dict[str, str],
+        golden: Path | None = None,
+    ) -> None:
         self._log_dir = log_dir
         self._numbers = numbers
         self._env = env
+        #: The run's output directory when the judges keep golden artifacts.
+        self._golden = golden
         self._judge: JudgeProcess | None = None
 
     def verdict(self, worker: WorkerProcess, executed: TestRecord, timeout: float) -> TestRecord:
@@ -395,7 +411,9 @@ class JudgeSlot:
         if executed.status is not Status.PASS or not judged_apart(executed.id):
             return executed
         if self._judge is None:
-            self._judge = JudgeProcess(self._log_dir, next(self._numbers), self._env)
+            self._judge = JudgeProcess(
+                self._log_dir, next(self._numbers), self._env, self._golden
+            )
         record = self._judge.judge(executed, worker.evidence_path, timeout)
         if not self._judge.alive:
             self._judge = None

@@ -45,6 +45,8 @@ class WorkerSpec:
     env: dict[str, str]
     #: The vendor's claimed dtypes: the health probe checks each floating and integer one.
     dtypes: tuple[str, ...]
+    #: The flows the run claims (the profile's, or ``--flows``).
+    flows: tuple[str, ...] = ("eager",)
 
 
 class ChildProcess:
@@ -128,6 +130,7 @@ class WorkerProcess(ChildProcess):
         argv = [
             f"--vendor={spec.vendor}", f"--today={spec.today}",
             f"--dtypes={','.join(spec.dtypes)}", f"--evidence={self.evidence_path}",
+            f"--flows={','.join(spec.flows)}",
             *spec.paths,
         ]
         super().__init__(argv, spec.log_dir / f"worker-{number}.log", spec.env)
@@ -223,8 +226,11 @@ class JudgeProcess(ChildProcess):
 
     module = "kit.runner.judge"
 
-    def __init__(self, log_dir: Path, number: int, env: dict[str, str]) -> None:
-        super().__init__([], log_dir / f"judge-{number}.log", env)
+    def __init__(
+        self, log_dir: Path, number: int, env: dict[str, str], golden: Path | None = None
+    ) -> None:
+        argv = [] if golden is None else [f"--golden={golden}"]
+        super().__init__(argv, log_dir / f"judge-{number}.log", env)
         try:
             ready = self.receive(STARTUP_TIMEOUT_S)
         except (ChannelClosed, ChannelTimeout, ProtocolError):

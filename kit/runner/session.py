@@ -118,7 +118,22 @@ def finish(
         clock=config.clock,
     )
     write_report_files(report, config.out_dir)
+    if config.golden:
+        _list_golden(config.out_dir)  # before signing: the manifest is a signed subject
     return RunResult(config.out_dir, report, _seal(config, inputs))
+
+
+def _list_golden(out_dir: Path) -> None:
+    import sys
+
+    from kit.golden.manifest import write_manifest
+    from kit.golden.names import GOLDEN_MANIFEST
+    from kit.runner.outdir import WORKERS_DIR
+
+    manifest = write_manifest(out_dir, out_dir / WORKERS_DIR)
+    lost = f"; {manifest.unwritten} could not be written" if manifest.unwritten else ""
+    where = out_dir / GOLDEN_MANIFEST
+    print(f"golden: {len(manifest.entries)} artifact(s) listed in {where}{lost}", file=sys.stderr)
 
 
 def _seal(config: RunConfig, inputs: RunInputs) -> Path:

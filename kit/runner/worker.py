@@ -144,6 +144,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--dtypes", default="float32", help="claimed dtypes, comma-separated (the probe's)"
     )
+    parser.add_argument("--flows", default=None, help="the flows the run claims, comma-separated")
     parser.add_argument("paths", nargs="+")
     return parser.parse_args(argv)
 
@@ -165,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         f"--ckit-vendor={args.vendor}",
         f"--ckit-today={args.today}",
         f"--ckit-evidence={args.evidence}",
+        *([f"--ckit-flows={args.flows}"] if args.flows is not None else []),
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-q", "-s",

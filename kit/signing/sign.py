@@ -17,9 +17,15 @@ from kit.signing.strict_json import canonical_json, loads_strict
 REPORT_JSON = "report.json"
 REPORT_FILES = (REPORT_JSON, "junit.xml", "results.csv", "summary.md")
 ENVELOPE_NAME = "report.dsse.json"
+#: The golden-artifact manifest a run may write (``ckit run --golden``; ``kit.golden``).
+GOLDEN_MANIFEST = "golden-manifest.json"
+#: Files signed when the run wrote them: absent, the statement names them not.
+OPTIONAL_REPORT_FILES = (GOLDEN_MANIFEST,)
 
 __all__ = [
     "ENVELOPE_NAME",
+    "GOLDEN_MANIFEST",
+    "OPTIONAL_REPORT_FILES",
     "REPORT_FILES",
     "default_key_path",
     "refuse_changes_since_unsigned_run",
@@ -65,10 +71,16 @@ def _subject(out_dir: Path, name: str, report_bytes: bytes) -> Subject:
     return Subject(name=name, sha256=sha256_file(_report_file(out_dir, name)))
 
 
+def signed_files(out_dir: Path) -> tuple[str, ...]:
+    """The report files, and each optional one the run wrote."""
+    present = (name for name in OPTIONAL_REPORT_FILES if (out_dir / name).is_file())
+    return (*REPORT_FILES, *present)
+
+
 def statement_payload(out_dir: Path) -> tuple[bytes, str]:
     """The canonical in-toto statement for ``out_dir`` and the vendor its report claims."""
     report_bytes, report = _read_report(out_dir)
-    subjects = [_subject(out_dir, name, report_bytes) for name in REPORT_FILES]
+    subjects = [_subject(out_dir, name, report_bytes) for name in signed_files(out_dir)]
     statement = build_statement(subjects, report)
     return canonical_json(statement.to_json()), statement.vendor_id
 
@@ -91,7 +103,7 @@ def _missing_key_hint(key_path: Path, vendor_id: str) -> str:
 
 
 def _subjects_of(payload: bytes) -> dict[str, str]:
-    statement = parse_statement(loads_strict(payload), REPORT_FILES)
+    statement = parse_statement(loads_strict(payload), REPORT_FILES, OPTIONAL_REPORT_FILES)
     return {subject.name: subject.sha256 for subject in statement.subjects}
 
 
@@ -112,7 +124,8 @@ def refuse_changes_since_unsigned_run(out_dir: Path) -> None:
     if envelope.signatures:
         return
     current = _subjects_of(statement_payload(out_dir)[0])
-    changed = [name for name in REPORT_FILES if recorded.get(name) != current.get(name)]
+    names = (*REPORT_FILES, *OPTIONAL_REPORT_FILES)
+    changed = [name for name in names if recorded.get(name) != current.get(name)]
     if changed:
         raise InputError(
             f"{out_dir}: {changed[0]} changed since the run wrote {ENVELOPE_NAME}; "
@@ -121,7 +134,8 @@ def refuse_changes_since_unsigned_run(out_dir: Path) -> None:
 
 
 def sign_output_dir(out_dir: Path, key_path: Path, passphrase: bytes | None) -> Path:
-    """Sign the four report files of ``out_dir``; returns the written envelope's path."""
+    """Sign the report files of ``out_dir`` (and its golden manifest, if any); returns the
+    written envelope's path."""
     payload, vendor_id = statement_payload(out_dir)
     if not key_path.exists():
         raise InputError(_missing_key_hint(key_path, vendor_id))

@@ -75,13 +75,15 @@ def _parse_subject(value: Any, index: int) -> Subject:
     return Subject(name=name, sha256=sha256)
 
 
-def _parse_subjects(value: Any, required_names: Sequence[str]) -> tuple[Subject, ...]:
+def _parse_subjects(
+    value: Any, required_names: Sequence[str], optional_names: Sequence[str]
+) -> tuple[Subject, ...]:
     if not isinstance(value, list):
         raise VerificationError("statement subject must be a list")
     subjects = tuple(_parse_subject(item, i) for i, item in enumerate(value))
     names = [subject.name for subject in subjects]
     for name in names:
-        if name not in required_names:
+        if name not in required_names and name not in optional_names:
             raise VerificationError(f"statement names unexpected subject {name!r}")
         if names.count(name) > 1:
             raise VerificationError(f"statement names subject {name!r} twice")
@@ -100,15 +102,19 @@ def _parse_report(value: Any) -> dict[str, Any]:
     return value
 
 
-def parse_statement(document: Any, required_subjects: Sequence[str]) -> Statement:
-    """Check the Statement v1 shape and our predicate; raise ``VerificationError`` otherwise."""
+def parse_statement(
+    document: Any, required_subjects: Sequence[str], optional_subjects: Sequence[str] = ()
+) -> Statement:
+    """Check the Statement v1 shape and our predicate; raise ``VerificationError`` otherwise.
+
+    Every required subject must be named; an optional one (the golden manifest) may be."""
     fields = exact_object(document, _STATEMENT_FIELDS, "statement")
     if fields["_type"] != STATEMENT_TYPE:
         raise VerificationError(f"statement _type {fields['_type']!r} is not {STATEMENT_TYPE}")
     predicate_type = fields["predicateType"]
     if not isinstance(predicate_type, str) or predicate_type not in KNOWN_PREDICATE_TYPES:
         raise VerificationError(f"unknown predicateType {predicate_type!r}")
-    subjects = _parse_subjects(fields["subject"], required_subjects)
+    subjects = _parse_subjects(fields["subject"], required_subjects, optional_subjects)
     predicate = exact_object(fields["predicate"], _PREDICATE_FIELDS, "statement predicate")
     kit_version = predicate["kit_version"]
     if not isinstance(kit_version, str):

@@ -9,7 +9,8 @@ Integrity: who signed what.
 4. every signature is by a keyring key (keyid recomputed from the key) and verifies over PAE
 5. the verified payload bytes parse strictly as a Statement v1 with a known predicate type
 6. the report's vendor is the keyring vendor of every signing key
-7. every subject file is a regular file in the files directory (no symlink out of it), within
+7. every subject file (the report files, and the golden manifest when the run wrote one) is a
+   regular file in the files directory (no symlink out of it), within
    ``MAX_SUBJECT_BYTES``, and has its signed sha256
 8. report.json, parsed strictly, is the report inside the statement
 
@@ -59,7 +60,7 @@ from kit.signing.limits import (
     MAX_SIGNATURES,
     MAX_SUBJECT_BYTES,
 )
-from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES, REPORT_JSON
+from kit.signing.sign import ENVELOPE_NAME, OPTIONAL_REPORT_FILES, REPORT_FILES, REPORT_JSON
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
 from kit.signing.strict_json import canonical_json, loads_strict
 from kit.signing.trust import TrustedKeyring
@@ -192,7 +193,9 @@ def step4_verify_signatures(
 
 def step5_parse_statement(payload: bytes) -> Statement:
     try:
-        return parse_statement(loads_strict(payload, what="payload"), REPORT_FILES)
+        return parse_statement(
+            loads_strict(payload, what="payload"), REPORT_FILES, OPTIONAL_REPORT_FILES
+        )
     except VerificationError as exc:
         _fail(5, str(exc))
 

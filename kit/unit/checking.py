@@ -58,6 +58,10 @@ class UnitCase:
     call: Callable[[str, bool, Any], Any]
     #: Extra tensors the op accumulates over besides its inputs (a module's parameters).
     extra_operands: Any = ()
+    #: For a module op: ``(module, inputs) -> result`` on a module the caller holds (the flows
+    #: tier registers it in the exported subject; ``call`` copies and moves it, which export
+    #: cannot trace).
+    call_module: Callable[[Any, Any], Any] | None = None
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):

@@ -217,14 +217,18 @@ def opspec_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
         named = {i.name: i.on(device, upcast) for i in inputs if i.name is not None}
         return positional, named
 
-    def call(device: str, upcast: bool, prepared: Any) -> Any:
+    def call_with(target: Any, prepared: Any) -> Any:
         positional, named = prepared
-        return function(device, upcast)(*positional, *args, **named, **kwargs)
+        return target(*positional, *args, **named, **kwargs)
+
+    def call(device: str, upcast: bool, prepared: Any) -> Any:
+        return call_with(function(device, upcast), prepared)
 
     label = f"op spec {template.name} {case.case}"
     # A module's parameters count among the operands it accumulates over (a linear's fan-in).
     operands = function("cpu", False) if template.is_module else ()
-    return UnitCase(label, case.dtype, template.comparison, make_inputs, call, operands)
+    on_module = call_with if template.is_module else None
+    return UnitCase(label, case.dtype, template.comparison, make_inputs, call, operands, on_module)
 
 
 def _callable_for(

@@ -46,6 +46,8 @@ class VendorProfile:
     #: The worst grade the vendor accepts: skip entries costing a grade no worse than this one
     #: are warnings at validate time instead of errors (a grade name of the standard).
     accepts_grade: str | None = None
+    #: Per flow, the vendor's options for it (``flow_options`` in vendor.yaml).
+    flow_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def profile_path(self) -> Path:
@@ -161,4 +163,19 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
         ),
         directory=directory.resolve(),
         accepts_grade=data.get("accepts_grade"),
+        flow_options=checked_flow_options(data.get("flow_options", {}), source),
     )
+
+
+def checked_flow_options(options: dict[str, Any], source: Path) -> dict[str, dict[str, Any]]:
+    """Each flow's options, as its flow accepts them (an unknown flow or option is refused)."""
+    from kit.flows import get_flow
+
+    for flow, values in options.items():
+        try:
+            problem = get_flow(flow).option_problem(values)
+        except InputError as exc:
+            raise InputError(f"{source}: field flow_options.{flow}: {exc}") from None
+        if problem is not None:
+            raise InputError(f"{source}: field flow_options.{flow}: {problem}")
+    return {flow: dict(values) for flow, values in options.items()}

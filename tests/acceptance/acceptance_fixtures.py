@@ -24,7 +24,7 @@ from kit.report.content import KitStanding, kit_standing
 from kit.report.files import write_report_files
 from kit.report.model import Report
 from kit.report.released import load_released_kits
-from kit.results import Status, TestRecord
+from kit.results import TIERS, Status, TestRecord
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import sign_output_dir
@@ -33,7 +33,7 @@ from kit.vendors import SkipEntry, SkipManifest, load_vendor
 
 VENDOR = "acme"
 SELECT = "unit/opinfo/add/float32/*"
-ALL_TIERS = ("deploy", "unit", "models")
+ALL_TIERS = TIERS
 #: This kit checkout, wherever ``CKIT_HOME`` points a test meanwhile.
 CHECKOUT = Path(__file__).resolve().parents[2]
 #: The checkout's cpu profile, filed as vendor acme.

@@ -29,7 +29,7 @@ from kit.report import build_report, collect_environment
 from kit.report.files import write_report_files
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, find_submissions, run_id_for, torch_release_of
-from kit.results import Status, TestRecord
+from kit.results import TIERS, Status, TestRecord
 from kit.signing.dsse import decode_envelope
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
@@ -97,7 +97,7 @@ def build_run_report(run: Run) -> dict[str, Any]:
     )
     if run.docs_url is not None:
         vendor = dataclasses.replace(vendor, docs_url=run.docs_url)
-    tiers = ["deploy", "unit", "models"]
+    tiers = list(TIERS)
     test_ids = [
         t
         for tier in tiers

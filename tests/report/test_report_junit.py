@@ -9,7 +9,7 @@ from report_helpers import OPTIONAL, baseline_records, skip_entry
 
 from kit.report import write_report_files
 from kit.report.junit import JunitFormat
-from kit.results import Status, TestRecord
+from kit.results import TIERS, Status, TestRecord
 
 
 def parse(report: dict) -> ET.Element:
@@ -34,7 +34,7 @@ def test_suites_per_tier_and_counts_match_the_summary(make_report, manifest):
     report = make_report(run_with_every_status(), skips=manifest([skip_entry("unit/*/cos/*/*")]))
     root = parse(report)
     suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
-    assert list(suites) == ["deploy", "unit", "models"]
+    assert list(suites) == list(TIERS)
     for tier, suite in suites.items():
         counts = report["summary"]["tiers"][tier]
         failed = sum(counts["statuses"][s] for s in ("FAIL_NUMERIC", "ERROR", "UNSUPPORTED",
@@ -46,7 +46,7 @@ def test_suites_per_tier_and_counts_match_the_summary(make_report, manifest):
         skips = [c for c in cases if c.find("skipped") is not None]
         assert int(suite.get("failures")) == len(failures) == failed
         assert int(suite.get("skipped")) == len(skips) == not_run
-        assert {c.get("classname") for c in cases} == {tier}
+        assert {c.get("classname") for c in cases} <= {tier}  # a tier may have no record
     assert int(root.get("tests")) == report["summary"]["overall"]["total"] == 12
 
 

@@ -12,8 +12,9 @@ import pytest
 from report_helpers import REQUIRED, baseline_records, run_info, skip_entry
 
 from kit.report import ReportSchemaError, validate_report, write_report_files
+from kit.report.build import SCHEMA_VERSION
 from kit.report.schema import schema_path
-from kit.results import Status, TestRecord
+from kit.results import TIERS, Status, TestRecord
 
 
 def test_schema_is_valid_draft_2020_12():
@@ -65,7 +66,7 @@ def test_record_for_an_unknown_tier_is_rejected(make_report):
 
 def test_report_sections(make_report, vendor):
     report = make_report(baseline_records())
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == SCHEMA_VERSION == 2
     assert report["kit"]["torch_release"] == report["standard"]["torch_release"] == "2.13.0"
     assert report["vendor"] == vendor.summary()
     assert report["records"][0] == {
@@ -77,7 +78,7 @@ def test_report_sections(make_report, vendor):
         "details": {},
     }
     assert [r["id"] for r in report["records"]] == sorted(r.id for r in baseline_records())
-    assert list(report["summary"]["tiers"]) == ["deploy", "unit", "models"]
+    assert list(report["summary"]["tiers"]) == list(TIERS)
     assert report["summary"]["tiers"]["unit"]["statuses"]["PASS"] == 3
     assert REQUIRED in {r["id"] for r in report["records"]}
 
