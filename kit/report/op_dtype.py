@@ -1,7 +1,8 @@
 """The op and dtype a test id names, for results.csv's columns and summary.md's failure groups.
 
 Unit ids are ``unit/<family>/<op>/<dtype>/<case...>`` (``opinfo`` and ``opspec`` alike); the
-other tiers' ids name no op or dtype.
+flows tier's are the same behind the flow, ``flows/<flow>/<family>/<op>/<dtype>/<case...>``;
+the other tiers' ids name no op or dtype.
 """
 
 from __future__ import annotations
@@ -15,20 +16,26 @@ from kit.report.figures import figure_value
 from kit.results import tier_of
 
 
+#: Per tier naming ops, how many id segments come before ``<family>/<op>/<dtype>``.
+_OP_OFFSET = {"unit": 1, "flows": 2}
+
+
 def op_and_dtype_of(test_id: str) -> tuple[str, str]:
     """``unit/opspec/conv2d/bfloat16/nchw/0`` -> (``conv2d``, ``bfloat16``); ("", "") elsewhere."""
     parts = test_id.split("/")
-    if tier_of(test_id) == "unit" and len(parts) >= 5:
-        return parts[2], parts[3]
+    offset = _OP_OFFSET.get(tier_of(test_id))
+    if offset is not None and len(parts) >= offset + 4:
+        return parts[offset + 1], parts[offset + 2]
     return "", ""
 
 
 def group_key(test_id: str) -> tuple[str, str]:
-    """The failure group of a test: ``unit/<family>/<op>`` and its dtype, or the id alone."""
+    """The failure group of a test: ``unit/<family>/<op>`` (``flows/<flow>/<family>/<op>``) and
+    its dtype, or the id alone."""
     op, dtype = op_and_dtype_of(test_id)
     if not op:
         return test_id, ""
-    return "/".join(test_id.split("/")[:3]), dtype
+    return "/".join(test_id.split("/")[: _OP_OFFSET[tier_of(test_id)] + 2]), dtype
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ def test_header_is_the_documented_one(make_report):
     text = CsvFormat().render(make_report(baseline_records())).decode("utf-8")
     assert text.splitlines()[0] == (
         "id,tier,status,duration_s,message,max_abs_err,max_rel_err,mismatched,skip_reason,"
-        "op,dtype"
+        "op,dtype,flow,stage"
     )
     assert tuple(text.splitlines()[0].split(",")) == HEADER
 
@@ -53,6 +53,8 @@ def test_op_and_dtype_columns_come_from_the_test_id(make_report):
     records = [
         TestRecord("unit/opinfo/nn.functional.conv2d/bfloat16/3", Status.PASS, 0.1),
         TestRecord("unit/opspec/conv2d/float16/nchw/sample0", Status.PASS, 0.1),
+        TestRecord("flows/executorch_xnnpack/opinfo/cumsum/float32/0", Status.NOT_DELEGATED,
+                   0.1, "", {"flow": "executorch_xnnpack", "stage": "NOT_DELEGATED"}),
         TestRecord("models/hf/bert/eager", Status.PASS, 0.1),
         TestRecord("deploy/imports", Status.PASS, 0.1),
     ]
@@ -60,9 +62,17 @@ def test_op_and_dtype_columns_come_from_the_test_id(make_report):
     assert rows == {
         "unit/opinfo/nn.functional.conv2d/bfloat16/3": ("nn.functional.conv2d", "bfloat16"),
         "unit/opspec/conv2d/float16/nchw/sample0": ("conv2d", "float16"),
+        "flows/executorch_xnnpack/opinfo/cumsum/float32/0": ("cumsum", "float32"),
         "models/hf/bert/eager": ("", ""),
         "deploy/imports": ("", ""),
     }
+
+
+def test_flow_records_carry_their_flow_and_stage(make_report):
+    record = TestRecord("flows/onnxruntime_cpu/opinfo/add/float32/0", Status.PASS, 0.1, "",
+                        {"flow": "onnxruntime_cpu", "stage": "PASS", "delegated_ops": 1})
+    (row,) = read_rows(make_report([record]))
+    assert (row["flow"], row["stage"], row["op"]) == ("onnxruntime_cpu", "PASS", "add")
 
 
 def test_csv_formula_injection_is_neutralized(make_report):
