@@ -15,9 +15,13 @@ subclass, built with no arguments, whose ``name`` equals the entry point's name:
     acme_npu = "acme_ckit.flows:AcmeNpuFlow"
 
 The flow then works like a built-in: vendor profiles claim it in ``flows:``, and the flows tier
-runs it. A name that is a built-in's or another distribution's, or an entry point that does not
-load into a ``Flow`` subclass, is an error naming the distribution, raised wherever flows are
-read (loading a vendor profile, a standard).
+runs it. The registry imports the class whenever flows are listed (every profile load), so its
+module should import the vendor's backend inside the flow's methods, not at import time; say
+why the backend is missing in ``unavailable_reason``.
+
+A name that is a built-in's or another distribution's, or an entry point that does not load
+into a ``Flow`` subclass, is a one-line ``InputError`` naming the distribution, raised wherever
+flows are read (loading a vendor profile, a standard).
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def _program(data: Any) -> Lowered:
 
 def _record(data: Any, expected: frozenset[str], what: str) -> Mapping[str, Any]:
     if not isinstance(data, dict):
-        raise _malformed(f"{what} is a {type(data).__name__}, not a dict")
+        raise _malformed(f"{what} is not a dict (got {type(data).__name__})")
     if set(data) != expected:
         odd = sorted(map(str, set(data) ^ expected))
         raise _malformed(f"{what} has missing or unknown fields: {', '.join(odd)}")
@@ -111,13 +111,13 @@ def _tensor_list(value: Any) -> bool:
 
 def _str(value: Any, name: str) -> str:
     if not isinstance(value, str):
-        raise _malformed(f"{name} is a {type(value).__name__}, not a string")
+        raise _malformed(f"{name} is not a string (got {type(value).__name__})")
     return value
 
 
 def _bool(value: Any, name: str) -> bool:
     if type(value) is not bool:
-        raise _malformed(f"{name} is a {type(value).__name__}, not a bool")
+        raise _malformed(f"{name} is not a bool (got {type(value).__name__})")
     return value
 
 

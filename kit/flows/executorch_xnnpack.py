@@ -50,12 +50,7 @@ class ExecutorchXnnpackFlow(Flow):
     def load(self, data: bytes, options: FlowOptions) -> Executable:
         from executorch.runtime import Runtime
 
-        method = Runtime.get().load_program(data).load_method("forward")
-
-        def execute(inputs: Sequence[torch.Tensor]) -> Sequence[torch.Tensor]:
-            return list(method.execute(list(inputs)))
-
-        return execute
+        return LoadedProgram(Runtime.get().load_program(data))
 
 
 class ExecutorchXnnpackInt8Flow(ExecutorchXnnpackFlow):
@@ -65,6 +60,18 @@ class ExecutorchXnnpackInt8Flow(ExecutorchXnnpackFlow):
 
     def lower(self, exported: Any, subject: Subject, options: FlowOptions) -> Any:
         return super().lower(quantize_int8(exported, subject), subject, options)
+
+
+class LoadedProgram:
+    """A loaded ``.pte``'s forward method; holds the Program too, since a Method does not keep
+    its Program (nor the bytes it was loaded from) alive."""
+
+    def __init__(self, program: Any) -> None:
+        self.program = program
+        self.method = program.load_method("forward")
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> Sequence[torch.Tensor]:
+        return list(self.method.execute(list(inputs)))
 
 
 def quantize_int8(exported: Any, subject: Subject) -> Any:

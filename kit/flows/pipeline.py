@@ -39,8 +39,7 @@ def run_flow(
     try:
         if program is None:
             program = _make_program(flow, subject, options, timings)
-            if cache is not None:
-                cache.put(subject.test_id, flow.name, options, program)
+            _keep(cache, subject, flow.name, options, program)
         outputs = _run_program(flow, program, subject, options, timings)
     except _StageFailed as failed:
         return FlowRun(flow.name, failed.stage, None, program, timings, failed.error,
@@ -58,6 +57,18 @@ def _make_program(
         raise _StageFailed(Stage.SERIALIZE_FAIL, f"serialize returned {type(program).__name__}, "
                            "not a Lowered program")
     return program
+
+
+def _keep(
+    cache: ProgramCache | None, subject: Subject, flow: str, options: FlowOptions, program: Lowered
+) -> None:
+    # The cache only saves time: a full or read-only disk must not fail the subject.
+    if cache is None:
+        return
+    try:
+        cache.put(subject.test_id, flow, options, program)
+    except OSError:
+        pass
 
 
 def _run_program(

@@ -4,6 +4,7 @@ small real subjects, and real vendor distributions written to a temporary direct
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -38,10 +39,13 @@ class DataDependentBranch(torch.nn.Module):
         return x - 1
 
 
-def subject(test_id: str, module: torch.nn.Module, shape: tuple[int, ...] = (2, 8)) -> Subject:
-    generator = torch.Generator().manual_seed(0)
+def subject(test_id: str, module_class: Callable[[], torch.nn.Module],
+            shape: tuple[int, ...] = (2, 8)) -> Subject:
+    """A subject whose weights and inputs are seeded: the same whatever ran before."""
     torch.manual_seed(0)
-    return Subject(test_id, module.eval(), (torch.randn(*shape, generator=generator),))
+    module = module_class().eval()
+    inputs = (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),)
+    return Subject(test_id, module, inputs)
 
 
 def eager_output(item: Subject) -> torch.Tensor:

@@ -62,7 +62,7 @@ def sqnr_db(actual: torch.Tensor, expected: torch.Tensor) -> float:
 
 @pytest.mark.parametrize("name", PROGRAM_FLOWS)
 def test_program_flow_runs_linear_relu_close_to_eager(name: str) -> None:
-    item = subject(f"flows/test/linear_relu/{name}", LinearRelu())
+    item = subject(f"flows/test/linear_relu/{name}", LinearRelu)
     run = run_flow(get_flow(name), item, {})
     assert (run.stage, run.error, run.flow) == (Stage.RAN, "", name)
     assert run.program is not None and run.outputs is not None
@@ -81,7 +81,7 @@ def test_program_flow_runs_linear_relu_close_to_eager(name: str) -> None:
 
 
 def test_op_xnnpack_does_not_take_is_left_undelegated() -> None:
-    item = subject("flows/test/cumsum/executorch_xnnpack", CumSum())
+    item = subject("flows/test/cumsum/executorch_xnnpack", CumSum)
     run = run_flow(get_flow("executorch_xnnpack"), item, {})
     assert run.stage == Stage.RAN
     assert run.program is not None and run.outputs is not None
@@ -91,7 +91,7 @@ def test_op_xnnpack_does_not_take_is_left_undelegated() -> None:
 
 
 def test_module_that_cannot_be_exported_ends_in_export_fail() -> None:
-    item = subject("flows/test/branch/executorch_xnnpack", DataDependentBranch())
+    item = subject("flows/test/branch/executorch_xnnpack", DataDependentBranch)
     run = run_flow(get_flow("executorch_xnnpack"), item, {})
     assert run.stage == Stage.EXPORT_FAIL
     assert run.error.startswith(
@@ -102,7 +102,7 @@ def test_module_that_cannot_be_exported_ends_in_export_fail() -> None:
 
 
 def test_lowering_that_raises_ends_in_lower_fail() -> None:
-    run = run_flow(ExplodingLowerFlow(), subject("flows/test/x/exploding", LinearRelu()), {})
+    run = run_flow(ExplodingLowerFlow(), subject("flows/test/x/exploding", LinearRelu), {})
     assert run.stage == Stage.LOWER_FAIL
     assert run.error == "RuntimeError: partitioner refused the graph"
     assert set(run.timings) == {"export", "lower"}
@@ -110,7 +110,7 @@ def test_lowering_that_raises_ends_in_lower_fail() -> None:
 
 @pytest.mark.parametrize("flow_class", [CorruptProgramXnnpackFlow, CorruptProgramOnnxFlow])
 def test_corrupt_program_bytes_end_in_load_fail(flow_class: type[ExecutorchXnnpackFlow]) -> None:
-    run = run_flow(flow_class(), subject("flows/test/x/corrupt", LinearRelu()), {})
+    run = run_flow(flow_class(), subject("flows/test/x/corrupt", LinearRelu), {})
     assert run.stage == Stage.LOAD_FAIL
     assert run.error and "\n" not in run.error
     assert run.program is not None  # the program made is kept for the record
@@ -124,12 +124,12 @@ def test_corrupt_bytes_are_refused_by_each_runtime_directly() -> None:
 
 
 def test_runtime_that_raises_ends_in_run_fail() -> None:
-    run = run_flow(FailingRuntimeFlow(), subject("flows/test/x/failing", LinearRelu()), {})
+    run = run_flow(FailingRuntimeFlow(), subject("flows/test/x/failing", LinearRelu), {})
     assert (run.stage, run.error) == (Stage.RUN_FAIL, "ValueError: the device lost the tensor")
 
 
 def test_missing_execution_provider_is_a_load_fail_not_a_cpu_fallback() -> None:
-    item = subject("flows/test/linear_relu/onnxruntime_cpu", LinearRelu())
+    item = subject("flows/test/linear_relu/onnxruntime_cpu", LinearRelu)
     run = run_flow(get_flow("onnxruntime_cpu"), item,
                    {"execution_provider": "AcmeExecutionProvider"})
     assert run.stage == Stage.LOAD_FAIL
@@ -139,6 +139,6 @@ def test_missing_execution_provider_is_a_load_fail_not_a_cpu_fallback() -> None:
 
 
 def test_eager_flow_has_no_program_stages() -> None:
-    run = run_flow(get_flow("eager"), subject("flows/test/x/eager", LinearRelu()), {})
+    run = run_flow(get_flow("eager"), subject("flows/test/x/eager", LinearRelu), {})
     assert run.stage == Stage.LOWER_FAIL
     assert run.error.startswith("NotImplementedError: flow eager has no lower stage")
