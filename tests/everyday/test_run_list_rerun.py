@@ -79,7 +79,8 @@ def test_list_of_nothing_is_refused_in_one_line(
     code, out, err = _main(capsys, "run", "--vendor", "lab", "--select", "unit/nothing/*",
                            "--list")
     assert code == ExitCode.INPUT_ERROR and out == ""
-    assert err == "ckit: error: no test matches tiers unit,models and --select unit/nothing/*\n"
+    assert err == ("ckit: error: no test matches tiers unit,models,flows and --select "
+                   "unit/nothing/*\n")
 
 
 @pytest.fixture
