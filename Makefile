@@ -12,7 +12,7 @@ OUT ?= results/$(VENDOR)/$(RUN_STAMP)
 # Extra `ckit run` options, e.g. CERTIFY_ARGS="--workers 4".
 CERTIFY_ARGS ?=
 
-.PHONY: install test lint certify certify-run bench clean
+.PHONY: install test lint certify certify-run bench bench-flows clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ bench:
 	$(BIN)/python bench/isolation_overhead.py
 	$(BIN)/python bench/fault_slowdown.py
 	$(BIN)/python bench/verify_scale.py
+
+# The whole flows tier on the reference backends (about 40 minutes on 2 cores).
+bench-flows:
+	$(BIN)/python bench/flows_tier.py
 
 clean:
 	rm -rf results .tox build *.egg-info
