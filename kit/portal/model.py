@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import InputError
+from kit.flows.interface import Stage
 from kit.printable import printable
 from kit.report import view
 from kit.report.model import Report
@@ -87,6 +88,19 @@ class TierRow:
 
 
 @dataclass(frozen=True)
+class FlowRow:
+    """One flow's line: how far its subjects got and what its backend took."""
+
+    flow: str
+    #: ``(stage, count)`` in the order a subject goes through the stages.
+    stages: tuple[tuple[str, int], ...]
+    delegated_ops: int
+    undelegated_ops: int
+    #: The most frequent operators left out of the backend, as text.
+    left_out: str
+
+
+@dataclass(frozen=True)
 class ResultDetail:
     """A verified report, as the pages show it."""
 
@@ -102,6 +116,7 @@ class ResultDetail:
     finished: str
     overall_rate: float | None
     tiers: tuple[TierRow, ...]
+    flows: tuple[FlowRow, ...]
     failures: tuple[TestRow, ...]
     groups: tuple[TestGroup, ...]
     records: Mapping[str, TestRow]
@@ -183,6 +198,24 @@ def _tier_rows(summary: Mapping[str, Any]) -> tuple[TierRow, ...]:
     return tuple(rows)
 
 
+def _flow_rows(report: Report) -> tuple[FlowRow, ...]:
+    order = {stage.value: index for index, stage in enumerate(Stage)}
+    return tuple(
+        FlowRow(
+            flow=text(totals.flow),
+            stages=tuple(
+                (text(stage), count)
+                for stage, count in sorted(totals.stages.items(),
+                                           key=lambda item: order.get(item[0], len(order)))
+            ),
+            delegated_ops=totals.delegated_ops,
+            undelegated_ops=totals.undelegated_ops,
+            left_out=text(", ".join(f"{op} ({n})" for op, n in totals.top_undelegated[:5])),
+        )
+        for totals in report.flows.values()
+    )
+
+
 def overall_rate(counts: Mapping[str, Any]) -> float | None:
     """passed / (ran + locked tests without a record): a missing test counts as failed."""
     denominator = counts["ran"] + counts["missing"]
@@ -206,6 +239,7 @@ def result_detail(report: Report) -> ResultDetail:
         finished=report.run.finished_at.isoformat(),
         overall_rate=overall_rate(report.summary["overall"]),
         tiers=_tier_rows(report.summary),
+        flows=_flow_rows(report),
         failures=tuple(row for row in rows if row.css == "fail"),
         groups=_groups(rows),
         records={row.id: row for row in rows},

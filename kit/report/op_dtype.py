@@ -15,7 +15,6 @@ from typing import Any
 from kit.report.figures import figure_value
 from kit.results import tier_of
 
-
 #: Per tier naming ops, how many id segments come before ``<family>/<op>/<dtype>``.
 _OP_OFFSET = {"unit": 1, "flows": 2}
 

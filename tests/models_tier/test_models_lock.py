@@ -7,11 +7,11 @@ import re
 import pytest
 
 from kit.errors import InputError
+from kit.flows import flow_names
 from kit.models import SOURCES, all_cases, all_test_ids, find_case
-from kit.models.flows import FLOWS
 from kit.standard import load_standard
 
-ID_SHAPE = re.compile(r"^models/(?P<source>[a-z]+)/(?P<model>[a-z0-9_.-]+)/(?P<flow>[a-z]+)$")
+ID_SHAPE = re.compile(r"^models/(?P<source>[a-z]+)/(?P<model>[a-z0-9_.-]+)/(?P<flow>[a-z0-9_]+)$")
 #: The families the standard promises to cover with Hugging Face models.
 HF_FAMILIES = ("llama", "mistral", "qwen2", "gemma", "bert", "vit", "resnet", "whisper")
 
@@ -35,7 +35,7 @@ def test_models_ids_name_source_model_and_flow() -> None:
         assert match is not None, case.test_id
         assert match["source"] == case.source and match["source"] in SOURCES
         assert match["model"] == case.name
-        assert match["flow"] == case.flow and case.flow in FLOWS
+        assert match["flow"] == case.flow and case.flow in flow_names()
 
 
 def test_models_every_source_has_cases_and_hf_covers_the_families() -> None:
@@ -46,10 +46,11 @@ def test_models_every_source_has_cases_and_hf_covers_the_families() -> None:
         assert f"models/hf/{family}/eager" in ids
 
 
-def test_models_hf_tests_are_required_and_optional_sources_are_not() -> None:
+def test_models_hf_eager_tests_are_required_and_flows_and_optional_sources_are_not() -> None:
     standard = load_standard()
     for test_id in all_test_ids(standard):
-        assert standard.is_required(test_id) == test_id.startswith("models/hf/"), test_id
+        required = test_id.startswith("models/hf/") and test_id.endswith("/eager")
+        assert standard.is_required(test_id) == required, test_id
     assert not standard.may_skip("models/hf/llama/eager")
 
 

@@ -32,6 +32,15 @@ from kit.results import Status
 
 MARKUP_MESSAGE = "<script>alert('pwned')</script> differs"
 UNIT_FAILURE = "unit/opinfo/add/float32/0"
+#: A flow test whose backend took nothing, with the facts every flow record carries.
+NOT_DELEGATED_TEST = "flows/executorch_xnnpack/opinfo/cumsum/float32/0"
+NOT_DELEGATED = Outcome(
+    Status.NOT_DELEGATED,
+    "the backend took no operator of the program",
+    {"flow": "executorch_xnnpack", "stage": "NOT_DELEGATED", "delegated_ops": 0,
+     "undelegated_ops": 1, "undelegated_op_names": {"aten.cumsum.default": 1},
+     "lowering_s": 0.5, "program_bytes": 1200},
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,7 @@ def _submit_all(repo: Repository) -> dict[str, SubmissionKey]:
                 outcomes={
                     "models/timm/resnet18/eager": source_absent("timm"),
                     UNIT_FAILURE: markup,
+                    NOT_DELEGATED_TEST: NOT_DELEGATED,
                 },
             )
         ),

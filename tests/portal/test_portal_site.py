@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import MARKUP_MESSAGE, UNIT_FAILURE, PortalWorld
+from conftest import MARKUP_MESSAGE, NOT_DELEGATED_TEST, UNIT_FAILURE, PortalWorld
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
@@ -104,17 +104,27 @@ def test_vendor_page_lists_every_test_failures_first_with_error_figures(
     report = world.audit.by_key()[world.bolt].report
     assert report is not None
     rows = re.findall(r'<tr class="(pass|fail|skip)"><td class="id">([^<]+)</td>', html)
-    failures_table = html.split("<h3>Failures (1)</h3>", 1)[1].split("<h3>", 1)[0]
+    failures_table = html.split("<h3>Failures (2)</h3>", 1)[1].split("<h3>", 1)[0]
     assert f'<td class="id">{UNIT_FAILURE}</td>' in failures_table
     assert '<td class="num">0.00125</td><td class="num">0.031</td>' in failures_table
-    # The full list: every record once, after the failures table's copy of the failure.
-    assert sorted(test_id for _, test_id in rows[1:]) == sorted(r.id for r in report.records)
-    assert len(rows) - 1 > 10_000
+    # The full list: every record once, after the failures table's copies of the failures.
+    assert sorted(test_id for _, test_id in rows[2:]) == sorted(r.id for r in report.records)
+    assert len(rows) - 2 > 10_000
     groups = re.findall(r"<details( open)?><summary><code>([^<]+)</code>", html)
     assert (" open", group_of(UNIT_FAILURE)) in groups  # a group holding a failure is unfolded
     assert ("", "unit/opinfo/mul") in groups
     for tier in ("deploy", "unit", "models"):
         assert f"<tr><td>{tier}</td>" in html
+
+
+def test_vendor_page_summarizes_each_flow_with_what_its_backend_left_out(
+    world: PortalWorld,
+) -> None:
+    html = (world.site / "vendors" / "bolt.html").read_text(encoding="utf-8")
+    flows = html.split('<table class="flows">', 1)[1].split("</table>", 1)[0]
+    assert "<tr><td>executorch_xnnpack</td><td>NOT_DELEGATED 1</td>" in flows
+    assert "<td>aten.cumsum.default (1)</td>" in flows
+    assert f'<td class="id">{NOT_DELEGATED_TEST}</td>' in html.split("<h3>Failures", 1)[1]
 
 
 def test_trend_plots_each_audited_result_over_kit_versions(world: PortalWorld) -> None:
