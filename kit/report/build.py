@@ -130,14 +130,16 @@ TIMING_FIELDS = {"run": ("started_at", "finished_at"), "records": ("duration_s",
 
 
 def strip_timings(report: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``report`` without its times, for comparing two runs."""
+    """A copy of ``report`` without what one execution alone decides, for comparing two runs:
+    its times, and which worker log a crash or timeout left and what that log held."""
     stripped = copy.deepcopy(dict(report))
     for key in TIMING_FIELDS["run"]:
         stripped.get("run", {}).pop(key, None)
     for record in stripped.get("records", []):
         for key in TIMING_FIELDS["records"]:
             record.pop(key, None)
-        record.get("details", {}).pop("lowering_s", None)
+        for key in ("lowering_s", "worker_log", "worker_log_tail"):
+            record.get("details", {}).pop(key, None)
     for totals in stripped.get("summary", {}).get("flows", {}).values():
         totals.pop("lowering_s", None)
     return stripped

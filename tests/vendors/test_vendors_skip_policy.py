@@ -242,6 +242,8 @@ def test_glob_tier_is_judged_once_every_list_is_locked(
     locked = kit_home / "standards" / "v1" / "tests"
     (locked / "models.txt").write_text("models/hf/bert/forward\n", encoding="utf-8")
     (locked / "deploy.txt").write_text("deploy/imports\n", encoding="utf-8")
+    (locked / "flows.txt").write_text("flows/onnxruntime_cpu/opinfo/add/float32/0\n",
+                                      encoding="utf-8")
     skips = skips_yaml(skip_entry("**/bfloat16/sample1"), skip_entry("*/opinfo/gone/**"))
     write_vendor(tmp_path / "vendors", skips=skips)
     code, _, errors = _validate(capsys)
