@@ -8,7 +8,11 @@ the run's report is built by the kit's own builder and signed with a real key.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,3 +139,22 @@ def make_golden_run(root: Path, programs: list[Program]) -> GoldenRun:
     add_public_key(keyring, "cpu", private.public_key())
     sign_output_dir(run_dir, key, None)
     return GoldenRun(run_dir, keyring, key)
+
+
+KIT_ROOT = Path(__file__).resolve().parents[2]
+
+#: ``ckit ARGS...`` run as a subprocess from the kit's checkout.
+CkitRunner = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+def ckit_runner(tmp_path: Path) -> CkitRunner:
+    """Runs the real CLI with signing keys kept under ``tmp_path`` (the user's are untouched)."""
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "PYTHONPATH": str(KIT_ROOT)}
+    env.pop("CKIT_SIGNING_KEY", None)
+
+    def ckit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kit", *args], cwd=KIT_ROOT, env=env,
+                              capture_output=True, text=True, timeout=900, check=False)
+
+    return ckit

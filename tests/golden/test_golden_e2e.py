@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from golden_support import ckit_runner
 
 from kit.golden.manifest import load_manifest
 from kit.repository.layout import GOLDEN_MANIFEST
 
-KIT_ROOT = Path(__file__).resolve().parents[2]
 TEST_ID = "flows/executorch_xnnpack/opinfo/add/float32/0"
 
 
 @pytest.mark.slow
 def test_flows_run_with_golden_passes_golden_check(tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "PYTHONPATH": str(KIT_ROOT)}
-    env.pop("CKIT_SIGNING_KEY", None)
-
-    def ckit(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kit", *args], cwd=KIT_ROOT, env=env,
-                              capture_output=True, text=True, timeout=900, check=False)
+    ckit = ckit_runner(tmp_path)
 
     keyring = tmp_path / "keyring"
     assert ckit("keys", "generate", "--vendor", "cpu", "--keyring", str(keyring)).returncode == 0

@@ -3,14 +3,11 @@ writes and signs a manifest."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
-from golden_support import PTE_FLOW, GoldenRun, Program, save_programs
+from golden_support import PTE_FLOW, GoldenRun, Program, ckit_runner, save_programs
 
 from kit.cli import main
 from kit.errors import ExitCode
@@ -20,8 +17,6 @@ from kit.golden.names import UNWRITTEN_LOG
 from kit.repository.layout import GOLDEN_MANIFEST
 from kit.runner.outdir import WORKERS_DIR
 from kit.signing.verify import verify_envelope
-
-KIT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_manifest_is_a_signed_subject(golden_run: GoldenRun) -> None:
@@ -122,13 +117,7 @@ def test_tensors_of_every_dtype_round_trip() -> None:
 def test_run_with_golden_signs_its_manifest(tmp_path: Path) -> None:
     """A real narrowed ``ckit run --golden``: no flow test is selected, so the manifest lists
     nothing, yet it is written before signing, signed, and checks clean."""
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "PYTHONPATH": str(KIT_ROOT)}
-    env.pop("CKIT_SIGNING_KEY", None)
-
-    def ckit(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kit", *args], cwd=KIT_ROOT, env=env,
-                              capture_output=True, text=True, timeout=900, check=False)
+    ckit = ckit_runner(tmp_path)
 
     keyring = tmp_path / "keyring"
     assert ckit("keys", "generate", "--vendor", "cpu", "--keyring", str(keyring)).returncode == 0
