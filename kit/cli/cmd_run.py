@@ -16,6 +16,7 @@ from kit.printable import printable
 from kit.report.policy import REPORTED_TIERS
 from kit.results import TIERS
 from kit.runner.config import RunConfig
+from kit.runner.plan import Shard
 
 #: The tiers a complete run covers (``kit.report.policy``): every one but deploy.
 DEFAULT_TIERS = ",".join(REPORTED_TIERS)
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "ckit run --vendor cpu --in-container --tier deploy,unit --out results/cpu-debian12",
             "ckit run --vendor cpu --tier unit --select 'unit/opinfo/add/*/*' --list",
             "ckit run --rerun-failed results/cpu --out results/cpu-rerun",
+            "ckit run --vendor cpu --shard 0/4 --out results/cpu/shard-0-of-4 --no-sign",
         ],
     )
     parser.epilog = f"{parser.epilog}\n\n{grade_exit_codes()}"
@@ -99,6 +101,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="keep each passing flow test's program, inputs and reference outputs under "
         "OUT/golden/ and sign their manifest (check them with `ckit golden check OUT`)",
     )
+    parser.add_argument(
+        "--shard", metavar="K/N",
+        help="run only shard K (0..N-1) of N: a deterministic part of the tests, the same on "
+        "every machine; exits 0 once its report is written (a shard's grade is never a "
+        "verdict: `ckit merge` the N shards for one)",
+    )
+    parser.add_argument(
+        "--durations", type=Path, metavar="DIR",
+        help="with --shard: balance the shards on the test durations a previous run recorded "
+        "(its directory or report.json) instead of by test-id hash",
+    )
     parser.add_argument("--json", action="store_true", help="print the list or the outcome as JSON")
     parser.set_defaults(handler=handle)
 
@@ -121,6 +134,11 @@ def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
         extra += ["--timeout", str(args.timeout)]
     if config.golden:
         extra.append("--golden")
+    if config.shard is not None:
+        extra += ["--shard", str(config.shard)]
+    if config.durations is not None:
+        raise InputError("--durations is not taken with --in-container (the container does "
+                         "not see the previous run); balance by test-id hash there")
     return extra + ["--workers", str(args.workers)]
 
 
@@ -172,7 +190,20 @@ def _config(
         clock=clock,
         golden=args.golden,
         flows=_flows(args.flows),
+        shard=_shard(args),
+        durations=str(args.durations.resolve()) if args.durations is not None else None,
     )
+
+
+def _shard(args: argparse.Namespace) -> Shard | None:
+    if args.shard is None:
+        if args.durations is not None:
+            raise InputError("--durations balances shards: give it with --shard K/N")
+        return None
+    if args.golden:
+        raise InputError("--golden is not taken with --shard: `ckit merge` does not join "
+                         "golden artifacts yet; keep them from an unsharded run")
+    return Shard.parse(args.shard)
 
 
 def _flows(value: str | None) -> tuple[str, ...] | None:
@@ -199,6 +230,8 @@ def _refuse_conflicts(args: argparse.Namespace) -> None:
     if args.resume is not None and (args.list or args.rerun_failed is not None):
         raise InputError("--resume finishes the run in its directory as it was started; "
                          "it takes neither --list nor --rerun-failed")
+    if args.shard is not None and args.rerun_failed is not None:
+        raise InputError("--rerun-failed runs a previous run's failures: it takes no --shard")
 
 
 def _list(config: RunConfig, as_json: bool) -> int:
@@ -246,6 +279,12 @@ def handle(args: argparse.Namespace) -> int:
     if result.envelope is not None:
         print(f"envelope: {result.envelope}", file=sys.stderr)
     code = _exit_code_of(grade)
+    shard = result.report.get("run", {}).get("shard")
+    if shard is not None and code != int(ExitCode.KIT_CRASHED):
+        # A shard is graded as the narrowed run it is; only the merge gives a verdict.
+        print(f"shard {shard['index']}/{shard['count']}: finished; `ckit merge` its shards "
+              "for the run's grade", file=sys.stderr)
+        code = int(ExitCode.OK)
     if args.json:
         envelope = str(result.envelope) if result.envelope is not None else None
         print(json.dumps({"grade": grade, "exit_code": code, "out_dir": str(result.out_dir),

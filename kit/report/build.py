@@ -20,7 +20,7 @@ from kit.hashing import kit_digest
 from kit.patterns import matches_any
 from kit.report.evidence import collect_evidence
 from kit.report.grading import grade_run
-from kit.report.policy import policy_violations
+from kit.report.policy import is_complete_run, policy_violations
 from kit.report.released import is_released, load_released_kits
 from kit.report.sanitize import json_safe
 from kit.report.summary import summarize
@@ -42,10 +42,39 @@ def build_report(
     run: Mapping[str, Any],
     clock: RunDate,
 ) -> dict[str, Any]:
+    return assemble_report(
+        records=records,
+        standard=standard,
+        vendor=vendor.summary(),
+        skips=skips,
+        skip_path=_manifest_path(skips, vendor),
+        environment=environment,
+        run=run,
+        clock=clock,
+    )
+
+
+def assemble_report(
+    *,
+    records: Iterable[TestRecord],
+    standard: Standard,
+    vendor: Mapping[str, Any],
+    skips: SkipManifest,
+    skip_path: str | None,
+    environment: Mapping[str, Any],
+    run: Mapping[str, Any],
+    clock: RunDate,
+    environments: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The report over ``records``, from the report's own sections (``build_report`` takes
+    them from the vendor's profile; ``ckit merge`` from the shard reports). ``environments``:
+    on a merged report, every shard's environment."""
     ordered = sorted(records, key=lambda r: r.id)
     _refuse_duplicates(ordered)
     today = clock.today
-    missing = missing_ids(standard, run, {r.id for r in ordered})
+    recorded = {r.id for r in ordered}
+    missing = missing_ids(standard, run, recorded)
+    run = {**run, "complete": is_complete_run(standard, run, recorded)}
     violations = policy_violations(ordered, standard, skips, run, today)
     digest = kit_digest()
     report: dict[str, Any] = {
@@ -57,8 +86,8 @@ def build_report(
             "released": is_released(digest, load_released_kits()),
         },
         "standard": {"version": standard.version, "torch_release": standard.torch_release},
-        "vendor": vendor.summary(),
-        "skip_manifest": skip_manifest_section(skips, vendor, [r.id for r in ordered], today),
+        "vendor": json_safe(vendor),
+        "skip_manifest": skip_manifest_section(skips, skip_path, [r.id for r in ordered], today),
         "environment": json_safe(environment),
         # The dates skip expiry was judged on, whatever the caller put there.
         "run": json_safe({**run, **clock.to_json()}),
@@ -67,6 +96,8 @@ def build_report(
         "summary": summarize(ordered, missing, run.get("tiers", ())),
         "policy": {"violations": violations},
     }
+    if environments:
+        report["environments"] = json_safe(list(environments))
     # Graded on what the report says, as anyone grading report.json again will.
     evidence = collect_evidence(standard, report)
     report["unaccounted"] = [u.to_json() for u in evidence.unaccounted]
@@ -89,25 +120,33 @@ def _refuse_duplicates(records: Sequence[TestRecord]) -> None:
 
 
 def missing_ids(standard: Standard, run: Mapping[str, Any], recorded: set[str]) -> list[str]:
-    """Ids of the standard's locked lists (within the run's tiers and --select) with no record.
+    """Ids of the standard's locked lists (within the run's tiers and --select, and a shard's
+    part) with no record.
 
     A tier without a locked list file has nothing to compare against and adds nothing.
     """
     select = tuple(run.get("select") or ())
+    shard = run.get("shard")
+    part = set(shard["tests"]) if isinstance(shard, Mapping) else None
     expected: list[str] = []
     for tier in run.get("tiers", ()):
         if tier in standard.test_lists and standard.test_list_path(tier).is_file():
             expected += standard.test_ids(tier)
     return sorted(
-        {t for t in expected if t not in recorded and (not select or matches_any(t, select))}
+        {
+            t for t in expected
+            if t not in recorded
+            and (not select or matches_any(t, select))
+            and (part is None or t in part)
+        }
     )
 
 
 def skip_manifest_section(
-    skips: SkipManifest, vendor: VendorProfile, test_ids: Sequence[str], today: dt.date
+    skips: SkipManifest, path: str | None, test_ids: Sequence[str], today: dt.date
 ) -> dict[str, Any]:
     return {
-        "path": _manifest_path(skips, vendor),
+        "path": path,
         "sha256": skips.sha256 or None,
         "entries": [e.to_json() for e in skips.entries],
         "stale": [e.to_json() for e in skips.stale_entries(test_ids)],

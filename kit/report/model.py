@@ -42,6 +42,20 @@ class StandardRef:
 
 
 @dataclass(frozen=True)
+class ShardRef:
+    """``run.shard``: which part of a sharded run a report holds."""
+
+    index: int
+    count: int
+    balance: str
+    durations_sha256: str | None
+    tests: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
 class RunInfo:
     tiers: tuple[str, ...]
     select: tuple[str, ...]
@@ -50,6 +64,8 @@ class RunInfo:
     finished_at: dt.datetime
     #: The date skip-manifest expiry was judged on.
     today: dt.date
+    #: On a ``--shard`` run, its shard; None otherwise.
+    shard: ShardRef | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +151,22 @@ def _run(section: Mapping[str, Any]) -> RunInfo:
         started_at=_timestamp(section["started_at"], "run.started_at"),
         finished_at=_timestamp(section["finished_at"], "run.finished_at"),
         today=_date(section["today"], "run.today"),
+        shard=_shard(section.get("shard")),
+    )
+
+
+def _shard(section: Mapping[str, Any] | None) -> ShardRef | None:
+    if section is None:
+        return None
+    if section["index"] >= section["count"]:
+        raise ReportError(f"run.shard: index {section['index']} is not below count "
+                          f"{section['count']}")
+    return ShardRef(
+        index=section["index"],
+        count=section["count"],
+        balance=section["balance"],
+        durations_sha256=section["durations_sha256"],
+        tests=tuple(section["tests"]),
     )
 
 

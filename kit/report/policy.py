@@ -10,7 +10,7 @@ are not violations.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from kit.results import TIERS, Status, TestRecord
@@ -29,9 +29,27 @@ INCOMPLETE_RUN = "incomplete-run"
 KINDS = (NEVER_SKIP, EXPIRED_SKIP, SKIP_TOO_LONG, INCOMPLETE_RUN)
 
 
-def is_complete_run(tiers: Sequence[str], select: Sequence[str]) -> bool:
-    """Whether a run with these --tier and --select covers the whole standard."""
-    return not select and all(tier in tiers for tier in REPORTED_TIERS)
+def is_complete_run(
+    standard: Standard, run: Mapping[str, Any], recorded: Collection[str]
+) -> bool:
+    """Whether the records cover the whole standard: every locked test of every reported tier.
+
+    Judged from what was recorded, not from the command line: a shard, a --select or a --tier
+    run lacks tests; shards merged back together do not. A tier without a locked list has
+    nothing to count, so there only an unnarrowed run of that tier covers it.
+    """
+    have = set(recorded)
+    unnarrowed = not run.get("select") and not run.get("shard")
+    return all(
+        all(test_id in have for test_id in standard.test_ids(tier))
+        if _has_locked_list(standard, tier)
+        else unnarrowed and tier in run.get("tiers", ())
+        for tier in REPORTED_TIERS
+    )
+
+
+def _has_locked_list(standard: Standard, tier: str) -> bool:
+    return tier in standard.test_lists and standard.test_list_path(tier).is_file()
 
 
 def policy_violations(
@@ -66,10 +84,15 @@ def _incomplete_message(run: Mapping[str, Any]) -> str:
         narrowed.append("tiers " + ", ".join(run["tiers"]))
     if run.get("select"):
         narrowed.append("select " + ", ".join(repr(s) for s in run["select"]))
+    shard = run.get("shard")
+    if isinstance(shard, Mapping):
+        narrowed.append(f"shard {shard.get('index')}/{shard.get('count')}")
     how = f" ({'; '.join(narrowed)})" if narrowed else ""
+    fix = ("merge every shard (`ckit merge`)" if isinstance(shard, Mapping)
+           else "rerun without narrowing --tier/--select")
     return (
         f"the run was narrowed{how} and does not cover the whole standard; "
-        "rerun without narrowing --tier/--select for a conformant grade"
+        f"{fix} for a conformant grade"
     )
 
 

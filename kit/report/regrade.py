@@ -41,15 +41,18 @@ def check_coverage(report: Report, standard: Standard) -> None:
         )
 
 
-def check_completeness(report: Report) -> None:
-    """A run narrowed by --tier or --select may not call itself complete (nor the reverse)."""
+def check_completeness(report: Report, standard: Standard) -> None:
+    """A run whose records leave out tests of the standard may not call itself complete (nor
+    the reverse)."""
     run = report.run
-    actual = is_complete_run(run.tiers, run.select)
+    actual = is_complete_run(
+        standard, report.document["run"], {record.id for record in report.records}
+    )
     if run.complete != actual:
         raise ReportError(
-            f"run says complete={str(run.complete).lower()}, but its tiers "
-            f"({', '.join(run.tiers) or 'none'}) and --select ({len(run.select)} pattern(s)) "
-            f"make it complete={str(actual).lower()}"
+            f"run says complete={str(run.complete).lower()}, but its records "
+            f"({len(report.records)}) make it complete={str(actual).lower()} under standard "
+            f"{standard.version}"
         )
 
 
@@ -117,7 +120,7 @@ def recomputed_grade(report: Report, standard: Standard) -> str:
 def check_grade(report: Report, standard: Standard) -> None:
     """Coverage, completeness, violations, summary, then the grade itself must all agree."""
     check_coverage(report, standard)
-    check_completeness(report)
+    check_completeness(report, standard)
     violations = recomputed_violations(report, standard)
     check_violations(report, violations)
     check_summary(report)

@@ -199,9 +199,10 @@ def _certified(report: Report) -> list[str]:
 def _narrowed(report: Report) -> str:
     select = report.run.select
     shown = ", ".join(select[:3]) + (f" and {len(select) - 3} more" if len(select) > 3 else "")
+    shard = f"; shard {report.run.shard}" if report.run.shard is not None else ""
     return f"narrowed (tiers {', '.join(report.run.tiers)}" + (
-        f"; select {shown})" if select else ")"
-    )
+        f"; select {shown}" if select else ""
+    ) + f"{shard})"
 
 
 def _columns(rows: tuple[TierRow, ...]) -> list[str]:

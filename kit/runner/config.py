@@ -10,6 +10,7 @@ from typing import Any
 from kit.clock import RunDate
 from kit.errors import InputError
 from kit.outfiles import write_new_file
+from kit.runner.plan import Shard
 
 RUN_FILE = "run.json"
 
@@ -45,6 +46,10 @@ class RunConfig:
     golden: bool = False
     #: ``--flows``: the flows this run claims instead of the profile's ``flows`` (None: those).
     flows: tuple[str, ...] | None = None
+    #: ``--shard K/N``: run only this shard of the plan (None: all of it).
+    shard: Shard | None = None
+    #: ``--durations``: the previous run (directory or report.json) whose times balance shards.
+    durations: str | None = None
 
     @property
     def today(self) -> str:
@@ -57,6 +62,7 @@ class RunConfig:
         data["tiers"] = list(self.tiers)
         data["select"] = list(self.select)
         data["flows"] = list(self.flows) if self.flows is not None else None
+        data["shard"] = str(self.shard) if self.shard is not None else None
         return data
 
     @classmethod
@@ -74,6 +80,8 @@ class RunConfig:
             rerun_of=PreviousRun.from_json(data["rerun_of"]) if data.get("rerun_of") else None,
             golden=bool(data.get("golden", False)),
             flows=tuple(data["flows"]) if data.get("flows") is not None else None,
+            shard=Shard.parse(data["shard"]) if data.get("shard") else None,
+            durations=data.get("durations"),
         )
 
 
@@ -120,5 +128,5 @@ def load_run_file(out_dir: Path) -> tuple[RunConfig, dict[str, str], str]:
         )
     except FileNotFoundError:
         raise InputError(f"{source}: not found; {out_dir} holds no run to resume") from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, InputError) as exc:
         raise InputError(f"{source}: unreadable run file ({exc!r})") from None

@@ -1,6 +1,6 @@
 """``ckit run --list``: the tests a run would execute, each with the kit's decision about it.
 
-The same plan and the same decisions as the run itself (``plan_tests``, ``decided_by_kit``), so
+The same plan and the same decisions as the run itself (``RunInputs.plan``, ``decided_by_kit``), so
 the list says exactly what a run with these options would do, without starting a worker.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 from kit.errors import InputError
 from kit.results import Status
 from kit.runner.config import RunConfig
-from kit.runner.orchestrator import RunInputs, decided_by_kit, load_inputs, plan_tests
+from kit.runner.orchestrator import RunInputs, decided_by_kit, empty_plan_message, load_inputs
 
 RUN, SKIPPED, NOT_APPLICABLE = "run", "skipped", "not-applicable"
 
@@ -55,8 +55,7 @@ def planned_test(inputs: RunInputs, test_id: str) -> PlannedTest:
 def list_plan(config: RunConfig) -> list[PlannedTest]:
     """Every test a run with ``config`` would plan, in the order the run plans them."""
     inputs = load_inputs(config)
-    test_ids = plan_tests(inputs.standard, config.tiers, config.select)
+    test_ids = inputs.plan.tests
     if not test_ids:
-        raise InputError(f"no test matches tiers {','.join(config.tiers)} "
-                         f"and --select {' '.join(config.select) or '(none)'}")
+        raise InputError(empty_plan_message(config))
     return [planned_test(inputs, test_id) for test_id in test_ids]

@@ -16,7 +16,6 @@ from kit.applicability import kit_inapplicable
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
-from kit.patterns import matches_any
 from kit.printable import printable
 from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
 from kit.runner.config import RunConfig, load_run_file, save_run_file
@@ -28,6 +27,7 @@ from kit.runner.outdir import (
     claim_new_out_dir,
     refuse_finished_run,
 )
+from kit.runner.plan import Durations, Plan, make_plan
 from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
@@ -109,6 +109,8 @@ class RunInputs:
     vendor: VendorProfile
     skips: SkipManifest
     today: dt.date
+    #: The tests this run executes: the whole scope, or its shard's part.
+    plan: Plan
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,10 @@ def load_inputs(config: RunConfig) -> RunInputs:
     standard = load_standard()
     skips = load_skip_manifest(vendor.skip_manifest_path)
     refuse_disallowed_entries(skips, standard, all_locked_ids(standard))
-    return RunInputs(standard=standard, vendor=vendor, skips=skips, today=config.clock.today)
+    durations = Durations.load(Path(config.durations)) if config.durations else None
+    plan = make_plan(standard, config.tiers, config.select, config.shard, durations)
+    return RunInputs(standard=standard, vendor=vendor, skips=skips, today=config.clock.today,
+                     plan=plan)
 
 
 def claiming(vendor: VendorProfile, flows: tuple[str, ...] | None) -> VendorProfile:
@@ -145,16 +150,15 @@ def pins_of(inputs: RunInputs) -> dict[str, str]:
         "skip_manifest_sha256": inputs.skips.sha256,
         # A run begun inside a reference container must not be finished on the host.
         "environment": os.environ.get("CKIT_CONTAINER", "host"),
+        # A shard balanced on durations must keep its part: the same previous report.
+        "durations_sha256": inputs.plan.durations_sha256 or "",
     }
 
 
-def plan_tests(standard: Standard, tiers: tuple[str, ...], select: tuple[str, ...]) -> list[str]:
-    """The standard's locked tests in the run's tiers (never what a worker collected: a
-    test the vendor's code hides from collection is still planned, and fails)."""
-    wanted = [t for tier in tiers for t in standard.test_ids(tier)]
-    if select:
-        wanted = [t for t in wanted if matches_any(t, select)]
-    return sorted(wanted)
+def empty_plan_message(config: RunConfig) -> str:
+    where = f" in shard {config.shard}" if config.shard is not None else ""
+    return (f"no test{where} matches tiers {','.join(config.tiers)} "
+            f"and --select {' '.join(config.select) or '(none)'}")
 
 
 def skipped_record(inputs: RunInputs, test_id: str) -> TestRecord | None:
@@ -217,7 +221,7 @@ class Orchestrator:
 
     # -- planning ----------------------------------------------------------------------------
     def plan(self) -> list[str]:
-        return plan_tests(self.inputs.standard, self.config.tiers, self.config.select)
+        return list(self.inputs.plan.tests)
 
     def decided_by_kit(self, test_id: str) -> TestRecord | None:
         return decided_by_kit(self.inputs, test_id)
@@ -244,8 +248,7 @@ class Orchestrator:
         plan = self.plan()
         if not plan:
             first.stop()
-            raise InputError(f"no test matches tiers {','.join(self.config.tiers)} "
-                             f"and --select {' '.join(self.config.select) or '(none)'}")
+            raise InputError(empty_plan_message(self.config))
         finished = load_journal(self.journal.path)
         for record in finished.values():  # a resumed run keeps what it learned about ops
             self.ledger.observe(suspect_of(record.id), record.status)

@@ -91,7 +91,6 @@ def finish(
 ) -> RunResult:
     from kit.report import build_report, collect_environment, write_report_files
     from kit.report.certified import vendor_packages
-    from kit.report.policy import is_complete_run
 
     run_info: dict[str, Any] = {
         "tiers": list(config.tiers),
@@ -100,8 +99,9 @@ def finish(
         "workers": config.workers,
         "started_at": started_at,
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "complete": is_complete_run(config.tiers, config.select),
     }
+    if (shard := inputs.plan.shard_json()) is not None:
+        run_info["shard"] = shard
     if config.rerun_of is not None:
         run_info["rerun_of"] = dataclasses.asdict(config.rerun_of)  # run.json's link, signed
     environment = {

@@ -1,0 +1,107 @@
+"""``ckit merge``: join the shards of one run into one report, signed once."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kit.cli import add_command
+from kit.errors import ExitCode, InputError
+from kit.printable import printable
+
+#: Missing tests named on the terminal before "and N more".
+_SHOWN_MISSING = 5
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = add_command(
+        subparsers,
+        "merge",
+        "join the shard reports of one run (ckit run --shard K/N) into one signed report",
+        [
+            "ckit merge results/cpu/shard-*-of-4 --out results/cpu/merged",
+            "ckit merge run/shard-0-of-2 run/shard-1-of-2 --out run/merged --no-sign",
+        ],
+    )
+    parser.epilog = (
+        f"{parser.epilog}\n\nRefuses shards of different kit digests, standards, vendors, "
+        "profiles, skip manifests or torch releases,\nduplicate or overlapping shards, and a "
+        "missing shard, each with one line. Exits with the merged\nreport's grade code, as "
+        "`ckit run` does."
+    )
+    parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR",
+                        help="the output directories of the N shards")
+    parser.add_argument("--out", type=Path, required=True, help="new directory for the report")
+    parser.add_argument("--no-sign", action="store_true", help="write an unsigned report")
+    parser.add_argument("--key", help="private key (default: $CKIT_SIGNING_KEY or "
+                        "<config>/ckit/keys/<vendor>.pem)")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from kit.report import write_report_files
+    from kit.report.merge import merge_shards
+    from kit.runner.outdir import claim_new_out_dir, refuse_dangling_link
+
+    merged = merge_shards([Path(d) for d in args.shards])
+    vendor_id = merged.report["vendor"]["id"]
+    key = None if args.no_sign else _signing_key(args.key, vendor_id)  # before writing
+    refuse_dangling_link(args.out)
+    out = args.out.resolve()
+    claim_new_out_dir(out)
+    write_report_files(merged.report, out)
+    envelope = _seal(out, key)
+    grade = merged.report["grade"]["name"]
+    _say_missing(merged.missing)
+    records = len(merged.report["records"])
+    print(f"merged {len(args.shards)} shard(s), {records} record(s): {out / 'report.json'}",
+          file=sys.stderr)
+    print(f"envelope: {envelope}", file=sys.stderr)
+    code = _exit_code_of(grade)
+    if args.json:
+        print(json.dumps({"grade": grade, "exit_code": code, "out_dir": str(out),
+                          "records": records, "missing": list(merged.missing),
+                          "envelope": str(envelope)}, indent=2, ensure_ascii=True))
+    else:
+        print(f"grade: {printable(grade)}")
+    return code
+
+
+def _signing_key(given: str | None, vendor_id: str) -> Path:
+    from kit.signing.keys import default_key_path
+
+    key = Path(given) if given else default_key_path(vendor_id)
+    if not key.exists():
+        raise InputError(f"no signing key for vendor {vendor_id} at {key}: pass --key PATH "
+                         "(or --no-sign, then `ckit sign`)")
+    return key
+
+
+def _seal(out: Path, key: Path | None) -> Path:
+    from kit.signing.keys import passphrase_from_env
+    from kit.signing.sign import sign_output_dir, write_unsigned_envelope
+
+    if key is None:
+        return write_unsigned_envelope(out)
+    return sign_output_dir(out, key, passphrase_from_env())
+
+
+def _say_missing(missing: tuple[str, ...]) -> None:
+    if not missing:
+        return
+    shown = ", ".join(printable(t) for t in missing[:_SHOWN_MISSING])
+    more = f" and {len(missing) - _SHOWN_MISSING} more" if len(missing) > _SHOWN_MISSING else ""
+    print(f"ckit merge: warning: {len(missing)} test(s) of the run have no record in any "
+          f"shard: {shown}{more} (listed as missing in the report)", file=sys.stderr)
+
+
+def _exit_code_of(grade: str) -> int:
+    from kit.standard import load_standard
+
+    try:
+        return load_standard().grade(grade).exit_code
+    except InputError:
+        return int(ExitCode.KIT_CRASHED)
