@@ -188,3 +188,12 @@ def test_status_of_a_root_with_no_submission_is_one_line(ckit: CkitCli, tmp_path
     assert error_line(refused) == (
         f"ckit: error: {tmp_path}/slurm/jobs.json not found: {tmp_path} holds no Slurm "
         "submission")
+
+
+@pytest.mark.slurm
+def test_start_slurm_is_idempotent_where_a_node_answers(slurm_cluster: None) -> None:
+    script = Path(__file__).resolve().parents[2] / ".ci" / "start-slurm"
+    again = subprocess.run([str(script)], capture_output=True, text=True, timeout=120,
+                           check=False)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "start-slurm: a Slurm node already answers\n"
