@@ -54,8 +54,9 @@ class ShardedRun:
         """The shard command as a shell line, ``index_variable`` (e.g. ``$JOB_COMPLETION_INDEX``)
         left for the shell to expand."""
         marker = "\0"  # cannot occur in an argument
+        quoted_index = f'"{index_variable}"'
         return " ".join(
-            f'"{index_variable}"'.join(shlex.quote(part) if part else "" for part in a.split(marker))
+            quoted_index.join(shlex.quote(part) if part else "" for part in a.split(marker))
             for a in self.shard_argv(marker)
         )
 
