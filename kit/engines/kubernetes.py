@@ -116,7 +116,10 @@ def shard_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
     })
 
 
-def _key_parts(run: ShardedRun, options: KubernetesOptions) -> tuple[list[Any], list[Any], list[Any]]:
+_Parts = tuple[list[Any], list[Any], list[Any]]
+
+
+def _key_parts(run: ShardedRun, options: KubernetesOptions) -> _Parts:
     """The merge container's env and mounts, and the pod's volumes, for the signing key."""
     if options.key_secret is None:
         return [], [], []

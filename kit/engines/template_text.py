@@ -62,8 +62,8 @@ def yaml_text(documents: Sequence[Mapping[str, Any]], header: Sequence[str] = ()
     """``documents`` as one YAML stream, after ``header`` as ``#`` comment lines."""
     comments = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header)
     body = yaml.dump_all(
-        [dict(d) for d in documents], Dumper=_TemplateDumper, sort_keys=False, default_flow_style=False, width=1 << 16,
-        explicit_start=len(documents) > 1,
+        [dict(d) for d in documents], Dumper=_TemplateDumper, sort_keys=False,
+        default_flow_style=False, width=1 << 16, explicit_start=len(documents) > 1,
     )
     return comments + body
 
