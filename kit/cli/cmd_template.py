@@ -16,6 +16,7 @@ from kit.engines.interface import ShardedRun
 from kit.engines.kube_names import DeviceResource
 from kit.engines.kubernetes import KubernetesOptions, render_kubernetes
 from kit.errors import ExitCode, InputError
+from kit.printable import printable
 
 GITHUB_ACTIONS = "github-actions"
 KUBERNETES = "kubernetes"
@@ -85,7 +86,7 @@ def _template(args: argparse.Namespace) -> int:
         print(text, end="")
     else:
         _write_new(args.out, text)
-        print(f"wrote {args.out}")
+        print(printable(f"wrote {args.out}"))
     return ExitCode.OK
 
 
