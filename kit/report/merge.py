@@ -241,3 +241,21 @@ def merged_date(shards: Sequence[ShardReport]) -> RunDate:
     return RunDate.from_json(
         {k: latest[k] for k in ("today", "clock_today", "clock_override")}
     )
+
+
+#: What the layout of a run (one process, workers, shards, devices) decides, not its tests.
+LAYOUT_RUN_FIELDS = ("shard", "merged_from", "workers", "devices")
+
+
+def layout_free(report: Mapping[str, Any]) -> dict[str, Any]:
+    """``report`` without its times and its layout: a sharded run merged and one unsharded run
+    of the same tests on the same stack must agree on everything left. The environment goes
+    too: shards may run on several machines."""
+    from kit.report.build import strip_timings
+
+    stripped = strip_timings(report)
+    for key in LAYOUT_RUN_FIELDS:
+        stripped.get("run", {}).pop(key, None)
+    stripped.pop("environment", None)
+    stripped.pop("environments", None)
+    return stripped

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from slurm_support import CkitCli, ckit_cli, error_line, node_ckit
 
-from kit.report.build import strip_timings
+from kit.report.merge import layout_free
 
 SELECT = "unit/opinfo/add/*/*"
 SHARDS = 4
@@ -23,17 +23,6 @@ SHARDS = 4
 def _submit(ckit: CkitCli, root: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return ckit("slurm", "submit", "--vendor", "cpu", "--shards", str(SHARDS), "--root",
                 str(root), "--ckit", node_ckit(), "--no-sign", *options)
-
-
-def _comparable(report: dict[str, Any]) -> dict[str, Any]:
-    """What a sharded and an unsharded run of the same selection must agree on: all but the
-    times (strip_timings), the shard the run was (run.shard), and where each part ran
-    (environment: the merge lists each shard's machine; the unsharded run has one)."""
-    stripped = strip_timings(report)
-    stripped["run"].pop("shard", None)
-    stripped.pop("environment", None)
-    stripped.pop("environments", None)
-    return stripped
 
 
 def _report(run_dir: Path) -> dict[str, Any]:
@@ -63,7 +52,7 @@ def test_a_sharded_slurm_run_merges_into_the_unsharded_runs_report(
     assert plain.returncode in (0, 1), plain.stderr  # a narrowed run grades non-conformant
     merged, unsharded = _report(root / "merged"), _report(tmp_path / "plain")
     assert summary["merge"]["grade"] == unsharded["grade"]["name"]
-    assert _comparable(merged) == _comparable(unsharded)
+    assert layout_free(merged) == layout_free(unsharded)
     assert (root / "merged" / "summary.md").read_text().split("\n## ")[1:] == (
         tmp_path / "plain" / "summary.md").read_text().split("\n## ")[1:]
 
