@@ -1,0 +1,44 @@
+"""Real shard runs for the sharding tests (a unique module name: several test dirs have one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+#: Small and mixed: unit tests that run, and flow tests the cpu vendor does not claim (the kit
+#: settles them NOT_APPLICABLE without a worker).
+SELECTION = ("--tier", "unit,flows", "--select", "unit/opinfo/add/*/*",
+             "--select", "flows/*/opinfo/a*/float32/*")
+
+
+def ckit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kit", *args], capture_output=True, text=True,
+                          env=env or private_env(), check=False)
+
+
+def private_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("CKIT_SIGNING_KEY", None)
+    env.pop("CKIT_TODAY", None)
+    return env
+
+
+def run_shard(out: Path, shard: str, *extra: str) -> Path:
+    done = ckit("run", "--vendor", "cpu", *SELECTION, "--shard", shard, "--no-sign",
+                "--out", str(out), *extra)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out
+
+
+def report_of(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "report.json").read_text())  # type: ignore[no-any-return]
+
+
+def error_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in done.stderr.splitlines() if line.startswith("ckit: error:")]
+    assert len(lines) == 1, done.stderr[-2000:]
+    return lines[0]
