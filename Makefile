@@ -12,7 +12,7 @@ OUT ?= results/$(VENDOR)/$(RUN_STAMP)
 # Extra `ckit run` options, e.g. CERTIFY_ARGS="--workers 4".
 CERTIFY_ARGS ?=
 
-.PHONY: install test lint certify certify-run bench bench-flows clean
+.PHONY: install test lint certify certify-run bench bench-flows bench-scale clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ bench:
 # The whole flows tier on the reference backends (about 40 minutes on 2 cores).
 bench-flows:
 	$(BIN)/python bench/flows_tier.py
+
+# Scaling out (issue 11): 1 and 2 workers, 4 merged shards, verify throughput, isolation cost.
+# The whole unit tier with 1 worker takes a long time on few cores; narrow it with
+# SCALE_ARGS="--select 'unit/opinfo/a*/*/*'".
+SCALE_ARGS ?=
+bench-scale:
+	$(BIN)/python bench/scale_out.py $(SCALE_ARGS)
 
 clean:
 	rm -rf results .tox build *.egg-info

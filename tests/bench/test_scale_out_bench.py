@@ -1,0 +1,56 @@
+"""bench/scale_out.py runs end to end on a tiny selection and prints every figure (never judged:
+the values depend on the machine)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Every row of the table, in order; each carries a measured number.
+FIGURES = (
+    "load average at start",
+    "unit tests run",
+    "ckit run, 1 worker",
+    "ckit run, 2 workers",
+    "4 shards by test-id hash + merge, wall",
+    "4 shards by durations + merge, wall",
+    "shard wall times (s)",
+    "shard test counts",
+    "ckit merge alone",
+    "verify_envelope, whole run report",
+    "verify_envelope, narrowed report",
+    "ckit verify, one subprocess",
+    "isolation sample",
+    "ckit run, per test",
+    "fresh pytest per test",
+    "load average at end",
+)
+
+
+@pytest.mark.slow
+def test_scale_out_bench_prints_every_figure(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("CKIT_SIGNING_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "bench/scale_out.py", "--select", "unit/opinfo/add/float32/*",
+         "--verify-reports", "5", "--isolation-sample", "2", "--keep", str(tmp_path / "runs")],
+        capture_output=True, text=True, check=False, cwd=REPO_ROOT, env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = done.stdout.splitlines()
+    for figure in FIGURES:
+        assert any(row.strip().startswith(f"{figure}  ") for row in rows), done.stdout
+    assert all(re.search(r"\d", row) for row in rows), done.stdout
+    # Both balances ran four real shards, each with a report, and both merged.
+    for balance in ("hash", "durations"):
+        merged = tmp_path / "runs" / balance / "merged" / "report.json"
+        assert merged.is_file(), done.stdout
+    # Every signed report verified: the throughput is over successes, never refusals.
+    assert "5/5 verified" in done.stdout
+    assert re.search(r"fresh pytest passed 2\b", done.stdout), done.stdout
