@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 
 from kit.errors import DeviceError
 from kit.vendors import VendorProfile
+
+#: Set by the kit for a worker given a device (``--devices``) of a vendor without
+#: ``device_env``: the index the worker selects with ``torch.<device_type>.set_device``.
+DEVICE_INDEX_ENV = "CKIT_DEVICE_INDEX"
 
 
 @dataclass(frozen=True)
 class DeviceInfo:
     type: str
     count: int
+    #: The device the process uses (its current one).
     name: str
+    #: Every visible device's name, by index.
+    names: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
-        return {"type": self.type, "count": self.count, "name": self.name}
+        data: dict[str, object] = {"type": self.type, "count": self.count, "name": self.name}
+        if self.names:
+            data["names"] = list(self.names)
+        return data
 
 
 def import_vendor_modules(vendor: VendorProfile) -> None:
@@ -37,7 +48,8 @@ def probe_device(device_type: str) -> DeviceInfo:
     import torch
 
     if device_type == "cpu":
-        return DeviceInfo("cpu", 1, platform.processor() or platform.machine())
+        name = platform.processor() or platform.machine()
+        return DeviceInfo("cpu", 1, name, (name,))
     backend = getattr(torch, device_type, None)
     if backend is None or not hasattr(backend, "is_available"):
         raise DeviceError(
@@ -51,10 +63,39 @@ def probe_device(device_type: str) -> DeviceInfo:
         )
     count = int(backend.device_count()) if hasattr(backend, "device_count") else 1
     name_fn = getattr(backend, "get_device_name", None)
-    name = str(name_fn(0)) if callable(name_fn) else device_type
-    return DeviceInfo(device_type, count, name)
+    names = tuple(str(name_fn(i)) if callable(name_fn) else device_type for i in range(count))
+    index = _current_index(backend, count)
+    return DeviceInfo(device_type, count, names[index] if names else device_type, names)
+
+
+def _current_index(backend: object, count: int) -> int:
+    current = getattr(backend, "current_device", None)
+    try:
+        index = int(current()) if callable(current) else 0
+    except (TypeError, ValueError):  # a backend may name its device instead ("cpu")
+        index = 0
+    return index if 0 <= index < count else 0
+
+
+def use_device_index(device_type: str, index: int) -> None:
+    """Make device ``index`` the process's current one: tests use ``device_type`` alone."""
+    import torch
+
+    count = probe_device(device_type).count
+    if not 0 <= index < count:
+        raise DeviceError(f"device {device_type}:{index} is not visible "
+                          f"({count} device(s): 0..{count - 1})")
+    backend = getattr(torch, device_type)
+    set_device = getattr(backend, "set_device", None)
+    if not callable(set_device):
+        raise DeviceError(f"torch.{device_type} has no set_device: give the profile a "
+                          "device_env (the variable that limits the visible devices)")
+    set_device(index)
 
 
 def enable_device(vendor: VendorProfile) -> DeviceInfo:
     import_vendor_modules(vendor)
+    index = os.environ.get(DEVICE_INDEX_ENV)
+    if index:
+        use_device_index(vendor.device_type, int(index))
     return probe_device(vendor.device_type)

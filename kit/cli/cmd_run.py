@@ -16,6 +16,8 @@ from kit.printable import printable
 from kit.report.policy import REPORTED_TIERS
 from kit.results import TIERS
 from kit.runner.config import RunConfig
+from kit.runner.devices import ALL as ALL_DEVICES
+from kit.runner.devices import parse_devices
 from kit.runner.plan import Shard
 
 #: The tiers a complete run covers (``kit.report.policy``): every one but deploy.
@@ -76,7 +78,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--timeout", type=float, metavar="S",
         help="per-test time limit in seconds (default: the standard's limit per tier)",
     )
-    parser.add_argument("--workers", type=int, default=1, help="parallel workers (default 1)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="parallel workers (default 1; with --devices, one per device)")
+    parser.add_argument(
+        "--devices", metavar="LIST",
+        help="device indices for the worker slots, e.g. 0,1,2,3, or `all`: each slot's worker "
+        "uses its own device (through the profile's device_env, else set_device); the report "
+        "names every device",
+    )
     parser.add_argument("--out", type=Path, help="output directory (default results/<vendor>)")
     parser.add_argument("--resume", type=Path, metavar="DIR", help="resume the run in DIR")
     parser.add_argument("--no-sign", action="store_true", help="write an unsigned report")
@@ -139,7 +148,9 @@ def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
     if config.durations is not None:
         raise InputError("--durations is not taken with --in-container (the container does "
                          "not see the previous run); balance by test-id hash there")
-    return extra + ["--workers", str(args.workers)]
+    if config.devices is not None:
+        extra += ["--devices", ",".join(config.devices)]
+    return extra + ["--workers", str(config.workers)] if config.workers else extra
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -170,8 +181,9 @@ def _config(
 
     if not vendor:
         raise InputError("--vendor is required (or --resume DIR); see `ckit vendors list`")
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise InputError("--workers must be at least 1")
+    devices = parse_devices(args.devices) if args.devices is not None else None
     if args.timeout is not None and args.timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
     # CKIT_TODAY exists for the kit's own tests: the report records it and is not certifiable.
@@ -183,7 +195,8 @@ def _config(
         tiers=tiers,
         select=select,
         timeout_s=args.timeout,
-        workers=args.workers,
+        workers=_workers(args.workers, devices),
+        devices=devices,
         out_dir=out.resolve(),
         sign=not args.no_sign,
         key_path=args.key,
@@ -193,6 +206,15 @@ def _config(
         shard=_shard(args),
         durations=str(args.durations.resolve()) if args.durations is not None else None,
     )
+
+
+def _workers(given: int | None, devices: tuple[str, ...] | None) -> int:
+    """1 by default; with --devices, one per device (0: as many as `all` finds)."""
+    if given is not None:
+        return given
+    if devices is None:
+        return 1
+    return 0 if devices == (ALL_DEVICES,) else len(devices)
 
 
 def _shard(args: argparse.Namespace) -> Shard | None:

@@ -50,6 +50,8 @@ class RunConfig:
     shard: Shard | None = None
     #: ``--durations``: the previous run (directory or report.json) whose times balance shards.
     durations: str | None = None
+    #: ``--devices``: indices (one per worker slot, shared round-robin) or ``("all",)``.
+    devices: tuple[str, ...] | None = None
 
     @property
     def today(self) -> str:
@@ -63,6 +65,7 @@ class RunConfig:
         data["select"] = list(self.select)
         data["flows"] = list(self.flows) if self.flows is not None else None
         data["shard"] = str(self.shard) if self.shard is not None else None
+        data["devices"] = list(self.devices) if self.devices is not None else None
         return data
 
     @classmethod
@@ -82,6 +85,7 @@ class RunConfig:
             flows=tuple(data["flows"]) if data.get("flows") is not None else None,
             shard=Shard.parse(data["shard"]) if data.get("shard") else None,
             durations=data.get("durations"),
+            devices=tuple(data["devices"]) if data.get("devices") is not None else None,
         )
 
 

@@ -19,6 +19,7 @@ from kit.hashing import kit_digest
 from kit.printable import printable
 from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
 from kit.runner.config import RunConfig, load_run_file, save_run_file
+from kit.runner.devices import DeviceSlots, assign_slots
 from kit.runner.journal import load_journal, open_journal
 from kit.runner.judge import judged_apart
 from kit.runner.outdir import (
@@ -197,10 +198,16 @@ class Orchestrator:
             today=config.today,
             paths=tier_paths(config.tiers),
             log_dir=config.out_dir / WORKERS_DIR,
-            env=_worker_env(config.workers),
+            env=_worker_env(config.workers or 1),
             dtypes=inputs.vendor.dtypes,
             flows=inputs.vendor.flows,
         )
+        #: Worker slots; with --devices, ``workers`` 0 means one per device.
+        self.workers = config.workers or 1
+        self.slots: DeviceSlots | None = None
+        #: The device name each slot's first worker reported.
+        self.slot_names: dict[int, str] = {}
+        self._local = threading.local()  # the slot of the thread starting a worker
         self.ledger = ProbeLedger()
         self._worker_numbers = iter(range(1, 1_000_000))
         self._judge_numbers = iter(range(1, 1_000_000))
@@ -210,9 +217,33 @@ class Orchestrator:
 
     # -- workers -----------------------------------------------------------------------------
     def start_worker(self) -> WorkerProcess:
-        worker = WorkerProcess(self.spec, next(self._worker_numbers))
+        slot: int | None = getattr(self._local, "slot", None)
+        spec = self.spec
+        if slot is not None and self.slots is not None:
+            spec = replace(spec, env={**spec.env, **self.slots.env_for(slot)})
+        worker = WorkerProcess(spec, next(self._worker_numbers))
         worker.wait_ready()
+        if slot is not None and slot not in self.slot_names:
+            device = worker.ready.get("device") or {}
+            self.slot_names[slot] = str(device.get("name", ""))
         return worker
+
+    def _assign_devices(self, census: WorkerProcess) -> WorkerProcess:
+        """Give each slot its device (--devices); returns slot 0's worker.
+
+        The first worker saw every device (it ran without a slot): it counts them and names
+        them for the report, then makes way for slot 0's own.
+        """
+        assert self.config.devices is not None
+        visible = int((census.ready.get("device") or {}).get("count", 0))
+        census.stop()
+        vendor = self.inputs.vendor
+        self.slots = assign_slots(self.config.devices, visible, self.config.workers,
+                                  vendor.device_env, vendor.device_type)
+        self.workers = len(self.slots.indices)
+        self.spec = replace(self.spec, env=_worker_env(self.workers))
+        self._local.slot = 0
+        return self.start_worker()
 
     def timeout_for(self, test_id: str) -> float:
         if self.config.timeout_s is not None:
@@ -264,16 +295,19 @@ class Orchestrator:
         failed = sum(1 for t in plan if t in finished and finished[t].status.is_failure)
         self._progress = Progress(len(plan), done, failed)
         self._device = ready.get("device")
+        if self.config.devices is not None:
+            first = self._assign_devices(first)
         self._drive(first, pending)
         planned = set(plan)
         return {t: r for t, r in load_journal(self.journal.path).items() if t in planned}
 
     def _drive(self, first: WorkerProcess, pending: queue.SimpleQueue[str]) -> None:
         # The first thread takes the worker that announced the collection; others start their own.
-        firsts: list[WorkerProcess | None] = [first] + [None] * (self.config.workers - 1)
+        firsts: list[WorkerProcess | None] = [first] + [None] * (self.workers - 1)
         threads = [
-            threading.Thread(target=self._guard, args=(self._work, w, pending), daemon=True)
-            for w in firsts
+            threading.Thread(target=self._guard, args=(self._work, w, pending, slot),
+                             daemon=True)
+            for slot, w in enumerate(firsts)
         ]
         for thread in threads:
             thread.start()
@@ -289,7 +323,10 @@ class Orchestrator:
         except BaseException as exc:  # surfaced by _drive in the main thread
             self._errors.append(exc)
 
-    def _work(self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str]) -> None:
+    def _work(
+        self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str], slot: int
+    ) -> None:
+        self._local.slot = slot if self.slots is not None else None
         worker = worker or self.start_worker()
         golden = self.config.out_dir if self.config.golden else None
         judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env, golden)
@@ -376,7 +413,8 @@ class Orchestrator:
     def device_info(self) -> DeviceInfo:
         if self._device:
             device = self._device
-            return DeviceInfo(device["type"], int(device["count"]), str(device["name"]))
+            names = tuple(str(n) for n in device.get("names", ()))
+            return DeviceInfo(device["type"], int(device["count"]), str(device["name"]), names)
         return DeviceInfo(self.inputs.vendor.device_type, 0, "not visible")
 
 

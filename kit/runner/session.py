@@ -96,12 +96,14 @@ def finish(
         "tiers": list(config.tiers),
         "select": list(config.select),
         "timeout_s": config.timeout_s,
-        "workers": config.workers,
+        "workers": orchestrator.workers,
         "started_at": started_at,
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     if (shard := inputs.plan.shard_json()) is not None:
         run_info["shard"] = shard
+    if orchestrator.slots is not None:
+        run_info["devices"] = orchestrator.slots.to_json(orchestrator.slot_names)
     if config.rerun_of is not None:
         run_info["rerun_of"] = dataclasses.asdict(config.rerun_of)  # run.json's link, signed
     environment = {

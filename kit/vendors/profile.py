@@ -48,6 +48,9 @@ class VendorProfile:
     accepts_grade: str | None = None
     #: Per flow, the vendor's options for it (``flow_options`` in vendor.yaml).
     flow_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The variable limiting which devices a process sees (``CUDA_VISIBLE_DEVICES``); None:
+    #: ``--devices`` gives each worker its device with ``torch.<device_type>.set_device``.
+    device_env: str | None = None
 
     @property
     def profile_path(self) -> Path:
@@ -164,6 +167,7 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
         directory=directory.resolve(),
         accepts_grade=data.get("accepts_grade"),
         flow_options=checked_flow_options(data.get("flow_options", {}), source),
+        device_env=data.get("device_env"),
     )
 
 

@@ -26,8 +26,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     whole = ckit("run", "--vendor", "cpu", *SELECTION, "--no-sign", "--out", str(root / "whole"))
     assert whole.returncode == 1, whole.stderr[-2000:]  # narrowed: non-conformant
     # A shard of another run: the same count, another --select.
-    other = ckit("run", "--vendor", "cpu", "--tier", "unit,flows", "--select", "unit/opinfo/sub/*/*",
-                 "--shard", "1/4", "--no-sign", "--out", str(root / "other-1-of-4"))
+    other = ckit("run", "--vendor", "cpu", "--tier", "unit,flows",
+                 "--select", "unit/opinfo/sub/*/*", "--shard", "1/4",
+                 "--no-sign", "--out", str(root / "other-1-of-4"))
     assert other.returncode == 0, other.stderr[-2000:]
     return root
 

@@ -1,10 +1,15 @@
 """``torch.simnpu``: the device module PyTorch finds for device type ``simnpu``.
 
-There is one simulated device, index 0. Random ops draw from the host generator, so
-``torch.manual_seed`` seeds simnpu as well; the per-device seeding hooks are no-ops.
+A process computes on one simulated device, index 0. A simulated machine may hold several
+boards (``SIMNPU_BOARDS``, default 1) and a process may be limited to some of them
+(``SIMNPU_VISIBLE_DEVICES``, like ``CUDA_VISIBLE_DEVICES``): they are counted and named by
+board, so the kit's ``--devices`` can give each worker its own. Random ops draw from the host
+generator, so ``torch.manual_seed`` seeds simnpu as well; the per-device seeding hooks are no-ops.
 """
 
 from __future__ import annotations
+
+import os
 
 import torch
 
@@ -12,14 +17,31 @@ from simnpu import faults
 from simnpu.tensor import DEVICE_TYPE
 
 DEVICE_NAME = "SimNPU-1 (pure Python)"
+BOARDS_ENV = "SIMNPU_BOARDS"
+VISIBLE_ENV = "SIMNPU_VISIBLE_DEVICES"
+
+
+def visible_boards() -> list[int]:
+    """The boards this process sees, by device index."""
+    boards = int(os.environ.get(BOARDS_ENV) or 1)
+    visible = os.environ.get(VISIBLE_ENV)
+    if visible is None:
+        return list(range(boards))
+    return [b for b in (int(v) for v in visible.split(",") if v.strip()) if 0 <= b < boards]
+
+
+def _index(device: int | str | torch.device | None) -> int:
+    if device is None:
+        return 0
+    index = device if isinstance(device, int) else torch.device(device).index
+    return 0 if index is None else index
 
 
 def _check_index(device: int | str | torch.device | None) -> None:
-    if device is None:
-        return
-    index = device if isinstance(device, int) else torch.device(device).index
-    if index not in (None, 0):
-        raise RuntimeError(f"simnpu: invalid device index {index} (device_count() is 1)")
+    index = _index(device)
+    if not 0 <= index < device_count():
+        raise RuntimeError(f"simnpu: invalid device index {index} "
+                           f"(device_count() is {device_count()})")
 
 
 def is_available() -> bool:
@@ -35,7 +57,7 @@ def _is_in_bad_fork() -> bool:
 
 
 def device_count() -> int:
-    return 1
+    return len(visible_boards())
 
 
 def current_device() -> int:
@@ -43,16 +65,22 @@ def current_device() -> int:
 
 
 def set_device(device: int | str | torch.device) -> None:
-    _check_index(device)
+    # Tensors live on index 0: a process uses one board, chosen by SIMNPU_VISIBLE_DEVICES.
+    if _index(device) != 0:
+        raise RuntimeError("simnpu: a process computes on device 0; limit it to another board "
+                           f"with {VISIBLE_ENV}")
 
 
 def get_device_name(device: int | str | torch.device | None = None) -> str:
     """The device name; says so when fault injection is active, so reports show it."""
     _check_index(device)
+    name = DEVICE_NAME
+    if os.environ.get(BOARDS_ENV) or os.environ.get(VISIBLE_ENV) is not None:
+        name = f"{DEVICE_NAME} board {visible_boards()[_index(device)]}"
     rules = len(faults.active_rules())
     if rules:
-        return f"{DEVICE_NAME} [fault injection: {rules} rule{'s' if rules != 1 else ''}]"
-    return DEVICE_NAME
+        return f"{name} [fault injection: {rules} rule{'s' if rules != 1 else ''}]"
+    return name
 
 
 def synchronize(device: int | str | torch.device | None = None) -> None:

@@ -1,0 +1,74 @@
+"""``--devices``: each worker slot on its own device, the same results as one device."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sharding_support import ckit, error_line, private_env, report_of
+
+from kit.device import DEVICE_INDEX_ENV
+from kit.errors import DeviceError, InputError
+from kit.report.merge import layout_free
+from kit.runner.devices import assign_slots, parse_devices
+
+SELECT = ("--tier", "unit", "--select", "unit/opinfo/add/*/*")
+BOARD = "SimNPU-1 (pure Python) board {}"
+
+
+@pytest.mark.slow
+def test_two_boards_give_the_one_device_results(tmp_path: Path) -> None:
+    # simnpu's profile names its visibility variable (device_env: SIMNPU_VISIBLE_DEVICES).
+    two_boards = {**private_env(), "SIMNPU_BOARDS": "2"}
+    both = ckit("run", "--vendor", "simnpu", *SELECT, "--devices", "all", "--no-sign",
+                "--out", str(tmp_path / "both"), env=two_boards)
+    one = ckit("run", "--vendor", "simnpu", *SELECT, "--no-sign", "--out", str(tmp_path / "one"))
+    assert (both.returncode, one.returncode) == (1, 1), both.stderr[-2000:]  # narrowed runs
+    spread, single = report_of(tmp_path / "both"), report_of(tmp_path / "one")
+    assert layout_free(spread) == layout_free(single)
+    assert spread["run"]["workers"] == 2  # `all`: one worker per device
+    # Each slot's worker saw only its own board, and the report names every board.
+    assert spread["run"]["devices"] == [
+        {"slot": 0, "index": "0", "name": BOARD.format(0)},
+        {"slot": 1, "index": "1", "name": BOARD.format(1)},
+    ]
+    assert spread["environment"]["device"]["names"] == [BOARD.format(0), BOARD.format(1)]
+    assert "devices" not in single["run"]
+
+
+@pytest.mark.slow
+def test_set_device_without_a_visibility_variable(tmp_path: Path) -> None:
+    # The cpu profile has no device_env: the worker selects its index with set_device.
+    done = ckit("run", "--vendor", "cpu", "--tier", "unit", "--select",
+                "unit/opinfo/add/float32/0", "--devices", "0", "--no-sign",
+                "--out", str(tmp_path / "run"))
+    assert done.returncode == 1, done.stderr[-2000:]
+    report = report_of(tmp_path / "run")
+    assert [d["index"] for d in report["run"]["devices"]] == ["0"]
+    assert report["records"][0]["status"] == "PASS"
+
+
+def test_a_device_that_is_not_there_is_one_line(tmp_path: Path) -> None:
+    done = ckit("run", "--vendor", "cpu", "--tier", "unit", "--select",
+                "unit/opinfo/add/float32/0", "--devices", "0,3", "--no-sign",
+                "--out", str(tmp_path / "run"))
+    assert done.returncode == 5
+    assert error_line(done) == ("ckit: error: --devices: cpu device(s) 3 not visible; the "
+                                "worker sees 1 (0..0)")
+
+
+def test_slots_share_devices_round_robin() -> None:
+    slots = assign_slots(("0", "1"), visible=4, workers=5, device_env=None, device_type="x")
+    assert slots.indices == ("0", "1", "0", "1", "0")
+    assert slots.env_for(3) == {DEVICE_INDEX_ENV: "1"}
+    every = assign_slots(("all",), visible=3, workers=0, device_env="ACME_VISIBLE", device_type="x")
+    assert every.indices == ("0", "1", "2")
+    assert every.env_for(2) == {"ACME_VISIBLE": "2"}
+    with pytest.raises(DeviceError, match="not visible"):
+        assign_slots(("all",), visible=0, workers=0, device_env=None, device_type="x")
+
+
+@pytest.mark.parametrize("text", ["0,0", "a", "-1", "1,,2", "00", ""])
+def test_malformed_devices_are_refused(text: str) -> None:
+    with pytest.raises(InputError, match="--devices"):
+        parse_devices(text)
