@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from kit.cli import add_command
-from kit.errors import ExitCode, InputError
+from kit.cli.cmd_run import exit_code_of
+from kit.errors import InputError
 from kit.printable import printable
 
 #: Missing tests named on the terminal before "and N more".
@@ -60,7 +61,7 @@ def handle(args: argparse.Namespace) -> int:
     print(f"merged {len(args.shards)} shard(s), {records} record(s): {out / 'report.json'}",
           file=sys.stderr)
     print(f"envelope: {envelope}", file=sys.stderr)
-    code = _exit_code_of(grade)
+    code = exit_code_of(grade)
     if args.json:
         print(json.dumps({"grade": grade, "exit_code": code, "out_dir": str(out),
                           "records": records, "missing": list(merged.missing),
@@ -96,12 +97,3 @@ def _say_missing(missing: tuple[str, ...]) -> None:
     more = f" and {len(missing) - _SHOWN_MISSING} more" if len(missing) > _SHOWN_MISSING else ""
     print(f"ckit merge: warning: {len(missing)} test(s) of the run have no record in any "
           f"shard: {shown}{more} (listed as missing in the report)", file=sys.stderr)
-
-
-def _exit_code_of(grade: str) -> int:
-    from kit.standard import load_standard
-
-    try:
-        return load_standard().grade(grade).exit_code
-    except InputError:
-        return int(ExitCode.KIT_CRASHED)

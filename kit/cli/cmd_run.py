@@ -300,7 +300,7 @@ def handle(args: argparse.Namespace) -> int:
     print(f"summary: {result.out_dir / 'summary.md'}", file=sys.stderr)
     if result.envelope is not None:
         print(f"envelope: {result.envelope}", file=sys.stderr)
-    code = _exit_code_of(grade)
+    code = exit_code_of(grade)
     shard = result.report.get("run", {}).get("shard")
     if shard is not None and code != int(ExitCode.KIT_CRASHED):
         # A shard is graded as the narrowed run it is; only the merge gives a verdict.
@@ -316,7 +316,7 @@ def handle(args: argparse.Namespace) -> int:
     return code
 
 
-def _exit_code_of(grade: str) -> int:
+def exit_code_of(grade: str) -> int:
     """The grade's own exit code (standard.yaml): a pipeline can tell every grade apart."""
     from kit.standard import load_standard
 
