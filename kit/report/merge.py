@@ -55,6 +55,7 @@ class ShardReport:
 
 
 def step1_read_shard(directory: Path) -> ShardReport:
+    from kit.signing.sign import ENVELOPE_NAME
     from kit.signing.verify import (
         step1_read_envelope,
         step2_check_payload_type,
@@ -63,9 +64,9 @@ def step1_read_shard(directory: Path) -> ShardReport:
         step8_check_report_matches,
     )
 
-    envelope_path = directory / "report.dsse.json"
+    envelope_path = directory / ENVELOPE_NAME
     if not envelope_path.exists():
-        raise _refuse(1, f"{directory}: no report.dsse.json: the shard has not finished "
+        raise _refuse(1, f"{directory}: no {ENVELOPE_NAME}: the shard has not finished "
                          f"(`ckit run --resume {directory}`) or this is no run directory")
     try:
         # Integrity without signatures: shards are unsigned, the merge signs the one report.
@@ -170,11 +171,10 @@ class Merged:
     missing: tuple[str, ...]
 
 
-def check_shards(directories: Sequence[Path]) -> list[ShardReport]:
+def check_shards(directories: Sequence[Path], standard: Standard) -> list[ShardReport]:
     """Steps 1-5; the shards in index order."""
     if not directories:
         raise InputError("ckit merge: give the shard directories to merge")
-    standard = load_standard()
     shards = [step1_read_shard(directory) for directory in directories]
     for shard in shards:
         step2_check_shard_holds_up(shard, standard)
@@ -185,8 +185,8 @@ def check_shards(directories: Sequence[Path]) -> list[ShardReport]:
 
 
 def merge_shards(directories: Sequence[Path]) -> Merged:
-    shards = check_shards(directories)
     standard = load_standard()
+    shards = check_shards(directories, standard)
     first = shards[0].report
     records: list[TestRecord] = [r for shard in shards for r in shard.report.records]
     report = assemble_report(
