@@ -11,6 +11,8 @@ silently change meaning, are refused too.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import stat
 from collections.abc import Iterator
@@ -166,6 +168,12 @@ def read_capped(path: Path) -> bytes:
     return data
 
 
+@functools.lru_cache(maxsize=32)
+def _parse(text: str) -> Any:
+    """Parsed once per distinct text: verifying many reports reads the same standard each time."""
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - strict SafeLoader subclass
+
+
 def load_yaml(path: Path) -> Any:
     """Parse ``path``; any problem becomes a one-line ``InputError`` naming the file."""
     data = read_capped(path)
@@ -174,7 +182,7 @@ def load_yaml(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - strict SafeLoader subclass
+        return copy.deepcopy(_parse(text))  # a copy: callers may change what they are given
     except _Refused as exc:
         raise InputError(f"{path}: YAML refused: {exc}") from None
     except yaml.YAMLError as exc:

@@ -17,7 +17,7 @@ from typing import Any
 import kit
 from kit.clock import RunDate
 from kit.hashing import kit_digest
-from kit.patterns import matches_any
+from kit.patterns import select_ids
 from kit.report.evidence import collect_evidence
 from kit.report.grading import grade_run
 from kit.report.policy import is_complete_run, policy_violations
@@ -134,10 +134,8 @@ def missing_ids(standard: Standard, run: Mapping[str, Any], recorded: set[str]) 
             expected += standard.test_ids(tier)
     return sorted(
         {
-            t for t in expected
-            if t not in recorded
-            and (not select or matches_any(t, select))
-            and (part is None or t in part)
+            t for t in select_ids(expected, select)
+            if t not in recorded and (part is None or t in part)
         }
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,8 +93,7 @@ class Standard:
         path = self.test_list_path(tier)
         if not path.exists():
             raise InputError(f"{path}: missing; regenerate it with `ckit standard lock`")
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [line.split(" ", 1)[0] for line in lines if line and not line.startswith("#")]
+        return list(_locked_ids(path.read_text(encoding="utf-8")))
 
     def is_required(self, test_id: str) -> bool:
         tier = test_id.split("/", 1)[0]
@@ -116,6 +116,13 @@ class Standard:
             if grade.name == name:
                 return grade
         raise InputError(f"standard {self.version}: no grade named {name!r}")
+
+
+@functools.lru_cache(maxsize=8)
+def _locked_ids(text: str) -> tuple[str, ...]:
+    """The ids of a locked list's text, parsed once: regrading reads the lists for every report."""
+    lines = text.splitlines()
+    return tuple(line.split(" ", 1)[0] for line in lines if line and not line.startswith("#"))
 
 
 def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = None) -> Standard:

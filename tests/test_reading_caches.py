@@ -1,0 +1,66 @@
+"""What verification caches to go fast (parsed YAML, locked lists, compiled id patterns) never
+changes what is read: a cached answer is the answer a fresh read would give."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from kit.errors import InputError
+from kit.patterns import matches, matches_any, select_ids
+from kit.standard import load_standard
+from kit.yamlio import load_yaml
+
+
+def test_a_yaml_file_read_twice_gives_independent_copies(tmp_path: Path):
+    path = tmp_path / "profile.yaml"
+    path.write_text("id: acme\nflows: [eager]\n", encoding="utf-8")
+    first = load_yaml(path)
+    first["flows"].append("tampered")
+    assert load_yaml(path) == {"id": "acme", "flows": ["eager"]}
+
+
+def test_a_yaml_file_changed_between_reads_is_read_anew(tmp_path: Path):
+    path = tmp_path / "profile.yaml"
+    path.write_text("id: acme\n", encoding="utf-8")
+    assert load_yaml(path) == {"id": "acme"}
+    path.write_text("id: other\n", encoding="utf-8")
+    assert load_yaml(path) == {"id": "other"}
+
+
+def test_a_refused_yaml_is_refused_every_time(tmp_path: Path):
+    path = tmp_path / "skips.yaml"
+    path.write_text("skips: &loop [*loop]\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(InputError, match="recursive"):
+            load_yaml(path)
+
+
+def test_a_locked_list_changed_between_reads_is_read_anew(tmp_path: Path):
+    (tmp_path / "unit.txt").write_text("unit/a/float32/0\n# a comment\n", encoding="utf-8")
+    standard = dataclasses.replace(load_standard(), directory=tmp_path,
+                                   test_lists={"unit": "unit.txt"})
+    ids = standard.test_ids("unit")
+    ids.append("unit/smuggled/float32/0")
+    assert standard.test_ids("unit") == ["unit/a/float32/0"]
+    (tmp_path / "unit.txt").write_text("unit/b/float32/0 sha256:00\n", encoding="utf-8")
+    assert standard.test_ids("unit") == ["unit/b/float32/0"]
+
+
+@pytest.mark.parametrize(
+    "patterns",
+    [
+        (),
+        ("unit/opinfo/add/*/*",),
+        ("unit/opinfo/add/*/*", "unit/opinfo/mul/float16/?"),
+        ("unit/**",),
+        ("unit/opinfo/*",),  # one segment only: matches no deeper id
+    ],
+)
+def test_selecting_ids_at_once_matches_one_pattern_at_a_time(patterns):
+    ids = load_standard().test_ids("unit")
+    expected = [t for t in ids if any(matches(t, p) for p in patterns)] if patterns else ids
+    assert select_ids(ids, patterns) == expected
+    assert [t for t in ids if matches_any(t, patterns)] == (expected if patterns else [])
