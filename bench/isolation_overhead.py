@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kit.patterns import matches_any
+from kit.patterns import select_ids
 
 
 def bare_loop(vendor: str, test_ids: list[str]) -> float:
@@ -67,8 +67,7 @@ def main() -> int:
     from kit.standard import load_standard
 
     ids = load_standard().test_ids("unit")
-    if args.select:
-        ids = [t for t in ids if matches_any(t, args.select)]
+    ids = select_ids(ids, args.select)
     bare = bare_loop(args.vendor, ids)
     wall, in_test, ran = kit_run(args.vendor, args.select)
     # A one-test run measures the fixed cost: interpreter, imports, collection, warm-up, report.

@@ -41,7 +41,7 @@ from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.engines.interface import ShardedRun
 from kit.errors import KitError
-from kit.patterns import matches_any
+from kit.patterns import select_ids
 from kit.report import build_report, collect_environment
 from kit.report.files import write_report_files
 from kit.results import TIERS, Status, TestRecord
@@ -128,7 +128,7 @@ def report_of(select: str | None, finished: dt.datetime) -> dict[str, object]:
     tier (a whole certification run, ``select`` None) or only those matching ``select``."""
     standard = load_standard()
     ids = [t for tier in TIERS for t in standard.test_ids(tier)]
-    chosen = [t for t in ids if select is None or matches_any(t, [select])]
+    chosen = select_ids(ids, [select] if select else [])
     run = {"tiers": list(TIERS), "select": [select] if select else [], "timeout_s": 60.0,
            "started_at": (finished - dt.timedelta(hours=1)).isoformat(),
            "finished_at": finished.isoformat(), "workers": 1, "complete": select is None}
@@ -194,7 +194,7 @@ def sample(ids: Sequence[str], count: int) -> list[str]:
 
 def unit_ids(select: Sequence[str]) -> list[str]:
     ids = load_standard().test_ids("unit")
-    return [t for t in ids if matches_any(t, select)] if select else ids
+    return select_ids(ids, select)
 
 
 def load_average() -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 
 @functools.lru_cache(maxsize=4096)
@@ -41,14 +41,6 @@ def _compile_any(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{_compile(p).pattern})" for p in patterns))
 
 
-def any_matcher(patterns: tuple[str, ...] | list[str]) -> Callable[[str], bool]:
-    """Whether an id matches any of ``patterns``, compiled once for a loop over many ids."""
-    if not patterns:
-        return lambda test_id: False
-    match = _compile_any(tuple(patterns)).match
-    return lambda test_id: match(test_id) is not None
-
-
 def select_ids(ids: Iterable[str], patterns: tuple[str, ...] | list[str]) -> list[str]:
     """The ``ids`` matching any of ``patterns``, in order (all of them when there are none)."""
     if not patterns:
@@ -57,4 +49,4 @@ def select_ids(ids: Iterable[str], patterns: tuple[str, ...] | list[str]) -> lis
 
 
 def matches_any(test_id: str, patterns: tuple[str, ...] | list[str]) -> bool:
-    return any_matcher(patterns)(test_id)
+    return bool(patterns) and _compile_any(tuple(patterns)).match(test_id) is not None

@@ -197,21 +197,16 @@ class _Compiler:
 
     def bounds(self, schema: Mapping[str, Any]) -> Check:
         """``minimum``, ``maximum`` and their exclusive forms, on numbers."""
-        tests: list[Check] = []
-        for keyword, holds in _BOUNDS.items():
-            if keyword in schema:
-                limit = schema[keyword]
-                tests.append(lambda value, limit=limit, holds=holds: holds(value, limit))
-        return _when(_bounded, _all(tests))
+        limits = [(holds, schema[keyword])
+                  for keyword, holds in _BOUNDS.items() if keyword in schema]
+        return _when(_bounded, lambda value: all(holds(value, limit) for holds, limit in limits))
 
     def lengths(self, schema: Mapping[str, Any]) -> Check:
         """``minLength``, ``maxLength``, ``minItems``, ``maxItems``: a size within limits."""
-        tests: list[tuple[Check, Callable[[int], bool]]] = []
-        for keyword, (kind, holds) in _LENGTHS.items():
-            if keyword in schema:
-                limit = schema[keyword]
-                tests.append((_TYPES[kind], lambda size, limit=limit, holds=holds: holds(size, limit)))
-        return lambda value: all(not kind(value) or fits(len(value)) for kind, fits in tests)
+        limits = [(_TYPES[kind], holds, schema[keyword])
+                  for keyword, (kind, holds) in _LENGTHS.items() if keyword in schema]
+        return lambda value: all(not kind(value) or holds(len(value), limit)
+                                 for kind, holds, limit in limits)
 
     def pattern(self, schema: Mapping[str, Any]) -> Check:
         compiled = re.compile(schema["pattern"])

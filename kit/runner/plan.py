@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import InputError
-from kit.patterns import matches_any
+from kit.patterns import select_ids
 from kit.standard import Standard
 
 #: How shard membership is decided; the report records which.
@@ -93,9 +93,7 @@ def scope_tests(standard: Standard, tiers: Sequence[str], select: Sequence[str])
     """The standard's locked tests in the run's tiers (never what a worker collected: a
     test the vendor's code hides from collection is still planned, and fails)."""
     wanted = [t for tier in tiers for t in standard.test_ids(tier)]
-    if select:
-        wanted = [t for t in wanted if matches_any(t, tuple(select))]
-    return sorted(wanted)
+    return sorted(select_ids(wanted, tuple(select)))
 
 
 def make_plan(

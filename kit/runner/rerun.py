@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import InputError
-from kit.patterns import matches_any
+from kit.patterns import select_ids
 from kit.report.read import LoadedReport, read_report
 from kit.report.show import failing_tests
 from kit.results import TIERS, tier_of
@@ -32,9 +32,7 @@ class Rerun:
 def _narrowed(ids: list[str], tiers: tuple[str, ...] | None, select: tuple[str, ...]) -> list[str]:
     if tiers is not None:
         ids = [t for t in ids if tier_of(t) in tiers]
-    if select:
-        ids = [t for t in ids if matches_any(t, select)]
-    return ids
+    return select_ids(ids, select)
 
 
 def rerun_of(source: LoadedReport, tiers: tuple[str, ...] | None,
