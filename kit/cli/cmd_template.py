@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kit.cli import add_command, example_epilog
+from kit.cli import add_command
 from kit.engines.github_actions import GithubActionsOptions, default_install, render_github_actions
 from kit.engines.interface import ShardedRun
 from kit.engines.kube_names import DeviceResource
@@ -118,14 +118,11 @@ def _add_common(parser: argparse.ArgumentParser, engine: str) -> None:
 
 
 def _add_github_actions(engines: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = engines.add_parser(
-        GITHUB_ACTIONS,
-        help="a workflow: a matrix job per shard on self-hosted runners, then the merge",
-        epilog=example_epilog(
-            "ckit template github-actions --vendor acme --shards 8 --runner-label acme-npu "
-            "-- --tier unit,models"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = add_command(
+        engines, GITHUB_ACTIONS,
+        "a workflow: a matrix job per shard on self-hosted runners, then the merge",
+        ["ckit template github-actions --vendor acme --shards 8 --runner-label acme-npu "
+         "-- --tier unit,models"],
     )
     _add_common(parser, GITHUB_ACTIONS)
     parser.add_argument(
@@ -140,14 +137,10 @@ def _add_github_actions(engines: argparse._SubParsersAction) -> None:  # type: i
 
 
 def _add_kubernetes(engines: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = engines.add_parser(
-        KUBERNETES,
-        help="an Indexed Job with a pod per shard, then a merge Job",
-        epilog=example_epilog(
-            "ckit template kubernetes --vendor acme --shards 8 --image registry/acme-ckit:1 "
-            "--resource acme.com/npu=1 --pvc ckit-results --key-secret acme-key"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = add_command(
+        engines, KUBERNETES, "an Indexed Job with a pod per shard, then a merge Job",
+        ["ckit template kubernetes --vendor acme --shards 8 --image registry/acme-ckit:1 "
+         "--resource acme.com/npu=1 --pvc ckit-results --key-secret acme-key"],
     )
     _add_common(parser, KUBERNETES)
     parser.add_argument("--image", metavar="IMG", help="the vendor's image (required)")
