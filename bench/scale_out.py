@@ -41,16 +41,16 @@ from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.engines.interface import ShardedRun
 from kit.errors import KitError
+from kit.formats.files import write_report_files
+from kit.grading import build_report, collect_environment
 from kit.patterns import select_ids
-from kit.report import build_report, collect_environment
-from kit.report.files import write_report_files
 from kit.results import TIERS, Status, TestRecord
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import sign_output_dir
-from kit.signing.verify import verify_envelope
 from kit.standard import load_standard
 from kit.vendors import SkipManifest, load_vendor
+from kit.verification.verify import verify_envelope
 
 VENDOR = "cpu"
 SHARDS = 4

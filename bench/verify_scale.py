@@ -30,7 +30,7 @@ from kit.signing.keys import generate_private_key
 from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES, sign_payload
 from kit.signing.statement import PAYLOAD_TYPE, Subject, build_statement
 from kit.signing.strict_json import canonical_json
-from kit.signing.verify import verify_envelope
+from kit.verification.verify import verify_envelope
 
 GOAL_S = 1.0
 TARGET_BYTES = 10 * 1024 * 1024

@@ -38,7 +38,7 @@ def kit_inapplicable(
     if tier == "models":
         return _model(standard, vendor, test_id)
     if tier == "flows":
-        from kit.flow_tier import parse_flow_id
+        from kit.tiers.flows import parse_flow_id
 
         flow, unit_id = parse_flow_id(test_id)
         return flow_inapplicable(vendor, flow) or _dtype(vendor, unit_dtype_of(unit_id))
@@ -67,7 +67,7 @@ def _dtype(vendor: VendorProfile, dtype: str) -> Inapplicable | None:
 
 
 def _model(standard: Standard, vendor: VendorProfile, test_id: str) -> Inapplicable | None:
-    from kit.models import MODEL_DTYPE, SOURCES, find_case
+    from kit.tiers.models import MODEL_DTYPE, SOURCES, find_case
 
     case = find_case(standard, test_id)
     unusable = flow_inapplicable(vendor, case.flow)

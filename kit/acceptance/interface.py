@@ -5,14 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Protocol
 
-from kit.report.content import KitStanding
 from kit.report.model import Report
+from kit.verification.content import KitStanding
 
 
 class AcceptanceCheck(Protocol):
     """One condition of an acceptance policy.
 
-    Checks read a report that passed verification (``kit.signing.verify``): its fields are
+    Checks read a report that passed verification (``kit.verification.verify``): its fields are
     consistent, but they are still the signer's words, so a reason quoting one is printed
     through ``kit.printable.printable``.
     """

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kit.errors import InputError
+from kit.grading.released import ReleasedKit
 from kit.hashing import RELEASED_KITS
-from kit.report.content import KitStanding
 from kit.report.model import Report
-from kit.report.released import ReleasedKit
 from kit.standard import torch_release_of
+from kit.verification.content import KitStanding
 
 #: A torch release a policy names: ``2.13`` (any 2.13.x) or ``2.13.0``.
 TORCH_RELEASE = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")

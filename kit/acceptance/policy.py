@@ -25,9 +25,9 @@ from kit.acceptance.result_checks import (
     grade_order,
 )
 from kit.errors import InputError
-from kit.report.content import KitStanding
+from kit.grading.released import ReleasedKit, load_released_kits
 from kit.report.model import Report
-from kit.report.released import ReleasedKit, load_released_kits
+from kit.verification.content import KitStanding
 from kit.yamlio import load_yaml
 
 

@@ -10,12 +10,12 @@ from typing import ClassVar
 
 import kit
 from kit.errors import InputError
-from kit.report.content import KitStanding
+from kit.grading.policy import EXPIRED_SKIP
 from kit.report.model import Report
-from kit.report.policy import EXPIRED_SKIP
 from kit.signing.keys import VENDOR_ID
 from kit.standard import load_standard
 from kit.vendors import SkipEntry
+from kit.verification.content import KitStanding
 
 #: A tracking link: what the skip-manifest schema asks of an entry's ``tracking``.
 TRACKING_LINK = re.compile(r"https?://\S+")

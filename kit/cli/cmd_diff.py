@@ -8,8 +8,8 @@ from pathlib import Path
 
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
-from kit.report.diff import diff_lines, diff_reports
 from kit.report.read import read_report
+from kit.views.diff import diff_lines, diff_reports
 
 #: What ``ckit diff`` exits with when a test passed in A and not in B (errors are 2-6).
 REGRESSED_EXIT = 1

@@ -43,8 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle(args: argparse.Namespace) -> int:
-    from kit.report import write_report_files
-    from kit.report.merge import merge_shards
+    from kit.formats import write_report_files
+    from kit.runner.merge import merge_shards
     from kit.runner.outdir import claim_new_out_dir, refuse_dangling_link
 
     merged = merge_shards([Path(d) for d in args.shards])

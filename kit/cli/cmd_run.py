@@ -12,15 +12,15 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
+from kit.grading.policy import REPORTED_TIERS
 from kit.printable import printable
-from kit.report.policy import REPORTED_TIERS
 from kit.results import TIERS
 from kit.runner.config import RunConfig
 from kit.runner.devices import ALL as ALL_DEVICES
 from kit.runner.devices import parse_devices
 from kit.runner.plan import Shard
 
-#: The tiers a complete run covers (``kit.report.policy``): every one but deploy.
+#: The tiers a complete run covers (``kit.grading.policy``): every one but deploy.
 DEFAULT_TIERS = ",".join(REPORTED_TIERS)
 #: The kit's own exit codes besides the grades' (kit.errors.ExitCode).
 _OTHER_CODES = (

@@ -9,8 +9,8 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
-from kit.report.show import show_lines, show_view
 from kit.runner.config import previous_run_of
+from kit.views.show import show_lines, show_view
 
 DEFAULT_LIMIT = 20
 

@@ -20,9 +20,9 @@ DIGEST_HEADER = "# <test id> <sha256 of its inputs, first 16 hex digits>"
 #: Tiers with a generated test list, and the module whose ``all_test_ids(standard)`` makes it.
 LOCKABLE_TIERS = {
     "deploy": "kit.tiers.deploy",
-    "unit": "kit.unit",
-    "models": "kit.models",
-    "flows": "kit.flow_tier",
+    "unit": "kit.tiers.unit",
+    "models": "kit.tiers.models",
+    "flows": "kit.tiers.flows",
 }
 
 
@@ -89,7 +89,7 @@ def lock_standard(args: argparse.Namespace) -> int:
 
 
 def refuse_unfailable_tests(standard: Standard, ids: list[str]) -> None:
-    from kit.unit.vacuity import unfailable_tests
+    from kit.tiers.unit.vacuity import unfailable_tests
 
     vacuous = list(unfailable_tests(standard, ids))
     if vacuous:

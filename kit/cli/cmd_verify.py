@@ -20,12 +20,12 @@ from kit.acceptance.kit_checks import ReleasedKitCheck
 from kit.acceptance.result_checks import MaxAgeCheck, MinGradeCheck, VendorCheck, grade_order
 from kit.cli import add_command
 from kit.errors import ExitCode
+from kit.grading.released import ReleasedKit, load_released_kits
 from kit.printable import printable
-from kit.report.released import ReleasedKit, load_released_kits
 from kit.signing.keyring import default_keyring_dir
 from kit.signing.sign import ENVELOPE_NAME
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
-from kit.signing.verify import VerifiedReport, verify_envelope
+from kit.verification.verify import VerifiedReport, verify_envelope
 
 
 def _lines(verified: VerifiedReport, verdict_word: str = "OK") -> list[str]:

@@ -15,9 +15,9 @@ from typing import Any
 import kit
 from kit.cli import add_command
 from kit.errors import ExitCode
+from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import RELEASED_KITS, kit_digest, released_kits_path
 from kit.printable import printable
-from kit.report.released import ReleasedKit, load_released_kits
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ def register_check_corpus(actions: argparse._SubParsersAction) -> None:  # type:
 
 
 def check_corpus(args: argparse.Namespace) -> int:
-    from kit.unit.corpus import judge_corpus, load_corpus
+    from kit.tiers.unit.corpus import judge_corpus, load_corpus
 
     if not args.corpus.is_file():
         raise InputError(f"{args.corpus}: no such corpus file")
@@ -48,7 +48,7 @@ def check_corpus(args: argparse.Namespace) -> int:
 
 
 def _line(verdict: object) -> str:
-    from kit.unit.corpus import CorpusVerdict
+    from kit.tiers.unit.corpus import CorpusVerdict
 
     assert isinstance(verdict, CorpusVerdict)
     worst = verdict.worst

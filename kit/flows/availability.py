@@ -1,7 +1,7 @@
 """Whether a flow's backend package imports here, said in one line.
 
-Kept apart from ``kit.models.optional``: importing ``kit.models`` imports torch, and the flow
-registry must stay light.
+Kept apart from ``kit.tiers.models.optional``: importing ``kit.tiers.models`` imports torch,
+and the flow registry must stay light.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``eager`` flow: the module run as it is on the device, with no program in between.
 
-Eager subjects run through the tiers' own eager path (``kit.models.flows.eager_output``, the
+Eager subjects run through the tiers' own eager path (``kit.tiers.models.flows.eager_output``, the
 unit tier's op calls); this class exists so that ``eager`` is a flow like the others in the
 registry, in vendor profiles and in standards.
 """

@@ -42,7 +42,7 @@ FALLBACK_QUANTIZED = SignalToNoise(db=20.0)
 
 def _from_standard(flow: str) -> Criterion | None:
     try:
-        from kit.flow_tier.config import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        from kit.tiers.flows.config import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
             SqnrFloor,
             flows_config,
         )

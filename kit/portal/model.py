@@ -15,8 +15,8 @@ from typing import Any
 
 from kit.errors import InputError
 from kit.flows.interface import Stage
+from kit.formats import view
 from kit.printable import printable
-from kit.report import view
 from kit.report.model import Report
 from kit.repository.gate import percent
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kit.errors import InputError, VerificationError
+from kit.grading.released import ReleasedKit, load_released_kits
 from kit.printable import printable
-from kit.report.released import ReleasedKit, load_released_kits
 from kit.repository import git
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE, check_golden_sample
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
@@ -82,7 +82,7 @@ from kit.repository.trust_and_policy import (
 )
 from kit.signing.keyring import load_keyring
 from kit.signing.trust import TrustedKeyring
-from kit.signing.verify import VerifiedReport
+from kit.verification.verify import VerifiedReport
 
 __all__ = ["REPOSITORY_TITLES", "KeyCheck", "Policy", "SubmissionTree", "audit_repository",
            "changed_submissions", "deleted_submission_paths", "scan_submissions"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kit.report.released import load_released_kits
+from kit.grading.released import load_released_kits
 from kit.repository.audit import audit_repository
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
 from kit.repository.interface import RepositoryAudit

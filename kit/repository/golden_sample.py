@@ -15,7 +15,7 @@ from kit.printable import printable
 from kit.repository.interface import CheckResult
 from kit.repository.layout import GOLDEN_DIR, GOLDEN_MANIFEST, SubmissionKey
 from kit.repository.submission_checks import GOLDEN, failed, passed
-from kit.signing.verify import VerifiedReport
+from kit.verification.verify import VerifiedReport
 
 #: Programs re-run per submission unless the auditor asks for another number.
 DEFAULT_GOLDEN_SAMPLE = 5

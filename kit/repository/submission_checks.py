@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import KitError, VerificationError
+from kit.grading.build import missing_ids
+from kit.grading.policy import EXPIRED_SKIP, NEVER_SKIP, SKIP_TOO_LONG
+from kit.grading.regrade import recomputed_violations
+from kit.grading.released import ReleasedKit
 from kit.hashing import sha256_bytes
 from kit.printable import printable
-from kit.report.build import missing_ids
 from kit.report.model import Report
-from kit.report.policy import EXPIRED_SKIP, NEVER_SKIP, SKIP_TOO_LONG
-from kit.report.regrade import recomputed_violations
-from kit.report.released import ReleasedKit
 from kit.repository.interface import CheckResult
 from kit.repository.layout import (
     GOLDEN_DIR,
@@ -34,13 +34,13 @@ from kit.repository.layout import (
     submission_key_for,
 )
 from kit.signing.sign import ENVELOPE_NAME
-from kit.signing.verify import (
+from kit.standard import Standard
+from kit.verification.verify import (
     VerifiedReport,
     step1_read_envelope,
     step12_check_grade,
     verify_before_grade,
 )
-from kit.standard import Standard
 
 LAYOUT, INTEGRITY, PATH, REQUIRED, SKIPS, GRADE, REPLAY, POLICY, KEY, GOLDEN = range(1, 11)
 TITLES = {

@@ -17,9 +17,9 @@ from pathlib import Path, PurePosixPath
 
 from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, VerificationError
+from kit.grading.released import ReleasedKit
 from kit.hashing import sha256_bytes
 from kit.printable import printable
-from kit.report.released import ReleasedKit
 from kit.repository import git
 from kit.repository.layout import (
     GOLDEN_MANIFEST,
@@ -32,7 +32,7 @@ from kit.repository.layout import (
     submission_key_for,
 )
 from kit.signing.sign import ENVELOPE_NAME
-from kit.signing.verify import (
+from kit.verification.verify import (
     VerifiedReport,
     step1_read_envelope,
     step3_require_signatures,

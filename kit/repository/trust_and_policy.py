@@ -14,13 +14,13 @@ from pathlib import Path
 
 from kit.acceptance import load_policy
 from kit.errors import VerificationError
+from kit.grading.released import ReleasedKit
 from kit.printable import printable
-from kit.report.released import ReleasedKit
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import KEY, POLICY, TITLES, failed, passed
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
-from kit.signing.verify import VerifiedReport
+from kit.verification.verify import VerifiedReport
 
 
 def default_policy_path() -> Path:

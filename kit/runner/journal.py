@@ -49,8 +49,8 @@ from typing import Any
 
 from kit import paths
 from kit.errors import InputError
+from kit.grading.sanitize import finite_or_text, json_safe
 from kit.outfiles import open_for_append
-from kit.report.sanitize import finite_or_text, json_safe
 from kit.results import TestRecord
 from kit.runner.config import RUN_FILE
 from kit.signing.strict_json import canonical_json, loads_strict

@@ -35,10 +35,10 @@ TierJudge = Callable[[Standard, str, Any], dict[str, Any]]
 
 def tier_judges() -> dict[str, TierJudge]:
     """The tiers whose tests are split into execution and judgement, with their judge."""
-    from kit.flow_tier import judge_flow_evidence
-    from kit.models import judge_model_evidence
     from kit.tiers.deploy import judge_deploy_evidence
-    from kit.unit import judge_unit_evidence
+    from kit.tiers.flows import judge_flow_evidence
+    from kit.tiers.models import judge_model_evidence
+    from kit.tiers.unit import judge_unit_evidence
 
     return {
         "unit": judge_unit_evidence,

@@ -470,9 +470,9 @@ _REPRO_LOCK = threading.Lock()
 
 
 def repro_of(standard: Standard, test_id: str, vendor_id: str) -> dict[str, Any]:
-    """``kit.unit.repro`` in this (the kit's) process; a rebuild that fails says why instead
+    """``kit.tiers.unit.repro`` in this (the kit's) process; a rebuild that fails says why instead
     of failing the run."""
-    from kit.unit.repro import pytest_command, unit_repro
+    from kit.tiers.unit.repro import pytest_command, unit_repro
 
     try:
         with _REPRO_LOCK:

@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 from kit.errors import InputError
-from kit.report.files import RUN_REPORT_NAMES
+from kit.formats.files import RUN_REPORT_NAMES
 from kit.runner.config import RUN_FILE
 from kit.runner.journal import JOURNAL_NAME
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from kit.errors import InputError
 from kit.patterns import select_ids
 from kit.report.read import LoadedReport, read_report
-from kit.report.show import failing_tests
 from kit.results import TIERS, tier_of
 from kit.runner.config import PreviousRun
+from kit.views.show import failing_tests
 
 _GLOB = frozenset("*?")
 

@@ -89,8 +89,9 @@ def finish(
     orchestrator: Orchestrator,
     started_at: str,
 ) -> RunResult:
-    from kit.report import build_report, collect_environment, write_report_files
-    from kit.report.certified import vendor_packages
+    from kit.formats import write_report_files
+    from kit.grading import build_report, collect_environment
+    from kit.grading.certified import vendor_packages
 
     run_info: dict[str, Any] = {
         "tiers": list(config.tiers),

@@ -1,7 +1,6 @@
 """Signed reports: Ed25519 keys, a per-vendor keyring, DSSE envelopes over in-toto statements.
 
-``sign_output_dir`` signs a run's four report files; ``verify_envelope`` checks an envelope
-against the keyring step by step. Everything else here is the machinery behind those two.
+``sign_output_dir`` signs a run's report files; ``kit.verification`` checks what was signed.
 """
 
 from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
@@ -13,18 +12,15 @@ from kit.signing.sign import (
     sign_output_dir,
     write_unsigned_envelope,
 )
-from kit.signing.verify import VerifiedReport, verify_envelope
 
 __all__ = [
     "ENVELOPE_NAME",
     "REPORT_FILES",
     "Keyring",
     "KeyringEntry",
-    "VerifiedReport",
     "default_key_path",
     "load_keyring",
     "report_vendor_id",
     "sign_output_dir",
-    "verify_envelope",
     "write_unsigned_envelope",
 ]

@@ -17,19 +17,19 @@ from typing import Any
 
 from kit.clock import RunDate
 from kit.device import DeviceInfo
+from kit.formats.files import write_report_files
+from kit.grading import build_report, collect_environment
+from kit.grading.released import load_released_kits
 from kit.hashing import RELEASED_KITS
 from kit.patterns import matches
-from kit.report import build_report, collect_environment
-from kit.report.content import KitStanding, kit_standing
-from kit.report.files import write_report_files
 from kit.report.model import Report
-from kit.report.released import load_released_kits
 from kit.results import TIERS, Status, TestRecord
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import sign_output_dir
 from kit.standard import load_standard
 from kit.vendors import SkipEntry, SkipManifest, load_vendor
+from kit.verification.content import KitStanding, kit_standing
 
 VENDOR = "acme"
 SELECT = "unit/opinfo/add/float32/*"

@@ -17,7 +17,7 @@ from kit.acceptance.result_checks import (
     grade_order,
 )
 from kit.errors import InputError
-from kit.report.released import ReleasedKit
+from kit.grading.released import ReleasedKit
 from kit.standard import load_standard
 from kit.vendors import SkipEntry
 

@@ -19,7 +19,7 @@ from kit.acceptance.result_checks import (
     grade_order,
 )
 from kit.errors import InputError
-from kit.report.released import ReleasedKit
+from kit.grading.released import ReleasedKit
 
 SHIPPED = paths.standard_dir() / "acceptance.yaml"
 LISTED = (ReleasedKit("0.1.0", "ab" * 32, dt.date(2027, 1, 31)),)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from slurm_support import CkitCli, ckit_cli, error_line, node_ckit
 
-from kit.report.merge import layout_free
+from kit.runner.merge import layout_free
 
 SELECT = "unit/opinfo/add/*/*"
 SHARDS = 4

@@ -14,8 +14,8 @@ from typing import Any
 
 from kit.clock import RunDate
 from kit.device import DeviceInfo
+from kit.grading import build_report, collect_environment
 from kit.patterns import matches_any
-from kit.report import build_report, collect_environment
 from kit.results import Status, TestRecord
 from kit.standard import load_standard
 from kit.vendors import SkipManifest, load_vendor

@@ -14,11 +14,11 @@ import pytest
 from flows_support import install_absent_flow
 
 from kit.applicability import kit_inapplicable
-from kit.flow_tier import run_flow_case
 from kit.outcomes import na_reason_of
 from kit.pytest_plugin import build_context
 from kit.results import NotApplicableReason
 from kit.standard import load_standard
+from kit.tiers.flows import run_flow_case
 from kit.vendors import load_vendor
 
 TEST_ID = "flows/acme_absent/opinfo/add/float32/0"

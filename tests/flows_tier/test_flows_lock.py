@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 from kit.cli.cmd_standard import LOCKABLE_TIERS
-from kit.flow_tier import all_test_ids, parse_flow_id
-from kit.flow_tier.config import flows_config
 from kit.flows.interface import Stage
 from kit.report.schema import schema_path
 from kit.results import TIERS, Status
 from kit.standard import load_standard
+from kit.tiers.flows import all_test_ids, parse_flow_id
+from kit.tiers.flows.config import flows_config
 
 
 def test_locked_list_equals_generated_ids() -> None:

@@ -21,10 +21,11 @@ import torch
 from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.flows.interface import Lowered
+from kit.formats import write_report_files
 from kit.golden import GoldenWriter
 from kit.golden.manifest import write_manifest
+from kit.grading import build_report, collect_environment
 from kit.patterns import matches
-from kit.report import build_report, collect_environment, write_report_files
 from kit.results import Status, TestRecord
 from kit.runner.outdir import WORKERS_DIR
 from kit.signing.keyring import add_public_key

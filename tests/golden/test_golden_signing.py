@@ -16,7 +16,7 @@ from kit.golden.manifest import load_manifest, write_manifest
 from kit.golden.names import UNWRITTEN_LOG
 from kit.repository.layout import GOLDEN_MANIFEST
 from kit.runner.outdir import WORKERS_DIR
-from kit.signing.verify import verify_envelope
+from kit.verification.verify import verify_envelope
 
 
 def test_manifest_is_a_signed_subject(golden_run: GoldenRun) -> None:

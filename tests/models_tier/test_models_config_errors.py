@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kit.errors import InputError
-from kit.models import SOURCES
-from kit.models.config import load_models_config
-from kit.models.flows import FLOWS
+from kit.tiers.models import SOURCES
+from kit.tiers.models.config import load_models_config
+from kit.tiers.models.flows import FLOWS
 
 VALID = """\
 tolerance: {atol: 1.0e-4, rtol: 1.0e-3}

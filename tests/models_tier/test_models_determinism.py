@@ -8,10 +8,10 @@ import pytest
 import torch
 from models_tier_helpers import cpu_context
 
-from kit.models import SOURCES, all_cases, find_case
-from kit.models.flows import call_module, select_output
-from kit.models.interface import BuiltModel, seeded
 from kit.standard import load_standard
+from kit.tiers.models import SOURCES, all_cases, find_case
+from kit.tiers.models.flows import call_module, select_output
+from kit.tiers.models.interface import BuiltModel, seeded
 
 HF_IDS = [case.test_id for case in all_cases(load_standard()) if case.source == "hf"]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from models_tier_helpers import MODEL_TIER_SUITE, junit_outcomes
 
-from kit.models import SOURCES, all_test_ids
 from kit.standard import load_standard
+from kit.tiers.models import SOURCES, all_test_ids
 
 pytest_plugins = ["pytester"]
 

@@ -23,10 +23,10 @@ from typing import Any
 from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.errors import VerificationError
+from kit.formats.files import write_report_files
+from kit.grading import build_report, collect_environment
 from kit.hashing import sha256_bytes
 from kit.patterns import matches_any
-from kit.report import build_report, collect_environment
-from kit.report.files import write_report_files
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, find_submissions, run_id_for, torch_release_of
 from kit.results import TIERS, Status, TestRecord
@@ -35,9 +35,9 @@ from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import ENVELOPE_NAME, sign_output_dir
 from kit.signing.strict_json import loads_strict
-from kit.signing.verify import verify_envelope
 from kit.standard import load_standard
 from kit.vendors import SkipManifest, load_vendor
+from kit.verification.verify import verify_envelope
 
 #: The moment the tests' world stands at; every run finishes some hours before it.
 NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.UTC)

@@ -14,7 +14,7 @@ from report_helpers import TODAY, run_info
 
 from kit.clock import RunDate
 from kit.device import DeviceInfo
-from kit.report import build_report, collect_environment
+from kit.grading import build_report, collect_environment
 from kit.results import TestRecord
 from kit.standard import Standard, load_standard
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor

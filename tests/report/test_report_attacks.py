@@ -16,12 +16,12 @@ from report_helpers import OPTIONAL, REQUIRED, TODAY, baseline_records, passing,
 
 from kit.clock import RunDate
 from kit.errors import InputError
+from kit.formats import write_report_files
+from kit.formats.markdown import MarkdownFormat
+from kit.grading.grading import grade_report
+from kit.grading.policy import KINDS
 from kit.outcomes import not_applicable
 from kit.pytest_plugin import outcome_of
-from kit.report import write_report_files
-from kit.report.grading import grade_report
-from kit.report.markdown import MarkdownFormat
-from kit.report.policy import KINDS
 from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord
 from kit.standard import Standard, load_standard
 

@@ -15,9 +15,9 @@ import pytest
 from report_helpers import REQUIRED, baseline_records
 
 from kit.errors import InputError
-from kit.report import write_report_files
-from kit.report.grading import grade_report
-from kit.report.markdown import MarkdownFormat
+from kit.formats import write_report_files
+from kit.formats.markdown import MarkdownFormat
+from kit.grading.grading import grade_report
 from kit.results import Status, TestRecord
 from kit.standard import Standard, load_standard, torch_release_of
 

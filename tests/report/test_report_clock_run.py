@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from kit.report.grading import grade_report
+from kit.grading.grading import grade_report
 from kit.standard import load_standard
 
 SET_BACK = "2024-12-31"

@@ -7,7 +7,7 @@ import io
 
 from report_helpers import OPTIONAL, REQUIRED, baseline_records, skip_entry
 
-from kit.report.csv_format import HEADER, CsvFormat
+from kit.formats.csv_format import HEADER, CsvFormat
 from kit.results import Status, TestRecord
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from report_helpers import OPTIONAL, baseline_records, run_info, skip_entry
 
-from kit.report import FORMATS, strip_timings, write_report_files
-from kit.report.json_format import JsonFormat
+from kit.formats import FORMATS, write_report_files
+from kit.formats.json_format import JsonFormat
+from kit.grading import strip_timings
 from kit.results import Status, TestRecord
 
 
@@ -114,8 +115,8 @@ BUILD_IN_A_FRESH_PROCESS = """
 import dataclasses, datetime as dt, random, sys
 from kit.clock import RunDate
 from kit.device import DeviceInfo
-from kit.report import build_report, collect_environment
-from kit.report.json_format import JsonFormat
+from kit.grading import build_report, collect_environment
+from kit.formats.json_format import JsonFormat
 from kit.results import Status, TestRecord
 from kit.standard import load_standard
 from kit.vendors import SkipManifest, load_vendor

@@ -11,9 +11,9 @@ import torch
 
 from kit.device import DeviceInfo
 from kit.errors import InputError
+from kit.grading import collect_environment
+from kit.grading.environment import CONTAINER_ENV, installed_packages
 from kit.hashing import sha256_bytes
-from kit.report import collect_environment
-from kit.report.environment import CONTAINER_ENV, installed_packages
 
 DEVICE = DeviceInfo("cpu", 1, "x86_64")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from report_helpers import OPTIONAL, baseline_records, skip_entry
 
-from kit.report import write_report_files
-from kit.report.junit import JunitFormat
+from kit.formats import write_report_files
+from kit.formats.junit import JunitFormat
 from kit.results import TIERS, Status, TestRecord
 
 

@@ -6,7 +6,7 @@ import re
 
 from report_helpers import OPTIONAL, REQUIRED, baseline_records, run_info, skip_entry
 
-from kit.report.markdown import MAX_FAILING_ROWS, MarkdownFormat
+from kit.formats.markdown import MAX_FAILING_ROWS, MarkdownFormat
 from kit.results import Status, TestRecord
 
 

@@ -19,11 +19,11 @@ from report_helpers import baseline_records
 
 from kit import paths
 from kit.errors import InputError
+from kit.formats.junit import JunitFormat
+from kit.formats.markdown import MarkdownFormat
+from kit.grading.released import is_released, load_released_kits
 from kit.hashing import RELEASED_KITS, kit_digest, released_kits_path
 from kit.report import ReportSchemaError, validate_report
-from kit.report.junit import JunitFormat
-from kit.report.markdown import MarkdownFormat
-from kit.report.released import is_released, load_released_kits
 
 NOT_RELEASED = "not comparable with released-kit results"
 

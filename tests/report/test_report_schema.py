@@ -11,8 +11,9 @@ import jsonschema
 import pytest
 from report_helpers import REQUIRED, baseline_records, run_info, skip_entry
 
-from kit.report import ReportSchemaError, validate_report, write_report_files
-from kit.report.build import SCHEMA_VERSION
+from kit.formats import write_report_files
+from kit.grading.build import SCHEMA_VERSION
+from kit.report import ReportSchemaError, validate_report
 from kit.report.schema import schema_path
 from kit.results import TIERS, Status, TestRecord
 

@@ -9,7 +9,7 @@ from kit.repository.audit import audit_repository
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import POLICY, TITLES
-from kit.signing.verify import VerifiedReport
+from kit.verification.verify import VerifiedReport
 
 
 def test_the_acceptance_policy_and_key_check_decide_checks_8_and_9(shared: SharedRepo) -> None:

@@ -31,9 +31,9 @@ from kit.cli import main
 from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.errors import ExitCode
+from kit.formats.files import write_report_files
+from kit.grading import build_report, collect_environment
 from kit.hashing import kit_digest, sha256_bytes
-from kit.report import build_report, collect_environment
-from kit.report.files import write_report_files
 from kit.results import NA_REASON_KEY, TIERS, NotApplicableReason, Status, TestRecord
 from kit.signing.sign import sign_output_dir
 from kit.standard import load_standard

@@ -14,7 +14,8 @@ import pytest
 from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.errors import InputError
-from kit.report import build_report, collect_environment, write_report_files
+from kit.formats import write_report_files
+from kit.grading import build_report, collect_environment
 from kit.results import Status, TestRecord
 from kit.runner.config import RUN_FILE
 from kit.runner.journal import (

@@ -17,8 +17,8 @@ from runner_support import run_ckit
 
 from kit.clock import RunDate
 from kit.errors import ExitCode, InputError
+from kit.formats.files import RUN_REPORT_NAMES, write_report_files
 from kit.outfiles import make_real_dir, open_for_append, write_new_file
-from kit.report.files import RUN_REPORT_NAMES, write_report_files
 from kit.runner.config import RUN_FILE, RunConfig, save_run_file
 from kit.runner.journal import JOURNAL_NAME
 from kit.runner.orchestrator import load_inputs, prepare_new_run

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from runner_support import FIXTURES, run_ckit
 
-from kit.report import strip_timings
+from kit.grading import strip_timings
 
 FAULTY = str(FIXTURES / "vendors" / "faulty")
 # Sorted order: add, exp (wrong), sigmoid (segfault), tanh (hangs until the timeout), where.

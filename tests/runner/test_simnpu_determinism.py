@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from runner_support import run_ckit
 
-from kit.report import strip_timings
+from kit.grading import strip_timings
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 

@@ -9,8 +9,8 @@ from sharding_support import ckit, error_line, private_env, report_of
 
 from kit.device import DEVICE_INDEX_ENV
 from kit.errors import DeviceError, InputError
-from kit.report.merge import layout_free
 from kit.runner.devices import assign_slots, parse_devices
+from kit.runner.merge import layout_free
 
 SELECT = ("--tier", "unit", "--select", "unit/opinfo/add/*/*")
 BOARD = "SimNPU-1 (pure Python) board {}"

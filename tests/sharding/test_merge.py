@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sharding_support import SELECTION, ckit, error_line, report_of, run_shard
 
-from kit.report.merge import layout_free
+from kit.runner.merge import layout_free
 from kit.signing.sign import write_unsigned_envelope
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from kit.errors import InputError
-from kit.report.policy import REPORTED_TIERS, is_complete_run
+from kit.grading.policy import REPORTED_TIERS, is_complete_run
 from kit.runner.plan import (
     BY_DURATIONS,
     BY_HASH,

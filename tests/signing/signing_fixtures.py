@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from kit.clock import RunDate
 from kit.device import DeviceInfo
+from kit.grading import build_report, collect_environment
 from kit.patterns import matches
-from kit.report import build_report, collect_environment
 from kit.results import Status, TestRecord
 from kit.signing.dsse import Envelope, decode_envelope
 from kit.signing.keyring import add_public_key
@@ -31,9 +31,9 @@ from kit.signing.keys import (
 from kit.signing.sign import ENVELOPE_NAME, sign_output_dir, sign_payload
 from kit.signing.statement import PAYLOAD_TYPE
 from kit.signing.strict_json import loads_strict
-from kit.signing.verify import VerifiedReport, verify_envelope
 from kit.standard import load_standard
 from kit.vendors import SkipManifest, load_vendor
+from kit.verification.verify import VerifiedReport, verify_envelope
 
 VENDOR = "acme"
 #: The run the report describes: one op of the unit tier, so the report stays small.

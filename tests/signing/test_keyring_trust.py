@@ -37,7 +37,7 @@ from kit.signing.keyring import (
 from kit.signing.keys import generate_private_key, keyid_of, public_key_pem
 from kit.signing.sign import sign_output_dir, sign_payload
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
-from kit.signing.verify import VerifiedReport, verify_envelope
+from kit.verification.verify import VerifiedReport, verify_envelope
 
 #: When the fixture report says it was signed (its run.finished_at).
 SIGNED_AT = dt.datetime.fromisoformat(REPORT["run"]["finished_at"])

@@ -14,7 +14,7 @@ from kit.errors import ExitCode, VerificationError
 from kit.signing.keyring import MANIFEST_SIGNATURE_NAME
 from kit.signing.sign import sign_output_dir
 from kit.signing.trust import load_trusted_keyring
-from kit.signing.verify import verify_envelope
+from kit.verification.verify import verify_envelope
 
 KEYID_LINE = re.compile(r"^keyid:\s+([0-9a-f]{64})$", re.MULTILINE)
 

@@ -23,7 +23,7 @@ from kit.signing.sign import (
 )
 from kit.signing.statement import PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE
 from kit.signing.strict_json import loads_strict
-from kit.signing.verify import verify_envelope
+from kit.verification.verify import verify_envelope
 
 
 def test_round_trip_is_accepted(signed_run: SignedRun) -> None:

@@ -24,15 +24,15 @@ from signing_fixtures import FAILING, VENDOR, SignedRun, make_signed_run
 
 from kit.cli import main
 from kit.errors import ExitCode, VerificationError
+from kit.grading.released import ReleasedKit
 from kit.hashing import sha256_bytes
-from kit.report.released import ReleasedKit
 from kit.report.summary import summarize
 from kit.results import TestRecord
 from kit.signing.dsse import Envelope
 from kit.signing.limits import MAX_ENVELOPE_BYTES, MAX_SIGNATURES
 from kit.signing.sign import sign_output_dir
 from kit.signing.strict_json import canonical_json
-from kit.signing.verify import verify_envelope
+from kit.verification.verify import verify_envelope
 
 Attack = Callable[[SignedRun], None]
 Report = dict[str, Any]

@@ -19,8 +19,8 @@ from kit import paths
 from kit.cli import main
 from kit.numerics import ClassSpec
 from kit.standard import load_standard
-from kit.unit import unit_case
-from kit.unit.vacuity import unfailable_tests
+from kit.tiers.unit import unit_case
+from kit.tiers.unit.vacuity import unfailable_tests
 
 SHARED_CORPUS = Path(
     os.environ.get(

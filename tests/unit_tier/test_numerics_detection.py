@@ -1,7 +1,7 @@
 """The numerics model still rejects the precision losses it exists to catch.
 
 Each test emulates a real kind of imprecise kernel on CPU, exactly, and judges its results
-with the standard's own rules (``kit.unit.checking``'s bound), on the standard's own test
+with the standard's own rules (``kit.tiers.unit.checking``'s bound), on the standard's own test
 cases:
 
 - TF32 matrix products: inputs rounded to TF32's 10-bit mantissa (what NVIDIA tensor cores do
@@ -20,9 +20,9 @@ import torch
 from kit.compare import measure_all, worst_of
 from kit.numerics import accumulation_length
 from kit.standard import load_standard
-from kit.unit import unit_case
-from kit.unit.checking import UnitCase, case_bound
-from kit.unit.trees import map_tensors, to_cpu
+from kit.tiers.unit import unit_case
+from kit.tiers.unit.checking import UnitCase, case_bound
+from kit.tiers.unit.trees import map_tensors, to_cpu
 
 pytest.importorskip("torch.testing._internal.common_methods_invocations")
 

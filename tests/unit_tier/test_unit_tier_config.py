@@ -10,8 +10,8 @@ import pytest
 
 from kit.errors import InputError
 from kit.standard import load_standard
-from kit.unit.config import load_unit_config, parse_unit_config
-from kit.unit.opinfo_cases import (
+from kit.tiers.unit.config import load_unit_config, parse_unit_config
+from kit.tiers.unit.opinfo_cases import (
     OpinfoCaseId,
     opinfo_test_ids,
     parse_opinfo_id,

@@ -11,7 +11,7 @@ import pytest
 from kit import paths
 from kit.cli import main
 from kit.standard import load_standard
-from kit.unit import all_test_ids
+from kit.tiers.unit import all_test_ids
 
 ID_SHAPE = re.compile(r"unit/(opinfo|opspec)/[A-Za-z0-9_.+-]+/[a-z0-9]+/[A-Za-z0-9_.+-]+\Z")
 

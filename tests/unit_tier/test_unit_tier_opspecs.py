@@ -12,10 +12,10 @@ from unit_tier_helpers import VALID_SPEC, cpu_context, write_spec
 
 from kit.errors import InputError
 from kit.standard import load_standard
-from kit.unit.checking import check_case
-from kit.unit.config import load_unit_config
-from kit.unit.opspec_format import InputSpec
-from kit.unit.opspecs import (
+from kit.tiers.unit.checking import check_case
+from kit.tiers.unit.config import load_unit_config
+from kit.tiers.unit.opspec_format import InputSpec
+from kit.tiers.unit.opspecs import (
     expand,
     find_case,
     load_op_specs,

@@ -25,16 +25,16 @@ from kit.outcomes import (
 )
 from kit.pytest_plugin import build_context
 from kit.results import Status
-from kit.unit import run_unit_case
-from kit.unit.checking import ReferenceFailure, UnitCase, check_case
-from kit.unit.config import Comparison
+from kit.tiers.unit import run_unit_case
+from kit.tiers.unit.checking import ReferenceFailure, UnitCase, check_case
+from kit.tiers.unit.config import Comparison
 
 DIGEST_SCRIPT = """
 import hashlib, torch
 from kit.standard import load_standard
-from kit.unit.config import load_unit_config
-from kit.unit.opinfo_cases import selected_samples
-from kit.unit.trees import map_tensors
+from kit.tiers.unit.config import load_unit_config
+from kit.tiers.unit.opinfo_cases import selected_samples
+from kit.tiers.unit.trees import map_tensors
 
 def digest(keys):
     config = load_unit_config(load_standard())
@@ -73,7 +73,7 @@ def test_opinfo_samples_are_identical_in_a_fresh_process() -> None:
 
 
 def test_sample_generation_leaves_global_rng_state_alone() -> None:
-    from kit.unit.samples import _samples
+    from kit.tiers.unit.samples import _samples
 
     _samples.cache_clear()
     torch.manual_seed(1234)

@@ -21,13 +21,13 @@ from kit import paths
 from kit.cli import main
 from kit.errors import InputError
 from kit.standard import load_standard
-from kit.unit import run_unit_case, unit_case
-from kit.unit.config import load_unit_config, parse_unit_config
-from kit.unit.identity import DIGEST_LENGTH, unit_test_digest
-from kit.unit.opinfo_cases import parse_opinfo_id, sample_indices, selected_positions
-from kit.unit.samples import opinfo_samples, place_exact
-from kit.unit.trees import TORCH_DTYPES, tensor_leaves
-from kit.unit.variants import EXTREME_SPAN
+from kit.tiers.unit import run_unit_case, unit_case
+from kit.tiers.unit.config import load_unit_config, parse_unit_config
+from kit.tiers.unit.identity import DIGEST_LENGTH, unit_test_digest
+from kit.tiers.unit.opinfo_cases import parse_opinfo_id, sample_indices, selected_positions
+from kit.tiers.unit.samples import opinfo_samples, place_exact
+from kit.tiers.unit.trees import TORCH_DTYPES, tensor_leaves
+from kit.tiers.unit.variants import EXTREME_SPAN
 
 pytest.importorskip("torch.testing._internal.common_methods_invocations")
 
@@ -214,7 +214,7 @@ def test_variants_are_identical_in_a_fresh_process() -> None:
     code = (
         "import random, torch; torch.rand(7); random.random()\n"  # other draws happen first
         "from kit.standard import load_standard\n"
-        "from kit.unit.identity import unit_test_digest\n"
+        "from kit.tiers.unit.identity import unit_test_digest\n"
         f"print([unit_test_digest(load_standard(), i) for i in {DIGESTED!r}])"
     )
     there = subprocess.run(

@@ -10,6 +10,6 @@ def pytest_ckit_warm_up(config: pytest.Config) -> None:
 
     for name in flow_names():
         get_flow(name).unavailable_reason()
-    import kit.flow_tier.subjects  # noqa: F401
-    import kit.unit.opinfo_cases  # noqa: F401
-    import kit.unit.opspecs  # noqa: F401
+    import kit.tiers.flows.subjects  # noqa: F401
+    import kit.tiers.unit.opinfo_cases  # noqa: F401
+    import kit.tiers.unit.opspecs  # noqa: F401

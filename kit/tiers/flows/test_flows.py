@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kit.context import KitContext
-from kit.flow_tier import run_flow_case
 from kit.standard import load_standard
+from kit.tiers.flows import run_flow_case
 
 FLOW_TEST_IDS = load_standard().test_ids("flows")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kit.context import KitContext
-from kit.models import run_model_case
 from kit.standard import load_standard
+from kit.tiers.models import run_model_case
 
 MODEL_TEST_IDS = load_standard().test_ids("models")
 

@@ -1,0 +1,297 @@
+"""summary.md: the GitHub job summary a release manager reads first.
+
+Everything from the vendor's stack (messages, reasons) is escaped, so a message cannot break a
+table, inject links or HTML, or blow the summary size limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kit.flows.interface import Stage
+from kit.formats import view
+from kit.formats.interface import ReportFormat
+from kit.grading.certified import packages_text, where_it_ran
+from kit.grading.grade_words import percent
+from kit.report.op_dtype import FailureGroup, group_failures
+from kit.results import Status
+from kit.standard import load_standard
+
+#: Rows of the failing-tests table before "... and N more".
+MAX_FAILING_ROWS = 200
+#: Rows of the other lists (skip entries, not-applicable reasons, missing tests).
+MAX_LIST_ROWS = 50
+#: Characters of one message shown in a table cell.
+MAX_CELL = 300
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SPACE = re.compile(r"\s+")
+STATUSES = [s.value for s in Status]
+
+
+def text(value: Any, limit: int = MAX_CELL) -> str:
+    """``value`` as inert Markdown on one line, cut to ``limit`` characters."""
+    visible = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    flat = _SPACE.sub(" ", visible).strip()
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return _SPECIAL.sub(r"\\\1", flat)
+
+
+def code(value: str) -> str:
+    if "`" in value or not value.isprintable():
+        return text(value)
+    return "`" + value.replace("|", "\\|") + "`"
+
+
+_PLAIN_URL = re.compile(r"https?://[^\s<>()\[\]|`\\]+\Z")
+
+
+def link(url: str) -> str:
+    """A clickable autolink for a plain http(s) URL; anything else as inert text."""
+    return f"<{url}>" if _PLAIN_URL.match(url) else text(url)
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return lines
+
+
+def _capped(
+    rows: list[list[str]], limit: int, what: str, where: str = "report.json"
+) -> tuple[list[list[str]], list[str]]:
+    if len(rows) <= limit:
+        return rows, []
+    return rows[:limit], ["", f"... and {len(rows) - limit} more {what} (see {where})"]
+
+
+def _rate(counts: Mapping[str, Any]) -> str:
+    rate = counts["pass_rate"]
+    return "—" if rate is None else percent(rate)
+
+
+def grade_mark(report: Mapping[str, Any]) -> str:
+    """The mark the report's standard gives its grade."""
+    standard = load_standard(report["standard"]["version"])
+    return standard.grade(view.grade_name(report)).mark
+
+
+def heading(report: Mapping[str, Any]) -> list[str]:
+    vendor, kit, standard = report["vendor"], report["kit"], report["standard"]
+    grade = view.grade_name(report)
+    mark = grade_mark(report)
+    env = report["environment"]
+    device = env["device"]
+    container = env["container"]
+    inside = f" · container {code(container['image'])}" if container else ""
+    return [
+        f"# {mark} {text(vendor['display_name'])} ({code(vendor['id'])}): {grade}",
+        "",
+        f"Kit {text(kit['version'])} · standard {text(standard['version'])} · "
+        f"PyTorch {text(standard['torch_release'])} (ran {text(env['torch']['version'])}) · "
+        f"device {text(device['type'])} × {device['count']} ({text(device['name'])}){inside} · "
+        f"kit digest {code(kit['digest'])}",
+        *certified_lines(report),
+        *release_note(report),
+        *clock_note(report),
+    ]
+
+
+def certified_lines(report: Mapping[str, Any]) -> list[str]:
+    """What was certified: the claimed dtypes and flows, where it ran, the vendor's packages."""
+    vendor, env = report["vendor"], report["environment"]
+    claims = (
+        f"Claimed dtypes {text(', '.join(vendor['dtypes']))} · flows "
+        f"{text(', '.join(vendor['flows']))} · ran on {text(where_it_ran(env))}"
+    )
+    packages = packages_text(env)
+    return ["", claims] + ([f"Vendor packages: {text(packages)}"] if packages else [])
+
+
+def release_note(report: Mapping[str, Any]) -> list[str]:
+    """Said plainly when the kit is not a released one; nothing when it is."""
+    if view.kit_released(report):
+        return []
+    return [
+        "",
+        f"⚠️ **This kit is not a released kit** (digest {code(report['kit']['digest'])}): "
+        "results are not comparable with released-kit results.",
+    ]
+
+
+def clock_note(report: Mapping[str, Any]) -> list[str]:
+    """Said plainly when the run's date was not the system clock's."""
+    run = report["run"]
+    if not run["clock_override"]:
+        return []
+    return [
+        "",
+        f"⛔ **The run's date was overridden**: skip expiry was judged on {text(run['today'])}, "
+        f"not on the system clock's {text(run['clock_today'])}; this report is not certifiable.",
+    ]
+
+
+def counts_table(report: Mapping[str, Any]) -> list[str]:
+    summary = report["summary"]
+    header = ["tier", *STATUSES, "missing", "total", "pass rate"]
+    rows = [
+        [name, *(str(c["statuses"][s]) for s in STATUSES), str(c["missing"]), str(c["total"]),
+         _rate(c)]
+        for name, c in [*summary["tiers"].items(), ("**all**", summary["overall"])]
+    ]
+    return ["## Results", "", *table(header, rows)]
+
+
+#: The stages of a flow record, in pipeline order, as the flows table's columns.
+FLOW_STAGES = tuple(stage.value for stage in Stage if stage is not Stage.RAN)
+
+
+def flows_table(report: Mapping[str, Any]) -> list[str]:
+    """Per flow: records per stage, ops the backend took or left, lowering cost."""
+    flows = report["summary"].get("flows") or {}
+    if not flows:
+        return []
+    header = ["flow", *FLOW_STAGES, "delegated ops", "undelegated ops", "most left out",
+              "lowering s", "program bytes"]
+    rows = [
+        [text(flow), *(str(totals["stages"].get(stage, 0)) for stage in FLOW_STAGES),
+         str(totals["delegated_ops"]), str(totals["undelegated_ops"]),
+         text(", ".join(f"{e['op']} ({e['count']})" for e in totals["top_undelegated"][:3])),
+         f"{totals['lowering_s']:.1f}", str(totals["program_bytes"])]
+        for flow, totals in flows.items()
+    ]
+    return ["## Flows", "", *table(header, rows)]
+
+
+def grade_section(report: Mapping[str, Any]) -> list[str]:
+    reasons = report["grade"]["reasons"]
+    if not reasons:
+        return ["## Grade", "", f"**{view.grade_name(report)}**: every condition is met."]
+    lines = ["## Why not a better grade", ""]
+    return lines + [f"- {text(reason, limit=4000)}" for reason in reasons]
+
+
+def violations_section(report: Mapping[str, Any]) -> list[str]:
+    violations = report["policy"]["violations"]
+    if not violations:
+        return []
+    rows = [[v["kind"], text(v["message"])] for v in violations]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "violations")
+    return ["## Skip-policy violations", "", *table(["kind", "what"], shown), *more]
+
+
+def failing_section(report: Mapping[str, Any]) -> list[str]:
+    """Failures grouped by op and dtype: counts per status and the worst error of each group."""
+    failing = view.failing(report)
+    if not failing:
+        return []
+    rows = [_group_row(group) for group in group_failures(failing)]
+    shown, more = _capped(rows, MAX_FAILING_ROWS, "groups", "results.csv")
+    title = f"## Failing tests ({len(failing)}) by op and dtype ({len(rows)} groups)"
+    header = ["op", "dtype", "tests", "statuses", "worst error"]
+    return [title, "", *table(header, shown), *more]
+
+
+def _group_row(group: FailureGroup) -> list[str]:
+    worst = group.worst
+    details = worst.get("details", {})
+    keys = [key for key in ("max_rel_err", "max_abs_err") if key in details]
+    figures = " ".join(f"{key} {text(details[key], 40)}" for key in keys)
+    said = " · ".join(part for part in (figures, text(worst["message"])) if part)
+    statuses = ", ".join(f"{status} {n}" for status, n in group.statuses.items())
+    return [
+        code(group.op), group.dtype or "—", str(group.count), statuses,
+        f"{code(worst['id'])}: {said}" if said else code(worst["id"]),
+    ]
+
+
+def skipped_section(report: Mapping[str, Any]) -> list[str]:
+    """Skipped tests grouped by the manifest entry that skipped them."""
+    groups: dict[str, list[str]] = {}
+    for record in view.records(report):
+        if record["status"] == Status.SKIPPED.value:
+            entry = view.skip_entry(report, record["id"])
+            groups.setdefault(entry["test"] if entry else "", []).append(record["id"])
+    if not groups:
+        return []
+    entries = {e["test"]: e for e in report["skip_manifest"]["entries"]}
+    rows = [_skip_row(pattern, ids, entries.get(pattern)) for pattern, ids in groups.items()]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "skip entries")
+    header = ["manifest entry", "tests", "example", "reason", "tracking", "expires"]
+    total = sum(len(ids) for ids in groups.values())
+    return [f"## Skipped tests ({total})", "", *table(header, shown), *more]
+
+
+def _skip_row(pattern: str, ids: list[str], entry: Mapping[str, Any] | None) -> list[str]:
+    if entry is None:
+        return ["(no manifest entry)", str(len(ids)), code(ids[0]), "", "", ""]
+    return [
+        code(pattern), str(len(ids)), code(ids[0]), text(entry["reason"]),
+        link(entry["tracking"]), entry["expires"],
+    ]
+
+
+def not_applicable_section(report: Mapping[str, Any]) -> list[str]:
+    reasons: dict[str, int] = {}
+    for record in view.records(report):
+        if record["status"] == Status.NOT_APPLICABLE.value:
+            reason = view.skip_reason(report, record)
+            reasons[reason] = reasons.get(reason, 0) + 1
+    if not reasons:
+        return []
+    rows = [[text(reason), str(n)] for reason, n in sorted(reasons.items(), key=lambda i: -i[1])]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "reasons")
+    return ["## Not applicable", "", *table(["reason", "tests"], shown), *more]
+
+
+def manifest_section(report: Mapping[str, Any]) -> list[str]:
+    stale = report["skip_manifest"]["stale"]
+    if not stale:
+        return []
+    narrowed = "" if report["run"].get("complete") else " (the run was narrowed)"
+    rows = [[code(e["test"]), text(e["reason"]), link(e["tracking"]), e["expires"]] for e in stale]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "stale entries")
+    return [
+        f"## Stale skip-manifest entries: they match no test of this run{narrowed}",
+        "",
+        *table(["entry", "reason", "tracking", "expires"], shown),
+        *more,
+    ]
+
+
+def unaccounted_section(report: Mapping[str, Any]) -> list[str]:
+    """Missing tests, and not-applicable or skipped ones the grade does not accept."""
+    unaccounted = report["unaccounted"]
+    if not unaccounted:
+        return []
+    rows = [[code(u["test"]), u["status"], text(u["why"])] for u in unaccounted]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "tests not accounted for")
+    title = f"## Tests not accounted for, counted as failures ({len(unaccounted)})"
+    return [title, "", *table(["test", "status", "why"], shown), *more]
+
+
+SECTIONS = (
+    heading,
+    counts_table,
+    flows_table,
+    grade_section,
+    violations_section,
+    failing_section,
+    unaccounted_section,
+    skipped_section,
+    not_applicable_section,
+    manifest_section,
+)
+
+
+class MarkdownFormat(ReportFormat):
+    filename = "summary.md"
+
+    def render(self, report: Mapping[str, Any]) -> bytes:
+        blocks = [section(report) for section in SECTIONS]
+        lines = [line for block in blocks if block for line in [*block, ""]]
+        return "\n".join(lines).encode("utf-8")

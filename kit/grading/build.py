@@ -1,0 +1,182 @@
+"""Building the report document: everything the file formats render, and what the signer signs.
+
+The same records give a byte-identical report.json whatever their order; only the run's
+start/finish times and the records' durations differ between two identical runs
+(``strip_timings`` drops them for comparisons).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import kit
+from kit.clock import RunDate
+from kit.grading.evidence import collect_evidence
+from kit.grading.grading import grade_run
+from kit.grading.policy import is_complete_run, policy_violations
+from kit.grading.released import is_released, load_released_kits
+from kit.grading.sanitize import json_safe
+from kit.hashing import kit_digest
+from kit.patterns import select_ids
+from kit.report.summary import summarize
+from kit.results import TestRecord
+from kit.standard import Standard
+from kit.vendors import SkipManifest, VendorProfile
+
+#: 2: the flows tier (NOT_DELEGATED, summary.flows, flow facts on records).
+SCHEMA_VERSION = 2
+
+
+def build_report(
+    *,
+    records: Iterable[TestRecord],
+    standard: Standard,
+    vendor: VendorProfile,
+    skips: SkipManifest,
+    environment: Mapping[str, Any],
+    run: Mapping[str, Any],
+    clock: RunDate,
+) -> dict[str, Any]:
+    return assemble_report(
+        records=records,
+        standard=standard,
+        vendor=vendor.summary(),
+        skips=skips,
+        skip_path=_manifest_path(skips, vendor),
+        environment=environment,
+        run=run,
+        clock=clock,
+    )
+
+
+def assemble_report(
+    *,
+    records: Iterable[TestRecord],
+    standard: Standard,
+    vendor: Mapping[str, Any],
+    skips: SkipManifest,
+    skip_path: str | None,
+    environment: Mapping[str, Any],
+    run: Mapping[str, Any],
+    clock: RunDate,
+    environments: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The report over ``records``, from the report's own sections (``build_report`` takes
+    them from the vendor's profile; ``ckit merge`` from the shard reports). ``environments``:
+    on a merged report, every shard's environment."""
+    ordered = sorted(records, key=lambda r: r.id)
+    _refuse_duplicates(ordered)
+    today = clock.today
+    recorded = {r.id for r in ordered}
+    missing = missing_ids(standard, run, recorded)
+    run = {**run, "complete": is_complete_run(standard, run, recorded)}
+    violations = policy_violations(ordered, standard, skips, run, today)
+    digest = kit_digest()
+    report: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kit": {
+            "version": kit.__version__,
+            "digest": digest,
+            "torch_release": kit.TORCH_RELEASE,
+            "released": is_released(digest, load_released_kits()),
+        },
+        "standard": {"version": standard.version, "torch_release": standard.torch_release},
+        "vendor": json_safe(vendor),
+        "skip_manifest": skip_manifest_section(skips, skip_path, [r.id for r in ordered], today),
+        "environment": json_safe(environment),
+        # The dates skip expiry was judged on, whatever the caller put there.
+        "run": json_safe({**run, **clock.to_json()}),
+        "records": [record_json(r) for r in ordered],
+        "missing": missing,
+        "summary": summarize(ordered, missing, run.get("tiers", ())),
+        "policy": {"violations": violations},
+    }
+    if environments:
+        report["environments"] = json_safe(list(environments))
+    # Graded on what the report says, as anyone grading report.json again will.
+    evidence = collect_evidence(standard, report)
+    report["unaccounted"] = [u.to_json() for u in evidence.unaccounted]
+    report["grade"] = grade_run(standard, evidence)
+    return report
+
+
+def record_json(record: TestRecord) -> dict[str, Any]:
+    data = record.to_json()
+    data["message"] = json_safe(record.message)
+    data["details"] = json_safe(record.details)
+    return data
+
+
+def _refuse_duplicates(records: Sequence[TestRecord]) -> None:
+    # The runner promises one record per test; two would make every count ambiguous.
+    twice = [test_id for test_id, n in Counter(r.id for r in records).items() if n > 1]
+    if twice:
+        raise ValueError(f"the runner produced {len(twice)} duplicate record id(s): {twice[0]}")
+
+
+def missing_ids(standard: Standard, run: Mapping[str, Any], recorded: set[str]) -> list[str]:
+    """Ids of the standard's locked lists (within the run's tiers and --select, and a shard's
+    part) with no record.
+
+    A tier without a locked list file has nothing to compare against and adds nothing.
+    """
+    select = tuple(run.get("select") or ())
+    shard = run.get("shard")
+    part = set(shard["tests"]) if isinstance(shard, Mapping) else None
+    expected: list[str] = []
+    for tier in run.get("tiers", ()):
+        if tier in standard.test_lists and standard.test_list_path(tier).is_file():
+            expected += standard.test_ids(tier)
+    return sorted(
+        {
+            t for t in select_ids(expected, select)
+            if t not in recorded and (part is None or t in part)
+        }
+    )
+
+
+def skip_manifest_section(
+    skips: SkipManifest, path: str | None, test_ids: Sequence[str], today: dt.date
+) -> dict[str, Any]:
+    return {
+        "path": path,
+        "sha256": skips.sha256 or None,
+        "entries": [e.to_json() for e in skips.entries],
+        "stale": [e.to_json() for e in skips.stale_entries(test_ids)],
+        "expired": [e.to_json() for e in skips.expired_entries(today)],
+    }
+
+
+def _manifest_path(skips: SkipManifest, vendor: VendorProfile) -> str | None:
+    if skips.source is None:
+        return None
+    source = Path(skips.source).resolve()
+    try:
+        return source.relative_to(vendor.directory.resolve()).as_posix()
+    except ValueError:
+        return source.as_posix()  # a manifest given from outside the vendor directory
+
+
+#: Fields that hold times: they differ between two runs of the same tests.
+TIMING_FIELDS = {"run": ("started_at", "finished_at"), "records": ("duration_s",)}
+
+
+def strip_timings(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``report`` without what one execution alone decides, for comparing two runs:
+    its times, and which worker log a crash or timeout left and what that log held."""
+    stripped = copy.deepcopy(dict(report))
+    for key in TIMING_FIELDS["run"]:
+        stripped.get("run", {}).pop(key, None)
+    for record in stripped.get("records", []):
+        for key in TIMING_FIELDS["records"]:
+            record.pop(key, None)
+        for key in ("lowering_s", "worker_log", "worker_log_tail"):
+            record.get("details", {}).pop(key, None)
+    for totals in stripped.get("summary", {}).get("flows", {}).values():
+        totals.pop("lowering_s", None)
+    return stripped

@@ -1,0 +1,94 @@
+"""The facts a grade is judged on, read from the report itself.
+
+Only what report.json records is used (records, missing ids, skip-manifest entries, the run's
+dates, policy violations, the environment's torch version), so a report read from disk is graded
+again the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kit.clock import RunDate
+from kit.errors import InputError
+from kit.grading.accounting import MISSING, TierSkips, Unaccounted, tier_skips, unaccounted_tests
+from kit.report.summary import NOT_RUN
+from kit.results import Status, TestRecord
+from kit.standard import Standard
+from kit.vendors import SkipEntry, SkipManifest
+
+
+@dataclass(frozen=True)
+class Evidence:
+    passed: int
+    #: Records that ran (neither SKIPPED nor NOT_APPLICABLE).
+    ran: int
+    #: Tests of the standard the grade does not accept as run, skipped or not applicable.
+    unaccounted: tuple[Unaccounted, ...]
+    #: Required test ids that did not pass, with their status (or ``MISSING``), sorted by id.
+    required_not_passed: tuple[tuple[str, str], ...]
+    violations: tuple[Mapping[str, str], ...]
+    tier_skips: tuple[TierSkips, ...]
+    #: ``torch.__version__`` as the report's environment recorded it, e.g. ``2.13.0+cpu``.
+    torch_version: str
+    clock: RunDate
+
+    @property
+    def counted(self) -> int:
+        """The pass rate's denominator: tests that ran, and those not accounted for."""
+        return self.ran + len(self.unaccounted)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.counted if self.counted else 0.0
+
+    def tiers_skipping_over(self, share: float) -> list[TierSkips]:
+        return [t for t in self.tier_skips if t.share > share]
+
+
+def collect_evidence(standard: Standard, report: Mapping[str, Any]) -> Evidence:
+    """The facts to grade ``report`` (a built report, or report.json read back) on."""
+    records = [TestRecord.from_json(r) for r in report["records"]]
+    missing = [str(test_id) for test_id in report["missing"]]
+    clock = recorded_clock(report["run"])
+    entries = tuple(SkipEntry.from_json(e) for e in report["skip_manifest"]["entries"])
+    ran = [r for r in records if r.status not in NOT_RUN]
+    return Evidence(
+        passed=sum(1 for r in ran if r.status is Status.PASS),
+        ran=len(ran),
+        unaccounted=unaccounted_tests(records, missing, SkipManifest(entries), clock.today),
+        required_not_passed=_required_not_passed(standard, records, missing),
+        violations=tuple(report["policy"]["violations"]),
+        tier_skips=tier_skips(records, missing),
+        torch_version=recorded_torch_version(report["environment"]),
+        clock=clock,
+    )
+
+
+def _required_not_passed(
+    standard: Standard, records: list[TestRecord], missing: list[str]
+) -> tuple[tuple[str, str], ...]:
+    found = [(r.id, r.status.value) for r in records
+             if r.status is not Status.PASS and standard.is_required(r.id)]
+    found += [(test_id, MISSING) for test_id in missing if standard.is_required(test_id)]
+    return tuple(sorted(found))
+
+
+def recorded_torch_version(environment: Mapping[str, Any]) -> str:
+    torch = environment.get("torch")
+    version = torch.get("version") if isinstance(torch, Mapping) else None
+    if not isinstance(version, str) or not version:
+        raise InputError("the report's environment records no torch version to grade it on")
+    return version
+
+
+def recorded_clock(run: Mapping[str, Any]) -> RunDate:
+    try:
+        return RunDate.from_json(dict(run))
+    except (KeyError, TypeError, ValueError):
+        raise InputError(
+            "the report's run records no valid today, clock_today and clock_override to grade "
+            "it on"
+        ) from None

@@ -1,0 +1,261 @@
+"""``ckit merge``: the shards of one run joined into one report, or a clear refusal.
+
+A numbered checklist; the first failed step refuses the merge with one line naming the shard.
+
+1. each directory holds a finished shard: report.json as its envelope lists it (the sha256 the
+   shard's own ``ckit run`` recorded), strict JSON, the report schema, a ``run.shard``
+2. each shard report holds up: coverage, completeness, violations, summary and grade derived
+   again from its records equal what it claims (``kit.grading.regrade``)
+3. every shard is of the same run: kit digest (and this kit's), standard, vendor profile,
+   skip manifest, torch release, tiers, --select, flows, shard count and balance
+4. the shards are 0..N-1 of N, each exactly once: a duplicate or a missing one is named
+5. each shard recorded only tests of its own part, and no test twice across shards
+
+The merged report is then built from the shards' records the way ``ckit run`` builds one
+(``kit.grading.build.assemble_report``), so it grades as an unsharded run of the same tests would.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kit.clock import RunDate
+from kit.errors import InputError, KitError
+from kit.grading.build import assemble_report
+from kit.grading.regrade import check_grade
+from kit.hashing import kit_digest, sha256_bytes
+from kit.report.model import Report, ShardRef
+from kit.results import TestRecord
+from kit.standard import Standard, load_standard
+
+
+class MergeRefused(InputError):
+    """The shards cannot make one report; ``str()`` names the step and the shard."""
+
+
+def _refuse(step: int, message: str) -> MergeRefused:
+    return MergeRefused(f"merge step {step}: {message}")
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    directory: Path
+    #: sha256 of the shard's report.json bytes: the merged report names each shard by it.
+    sha256: str
+    report: Report
+    shard: ShardRef
+
+    @property
+    def label(self) -> str:
+        return f"shard {self.shard} ({self.directory})"
+
+
+def step1_read_shard(directory: Path) -> ShardReport:
+    from kit.signing.sign import ENVELOPE_NAME
+    from kit.verification.verify import (
+        step1_read_envelope,
+        step2_check_payload_type,
+        step5_parse_statement,
+        step7_check_subject_files,
+        step8_check_report_matches,
+    )
+
+    envelope_path = directory / ENVELOPE_NAME
+    if not envelope_path.exists():
+        raise _refuse(1, f"{directory}: no {ENVELOPE_NAME}: the shard has not finished "
+                         f"(`ckit run --resume {directory}`) or this is no run directory")
+    try:
+        # Integrity without signatures: shards are unsigned, the merge signs the one report.
+        envelope = step1_read_envelope(envelope_path)
+        step2_check_payload_type(envelope)
+        statement = step5_parse_statement(envelope.payload)
+        report_bytes = step7_check_subject_files(statement, directory)
+        step8_check_report_matches(report_bytes, statement)
+        report = Report.from_json(statement.report)
+    except KitError as exc:
+        raise _refuse(1, f"{directory}: {exc}") from None
+    if report.run.shard is None:
+        raise _refuse(1, f"{directory}: not a shard (its run had no --shard); only the shards "
+                         "of one run merge")
+    return ShardReport(directory, sha256_bytes(report_bytes), report, report.run.shard)
+
+
+def step2_check_shard_holds_up(shard: ShardReport, standard: Standard) -> None:
+    try:
+        check_grade(shard.report, standard)
+    except KitError as exc:
+        raise _refuse(2, f"{shard.label}: {exc}") from None
+
+
+def _identity(report: Report) -> dict[str, Callable[[], Any]]:
+    """What every shard of one run shares, by the words a refusal names it with."""
+    run = report.document["run"]
+    return {
+        "kit digest": lambda: report.kit.digest,
+        "standard": lambda: report.standard.version,
+        "vendor": lambda: report.vendor_id,
+        "vendor profile (sha256)": lambda: report.document["vendor"]["profile_sha256"],
+        "claimed flows": lambda: report.document["vendor"]["flows"],
+        "claimed dtypes": lambda: report.document["vendor"]["dtypes"],
+        "skip manifest (sha256)": lambda: report.skips.sha256,
+        "torch release": lambda: report.environment["torch"]["version"],
+        "tiers": lambda: list(report.run.tiers),
+        "--select": lambda: list(report.run.select),
+        "--timeout": lambda: run["timeout_s"],
+        "shard count": lambda: report.run.shard.count if report.run.shard else None,
+        "shard balance": lambda: _balance(report.run.shard),
+        "date override (CKIT_TODAY)": lambda: run["today"] if run["clock_override"] else None,
+    }
+
+
+def _balance(shard: ShardRef | None) -> tuple[str, str | None] | None:
+    return None if shard is None else (shard.balance, shard.durations_sha256)
+
+
+def step3_check_same_run(shards: Sequence[ShardReport]) -> None:
+    first = shards[0]
+    ours = kit_digest()
+    if first.report.kit.digest != ours:
+        raise _refuse(3, f"{first.label} was run by kit digest {first.report.kit.digest[:12]}, "
+                         f"this kit is {ours[:12]}: merge with the kit that ran the shards")
+    reference = {name: get() for name, get in _identity(first.report).items()}
+    for shard in shards[1:]:
+        for name, get in _identity(shard.report).items():
+            if get() != reference[name]:
+                raise _refuse(3, f"{shard.label} differs from {first.label} in {name} "
+                                 f"({_shown(get())} vs {_shown(reference[name])}): "
+                                 "not shards of one run")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def step4_check_shard_set(shards: Sequence[ShardReport]) -> None:
+    count = shards[0].shard.count
+    seen: dict[int, ShardReport] = {}
+    for shard in shards:
+        if shard.shard.index in seen:
+            raise _refuse(4, f"{shard.directory} and {seen[shard.shard.index].directory} are "
+                             f"both shard {shard.shard}: give each shard once")
+        seen[shard.shard.index] = shard
+    absent = [f"{k}/{count}" for k in range(count) if k not in seen]
+    if absent:
+        raise _refuse(4, f"missing shard(s) {', '.join(absent)} of {count}: merge all {count} "
+                         "shards of the run")
+
+
+def step5_check_disjoint(shards: Sequence[ShardReport]) -> None:
+    owner: dict[str, ShardReport] = {}
+    for shard in shards:
+        part = set(shard.shard.tests)
+        for test_id in shard.shard.tests:
+            if test_id in owner:
+                raise _refuse(5, f"{shard.label} and {owner[test_id].label} both plan test "
+                                 f"{test_id!r}: overlapping shards")
+            owner[test_id] = shard
+        stray = next((r.id for r in shard.report.records if r.id not in part), None)
+        if stray is not None:
+            raise _refuse(5, f"{shard.label} records test {stray!r}, which is not in its part")
+
+
+@dataclass(frozen=True)
+class Merged:
+    report: dict[str, Any]
+    #: Tests of the run's scope that no shard recorded (the merged report lists them missing).
+    missing: tuple[str, ...]
+
+
+def check_shards(directories: Sequence[Path], standard: Standard) -> list[ShardReport]:
+    """Steps 1-5; the shards in index order."""
+    if not directories:
+        raise InputError("ckit merge: give the shard directories to merge")
+    shards = [step1_read_shard(directory) for directory in directories]
+    for shard in shards:
+        step2_check_shard_holds_up(shard, standard)
+    step3_check_same_run(shards)
+    step4_check_shard_set(shards)
+    step5_check_disjoint(shards)
+    return sorted(shards, key=lambda s: s.shard.index)
+
+
+def merge_shards(directories: Sequence[Path]) -> Merged:
+    standard = load_standard()
+    shards = check_shards(directories, standard)
+    first = shards[0].report
+    records: list[TestRecord] = [r for shard in shards for r in shard.report.records]
+    report = assemble_report(
+        records=records,
+        standard=standard,
+        vendor=first.document["vendor"],
+        skips=first.skips,
+        skip_path=first.document["skip_manifest"]["path"],
+        environment=first.environment,
+        run=merged_run(shards),
+        clock=merged_date(shards),
+        environments=[
+            {"shard": str(s.shard), "environment": s.report.environment} for s in shards
+        ],
+    )
+    return Merged(report, tuple(report["missing"]))
+
+
+def merged_run(shards: Sequence[ShardReport]) -> dict[str, Any]:
+    """The run section of the whole: the shards' scope and times, and which shards it joined."""
+    first = shards[0].report.document["run"]
+    return {
+        "tiers": first["tiers"],
+        "select": first["select"],
+        "timeout_s": first["timeout_s"],
+        "workers": sum(s.report.document["run"]["workers"] for s in shards),
+        "started_at": _iso(min(s.report.run.started_at for s in shards)),
+        "finished_at": _iso(max(s.report.run.finished_at for s in shards)),
+        "merged_from": [_provenance(s) for s in shards],
+    }
+
+
+def _provenance(shard: ShardReport) -> dict[str, Any]:
+    run: Mapping[str, Any] = shard.report.document["run"]
+    return {
+        "shard": str(shard.shard),
+        "report_sha256": shard.sha256,
+        "records": len(shard.report.records),
+        "started_at": run["started_at"],
+        "finished_at": run["finished_at"],
+    }
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.isoformat(timespec="seconds")
+
+
+def merged_date(shards: Sequence[ShardReport]) -> RunDate:
+    """Skip expiry judged on the latest shard's date: an entry that expired while any shard
+    ran has expired for the run."""
+    latest = max(shards, key=lambda s: s.report.run.today).report.document["run"]
+    return RunDate.from_json(
+        {k: latest[k] for k in ("today", "clock_today", "clock_override")}
+    )
+
+
+#: What the layout of a run (one process, workers, shards, devices) decides, not its tests.
+LAYOUT_RUN_FIELDS = ("shard", "merged_from", "workers", "devices")
+
+
+def layout_free(report: Mapping[str, Any]) -> dict[str, Any]:
+    """``report`` without its times and its layout: a sharded run merged and one unsharded run
+    of the same tests on the same stack must agree on everything left. The environment goes
+    too: shards may run on several machines."""
+    from kit.grading.build import strip_timings
+
+    stripped = strip_timings(report)
+    for key in LAYOUT_RUN_FIELDS:
+        stripped.get("run", {}).pop(key, None)
+    stripped.pop("environment", None)
+    stripped.pop("environments", None)
+    return stripped

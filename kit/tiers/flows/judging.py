@@ -1,0 +1,189 @@
+"""The kit's judgement of one subject through one flow: its stage, then its numbers.
+
+The device half (``kit.flows.pipeline.run_flow``) says how far the subject got. The judge, in
+the kit's own process, decides on a reference it computed itself:
+
+- ``EXPORT_FAIL``: ``torch.export`` of the kit's own subject failed: the kit's error, an ERROR;
+- ``LOWER_FAIL`` .. ``RUN_FAIL``: ERROR, or UNSUPPORTED where the message says not implemented;
+- a flow that must delegate, with nothing delegated: ``NOT_DELEGATED`` (never a pass);
+- then the numbers: a tolerance (float flows) or an SQNR floor (quantized flows).
+
+Every record keeps the stage facts and the error statistics, passing or not; the statistics
+are measured apart from the decision, so a passing record shows how close it came.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from kit.flows.interface import FlowRun, Stage
+from kit.outcomes import KitOutcome, classify_exception
+from kit.results import Status
+from kit.standard import Tolerance
+from kit.tiers.flows.config import Criterion, SqnrFloor
+
+#: How many undelegated op names a record keeps (the most frequent).
+UNDELEGATED_KEPT = 20
+
+
+class FlowVerdict(KitOutcome):
+    """Anything but PASS for a flow record: its status, its one-line message, its facts."""
+
+    def __init__(self, status: Status, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.status = status
+        self.facts = details
+
+    def details(self) -> dict[str, Any]:
+        return dict(self.facts)
+
+
+def stage_facts(run: FlowRun, stage: Stage) -> dict[str, Any]:
+    """What every flow record carries about the stages, whatever its status."""
+    program = run.program
+    timings = run.timings
+    lowering = sum(float(timings.get(name, 0.0)) for name in ("export", "lower", "serialize"))
+    undelegated = dict(program.undelegated_ops) if program is not None else {}
+    return {
+        "flow": run.flow,
+        "stage": stage.value,
+        "delegated_ops": program.delegated_ops if program is not None else 0,
+        "undelegated_ops": sum(undelegated.values()),
+        "undelegated_op_names": _most_frequent(undelegated),
+        "lowering_s": round(lowering, 6),
+        "program_bytes": len(program.data) if program is not None else 0,
+        "cached": run.cached,
+    }
+
+
+def _most_frequent(counts: dict[str, int]) -> dict[str, int]:
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return dict(ranked[:UNDELEGATED_KEPT])
+
+
+def error_statistics(
+    actual: Sequence[torch.Tensor], expected: Sequence[torch.Tensor]
+) -> dict[str, Any]:
+    """Max abs/rel error, mean squared error and SQNR (dB) over every output element."""
+    pairs = [(a, e) for a, e in zip(actual, expected, strict=False) if a.shape == e.shape]
+    if not pairs or len(pairs) != len(expected) or len(actual) != len(expected):
+        return {"max_abs_err": None, "max_rel_err": None, "mse": None, "sqnr_db": None}
+    a = torch.cat([x.detach().reshape(-1).to(torch.float64) for x, _ in pairs])
+    e = torch.cat([y.detach().reshape(-1).to(torch.float64) for _, y in pairs])
+    finite = torch.isfinite(a) & torch.isfinite(e)
+    a, e = a[finite], e[finite]
+    if a.numel() == 0:
+        return {"max_abs_err": 0.0, "max_rel_err": 0.0, "mse": 0.0, "sqnr_db": None}
+    diff = (a - e).abs()
+    noise = float((diff**2).sum())
+    signal = float((e**2).sum())
+    return {
+        "max_abs_err": float(diff.max()),
+        "max_rel_err": float((diff / e.abs().clamp_min(torch.finfo(torch.float32).tiny)).max()),
+        "mse": noise / a.numel(),
+        "sqnr_db": sqnr_db(signal, noise),
+    }
+
+
+def sqnr_db(signal: float, noise: float) -> float:
+    """10 log10(signal / noise); infinite for an exact result."""
+    if noise == 0.0:
+        return math.inf
+    if signal == 0.0:
+        return -math.inf
+    return 10.0 * math.log10(signal / noise)
+
+
+def decide(
+    run: FlowRun,
+    requires_delegation: bool,
+    expected: Sequence[torch.Tensor],
+    criterion: Criterion,
+) -> dict[str, Any]:
+    """The details of a PASS; raises ``FlowVerdict`` for every other outcome."""
+    if run.stage is not Stage.RAN:
+        raise _stage_failure(run)
+    if requires_delegation and (run.program is None or run.program.delegated_ops == 0):
+        details = stage_facts(run, Stage.NOT_DELEGATED)
+        names = ", ".join(details["undelegated_op_names"]) or "none"
+        raise FlowVerdict(Status.NOT_DELEGATED,
+                          f"the backend of {run.flow} took no op (left outside: {names})", details)
+    actual = tuple(run.outputs or ())
+    statistics = error_statistics(actual, expected)
+    problem = _numeric_problem(actual, expected, criterion, statistics)
+    if problem is not None:
+        details = {**stage_facts(run, Stage.FAIL_NUMERIC), **statistics, **_bound(criterion)}
+        raise FlowVerdict(Status.FAIL_NUMERIC, problem, details)
+    return {**stage_facts(run, Stage.PASS), **statistics, **_bound(criterion)}
+
+
+def _stage_failure(run: FlowRun) -> FlowVerdict:
+    details = {**stage_facts(run, run.stage), "error": run.error}
+    if run.stage is Stage.EXPORT_FAIL:
+        return FlowVerdict(Status.ERROR, f"kit error: torch.export of the kit's own subject "
+                           f"failed ({run.error}); report it to the kit's maintainers", details)
+    status = _failure_status(run.error)
+    stage = run.stage.value.removesuffix("_FAIL").lower()
+    return FlowVerdict(status, f"{run.flow}: {stage} failed: {run.error}", details)
+
+
+def _failure_status(error: str) -> Status:
+    # The device half leaves "ExcType: first line"; judged the way a raised exception is.
+    kind, _, text = error.partition(": ")
+    if kind == "NotImplementedError":
+        return Status.UNSUPPORTED
+    status = classify_exception(RuntimeError(text or kind))
+    return Status.UNSUPPORTED if status is Status.UNSUPPORTED else Status.ERROR
+
+
+def _bound(criterion: Criterion) -> dict[str, Any]:
+    if isinstance(criterion, SqnrFloor):
+        return {"sqnr_floor_db": criterion.db}
+    return {"atol": criterion.atol, "rtol": criterion.rtol}
+
+
+def _numeric_problem(
+    actual: Sequence[torch.Tensor],
+    expected: Sequence[torch.Tensor],
+    criterion: Criterion,
+    statistics: dict[str, Any],
+) -> str | None:
+    if len(actual) != len(expected):
+        return f"the program returned {len(actual)} outputs, eager {len(expected)}"
+    for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        if a.shape != e.shape:
+            return f"output {index}: shape {tuple(a.shape)}, eager {tuple(e.shape)}"
+    if isinstance(criterion, SqnrFloor):
+        return _sqnr_problem(statistics["sqnr_db"], criterion)
+    for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        problem = _tolerance_problem(index, a, e, criterion)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _sqnr_problem(measured: float | None, floor: SqnrFloor) -> str | None:
+    if measured is not None and measured >= floor.db:
+        return None
+    return f"SQNR {measured if measured is None else round(measured, 2)} dB below the floor " \
+           f"{floor.db} dB"
+
+
+def _tolerance_problem(
+    index: int, actual: torch.Tensor, expected: torch.Tensor, tolerance: Tolerance
+) -> str | None:
+    if not (expected.is_floating_point() or expected.is_complex()):
+        same = torch.equal(actual.to(expected.dtype), expected)
+        return None if same else f"output {index}: integer results differ from eager"
+    a, e = actual.to(torch.float64), expected.to(torch.float64)
+    close = torch.isclose(a, e, rtol=tolerance.rtol, atol=tolerance.atol, equal_nan=True)
+    bad = int((~close).sum())
+    if bad == 0:
+        return None
+    worst = float((a - e).abs().nan_to_num(nan=math.inf).max())
+    return (f"output {index}: {bad}/{e.numel()} elements outside atol {tolerance.atol} + rtol "
+            f"{tolerance.rtol} of eager (max abs err {worst:.3g})")

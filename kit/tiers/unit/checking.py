@@ -1,0 +1,217 @@
+"""Running one unit case: the device result against a CPU reference, under the standard's rules.
+
+A case builds fresh inputs on a device (floating inputs widened to float64 when ``upcast``) and
+calls the code under test on them. The check:
+
+1. CPU in the tested dtype gives the dtypes the device must return (and, for ``same-dtype``
+   ops, the reference values);
+2. CPU with floating inputs upcast to float64 gives the reference values (``float64`` ops);
+3. the device call must leave its inputs unchanged (an out-of-place op that writes into an
+   input is wrong even when its own result is right, and the damage would be blamed on
+   whatever reads that tensor next);
+4. the device result must have those dtypes and lie within the standard's numerics bound
+   (``kit.numerics``) of the reference, judged per output dtype; the figures are recorded for
+   passing tests too.
+
+Errors raised by the device call propagate untouched, so the plugin can classify them (a
+``NotImplementedError`` is UNSUPPORTED); an error from a CPU reference is an ERROR: the kit's
+curation is wrong (or the vendor's modules changed how CPU behaves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kit.compare import ErrorBound, Measurement, assert_close
+from kit.context import KitContext
+from kit.numerics import accumulation_length
+from kit.outcomes import KitOutcome, ResultMismatch, numerics_details
+from kit.standard import Standard
+from kit.tiers.unit.config import FLOAT64_REFERENCE, Comparison
+from kit.tiers.unit.trees import (
+    assert_same_dtypes,
+    map_tensors,
+    numel_of,
+    select_outputs,
+    tensor_leaves,
+    to_cpu,
+)
+
+#: Dtypes whose inputs a float64 reference widens (float64 itself is its own reference).
+WIDENED_DTYPES = frozenset({"float32", "bfloat16", "float16"})
+
+
+@dataclass(frozen=True)
+class UnitCase:
+    """One unit test's inputs and call, rebuilt identically on any device."""
+
+    label: str
+    dtype: str
+    comparison: Comparison
+    #: ``(device, upcast) -> inputs``: a fresh copy of the inputs on ``device`` every time.
+    make_inputs: Callable[[str, bool], Any]
+    #: ``(device, upcast, inputs) -> result``.
+    call: Callable[[str, bool, Any], Any]
+    #: Extra tensors the op accumulates over besides its inputs (a module's parameters).
+    extra_operands: Any = ()
+    #: For a module op: ``(module, inputs) -> result`` on a module the caller holds (the flows
+    #: tier registers it in the exported subject; ``call`` copies and moves it, which export
+    #: cannot trace).
+    call_module: Callable[[Any, Any], Any] | None = None
+
+
+class ReferenceFailure(KitOutcome, RuntimeError):
+    """The CPU reference itself failed: normally a bug in the kit's curation.
+
+    A ``KitOutcome`` so that its status stays ERROR even when the wrapped message happens to
+    read like "not implemented for" (which would otherwise mean UNSUPPORTED).
+    """
+
+
+class InputModified(ResultMismatch):
+    """An out-of-place op wrote into one of its inputs."""
+
+
+def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
+    """Execute on the device and judge, in this process (plain pytest)."""
+    # The references first: a reference that fails is the kit's ERROR, whatever the device does.
+    references = cpu_references(case)
+    actual = execute_case(ckit.device, case)
+    measurements = judge_case(ckit.standard, case, actual, references)
+    ckit.notes.update(numerics_details(measurements))
+    return measurements
+
+
+def execute_case(device: str, case: UnitCase) -> tuple[Any, Any]:
+    """The vendor half: ``(result, inputs after the call)`` from the device, on CPU."""
+    with torch.no_grad():
+        device_inputs = case.make_inputs(device, False)
+        return to_cpu(case.call(device, False, device_inputs)), to_cpu(device_inputs)
+
+
+def judge_case(
+    standard: Standard,
+    case: UnitCase,
+    actual: tuple[Any, Any],
+    references: tuple[tuple[Any, Any], tuple[Any, Any]] | None = None,
+) -> list[Measurement]:
+    """The kit half: CPU references (``cpu_references``, computed here unless given), inputs
+    unchanged, dtypes, then the numerics bound."""
+    with torch.no_grad():
+        expected_like, reference = references or cpu_references(case)
+        cpu_inputs = case.make_inputs("cpu", False)
+    if not (isinstance(actual, tuple) and len(actual) == 2):
+        raise ResultMismatch("the device evidence is not (result, inputs after the call)")
+    mutated = case.comparison.mutates
+    assert_inputs_unchanged(actual[1], cpu_inputs, allowed=mutated)
+    actual, expected_like, reference = (
+        compared_part(outcome, case.comparison) for outcome in (actual, expected_like, reference)
+    )
+    assert_same_dtypes(actual, expected_like)
+    bound = case_bound(standard, case, cpu_inputs, numel_of(actual))
+    return assert_close(actual, reference, bound)
+
+
+def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
+    """The judged part of ``(result, inputs after the call)``: the picked outputs, then the
+    inputs the op is declared to update (batch norm's running statistics)."""
+    result, inputs = outcome
+    picked = select_outputs(result, comparison.compare_outputs)
+    if not comparison.mutates:
+        return picked
+    leaves = dict(tensor_leaves(inputs))
+    # A sample may pass None where others pass a tensor (no running statistics): skip it.
+    return (picked, *(leaves[where] for where in comparison.mutates if where in leaves))
+
+
+def cpu_references(case: UnitCase) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """``(result, inputs after the call)`` on CPU in the tested dtype (the dtypes the device
+    must return), and the same for the reference it is judged against."""
+    expected_like = _reference(case, upcast=False)
+    if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
+        return expected_like, _reference(case, upcast=True)
+    return expected_like, expected_like
+
+
+def case_bound(
+    standard: Standard, case: UnitCase, cpu_inputs: Any, output_numel: int
+) -> ErrorBound:
+    """The standard's bound for ``case``: its op class, overrides, accumulation length and,
+    where the class asks for it, the magnitude reference."""
+    op_class = case.comparison.op_class
+    return ErrorBound(
+        rules=standard.numerics,
+        op_class=op_class,
+        overrides=case.comparison.overrides,
+        length=accumulation_length((cpu_inputs, case.extra_operands), output_numel),
+        magnitude=magnitude_reference(case) if standard.numerics.uses_magnitude(op_class) else 0.0,
+    )
+
+
+def magnitude_reference(case: UnitCase) -> float:
+    """``max |op(|x|)|``: the op in float64 on the absolute values of its floating inputs.
+
+    The size of the terms an op rounds on the way to a result that may cancel (a weighted mean,
+    a loss). Taken over the op's compared results only: an input it updates (a weight
+    renormalized in place) keeps its own scale. 0 when the op cannot run on ``|x|`` (the bound
+    then falls back to ``max |ref|``).
+    """
+
+    def absolute(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.abs() if tensor.is_floating_point() else tensor
+
+    try:
+        with torch.no_grad():
+            inputs = map_tensors(case.make_inputs("cpu", True), absolute)
+            result = to_cpu(case.call("cpu", True, inputs))
+    except Exception:  # noqa: BLE001 - e.g. an op whose domain excludes |x|: no magnitude
+        return 0.0
+    picked = select_outputs(result, case.comparison.compare_outputs)
+    sizes = [
+        float(finite.abs().max())
+        for _, leaf in tensor_leaves(picked)
+        if leaf.is_floating_point() and (finite := leaf[torch.isfinite(leaf)]).numel()
+    ]
+    return max(sizes, default=0.0)
+
+
+def assert_inputs_unchanged(
+    after: Any, before: Any, allowed: tuple[str, ...] = ()
+) -> None:
+    """Every input tensor still holds its bytes (NaN payloads included), except those the op
+    is declared to update."""
+    for (where, was), (_, now) in zip(tensor_leaves(before), tensor_leaves(after), strict=True):
+        if where in allowed:
+            continue
+        if was.shape != now.shape or was.dtype != now.dtype or not _same_bytes(was, now):
+            raise InputModified(
+                f"input {where} was modified by the call: an out-of-place op must not write "
+                "into its inputs",
+                failure="input-modified",
+                input=where,
+            )
+
+
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.numel() == 0:
+        return True
+    bytes_a = a.contiguous().reshape(-1).view(torch.uint8)
+    bytes_b = b.contiguous().reshape(-1).view(torch.uint8)
+    return torch.equal(bytes_a, bytes_b)
+
+
+def _reference(case: UnitCase, *, upcast: bool) -> tuple[Any, Any]:
+    try:
+        inputs = case.make_inputs("cpu", upcast)
+        return to_cpu(case.call("cpu", upcast, inputs)), inputs
+    except Exception as exc:  # any failure of the reference is the kit's problem
+        kind = "float64 reference" if upcast else "same-dtype CPU run"
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        raise ReferenceFailure(
+            f"the {kind} of {case.label} failed on CPU ({type(exc).__name__}: {first_line}): "
+            "a bug in the unit tier's curation, or vendor modules that changed CPU behaviour"
+        ) from exc

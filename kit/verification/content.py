@@ -1,0 +1,112 @@
+"""Content checks on a report read with ``Report.from_json``: does what it claims hold up?
+
+A valid signature proves who wrote a report, not that it is true: the signer holds the key and
+can sign anything. These checks judge the claims against what the verifier knows itself (the
+standards, the released-kit list, its clock). ``ckit verify`` runs them as numbered steps; any
+other reader of reports (an audit) can run the same functions. Each failing check raises
+``ReportError`` with one line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kit.errors import InputError
+from kit.grading.released import ReleasedKit
+from kit.report.model import Report, ReportError, RunInfo
+from kit.standard import Standard, load_standard
+
+#: No ckit run happened before the kit existed: its first standard (v1) dates from 2026.
+KIT_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+#: How far the run machine's clock may run ahead of the verifier's.
+CLOCK_SKEW = dt.timedelta(minutes=10)
+#: ``run.today`` is a local date and the run's times are UTC: a day either side is the same
+#: moment somewhere on Earth.
+TODAY_SLACK = dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class KitStanding:
+    """Whether the kit that judged the run is a released one, and what to tell the reader."""
+
+    released: bool
+    #: One line for the reader when the results are not comparable with released-kit results.
+    note: str | None
+
+
+def report_standard(report: Report) -> Standard:
+    """The standard the report names, loaded; it must certify the torch release it claims."""
+    version = report.standard.version
+    try:
+        standard = load_standard(version)
+    except (InputError, OSError, KeyError, TypeError, ValueError) as exc:
+        raise ReportError(f"standard {version} of this kit cannot be loaded: {exc}") from None
+    if standard.torch_release != report.standard.torch_release:
+        raise ReportError(
+            f"report says standard {version} certifies torch "
+            f"{report.standard.torch_release!r}; it certifies {standard.torch_release}"
+        )
+    return standard
+
+
+def kit_standing(report: Report, released_kits: Iterable[ReleasedKit]) -> KitStanding:
+    """A report claiming a released kit must name a listed digest, of that version."""
+    kit = report.kit
+    listed = {released.digest: released for released in released_kits}
+    if not kit.released:
+        return KitStanding(
+            released=False,
+            note=(
+                f"not a released kit (kit {kit.version}, digest {kit.digest[:16]}): its results "
+                "are not comparable with released-kit results"
+            ),
+        )
+    release = listed.get(kit.digest)
+    if release is None:
+        raise ReportError(
+            f"report claims a released kit, but digest {kit.digest[:16]} is not in the "
+            "released-kit list (standards/released-kits.yaml)"
+        )
+    if release.version != kit.version:
+        raise ReportError(
+            f"digest {kit.digest[:16]} is released kit {release.version}, but the report "
+            f"names kit {kit.version!r}"
+        )
+    return KitStanding(released=True, note=None)
+
+
+def check_run_times(run: RunInfo, now: dt.datetime) -> None:
+    """The run's times are in order, within the kit's lifetime, and not after ``now``.
+
+    The statement carries no signing time, but signing happens before verification: a run that
+    starts or ends after ``now`` was signed before it started or ended.
+    """
+    started, finished = run.started_at, run.finished_at
+    if finished < started:
+        raise ReportError(f"the run finished ({finished}) before it started ({started})")
+    if started < KIT_EPOCH:
+        raise ReportError(f"the run started {started}, before ckit existed ({KIT_EPOCH.date()})")
+    if started > now + CLOCK_SKEW:
+        raise ReportError(
+            f"the run started {started}, after this verification ({now:%Y-%m-%d %H:%M:%S%z}): "
+            "it was signed before it started"
+        )
+    if finished > now + CLOCK_SKEW:
+        raise ReportError(
+            f"the run finished {finished}, after this verification ({now:%Y-%m-%d %H:%M:%S%z}): "
+            "it was signed before it finished"
+        )
+    _check_today(run)
+
+
+def _check_today(run: RunInfo) -> None:
+    # Skip expiry is judged on run.today: a date moved back revives expired skips.
+    earliest = (run.started_at - TODAY_SLACK).date()
+    latest = (run.finished_at + TODAY_SLACK).date()
+    if not earliest <= run.today <= latest:
+        raise ReportError(
+            f"skip expiry was judged on {run.today}, outside the run "
+            f"({run.started_at.date()} to {run.finished_at.date()})"
+        )

@@ -1,0 +1,397 @@
+"""``ckit verify``: a numbered checklist; the first failed step rejects the envelope.
+
+Integrity: who signed what.
+
+1. read the envelope: a regular file within ``MAX_ENVELOPE_BYTES``, strict JSON, exact DSSE
+   shape, at most ``MAX_SIGNATURES`` signatures, a payload within ``MAX_PAYLOAD_BYTES``
+2. the payload type is in-toto
+3. there is at least one signature
+4. every signature is by a keyring key (keyid recomputed from the key) and verifies over PAE
+5. the verified payload bytes parse strictly as a Statement v1 with a known predicate type
+6. the report's vendor is the keyring vendor of every signing key
+7. every subject file (the report files, and the golden manifest when the run wrote one) is a
+   regular file in the files directory (no symlink out of it), within
+   ``MAX_SUBJECT_BYTES``, and has its signed sha256
+8. report.json, parsed strictly, is the report inside the statement
+
+Content: whether what was signed holds up (``kit.verification.content`` and
+``kit.grading.regrade``).
+
+9. the report names a standard this kit knows and validates against its report schema
+10. the kit that judged the run is a released one (listed digest, same version), or the report
+    says plainly it is not (then verify prints a note)
+11. the run's times are consistent: in order, not before ckit existed, not after this
+    verification, and skip expiry judged on a date within the run
+12. the report's coverage, completeness, policy violations, summary and grade, derived again
+    from its records and its standard, equal what it claims
+
+With a trusted keyring (``trusted``, see ``kit.signing.trust``), step 4 also requires every
+signing key to be listed in the root-signed keyring.json and not revoked, and step 6 requires
+each to be listed for the report's vendor and valid (window, retirement) at the report's
+signing time, its ``run.finished_at``. Without one, any key file in the keyring counts.
+
+Each step raises ``VerificationError("step N: ...")`` with one line saying what was wrong. Every
+step reads bounded input and does linear work, so a hostile envelope costs little to reject.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from kit.bounded_read import FileMissing, path_within, read_regular_file
+from kit.errors import InputError, VerificationError
+from kit.grading.regrade import check_grade
+from kit.grading.released import ReleasedKit, load_released_kits
+from kit.hashing import sha256_bytes
+from kit.report.model import Report
+from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
+from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
+from kit.signing.keys import KEYID, keyid_of
+from kit.signing.limits import (
+    MAX_ENVELOPE_BYTES,
+    MAX_PAYLOAD_BYTES,
+    MAX_SIGNATURES,
+    MAX_SUBJECT_BYTES,
+)
+from kit.signing.sign import ENVELOPE_NAME, OPTIONAL_REPORT_FILES, REPORT_FILES, REPORT_JSON
+from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
+from kit.signing.strict_json import canonical_json, loads_strict
+from kit.signing.trust import TrustedKeyring
+from kit.standard import Standard
+from kit.verification.content import KitStanding, check_run_times, kit_standing, report_standard
+
+
+@dataclass(frozen=True)
+class VerifiedReport:
+    vendor: str
+    #: The first signer's keyid; ``keyids`` lists every signer (all verified, all of ``vendor``).
+    keyid: str
+    report: dict[str, Any]
+    subjects: tuple[Subject, ...]
+    kit_version: str
+    keyids: tuple[str, ...]
+    #: The report as the typed read model; every claim in it passed the content steps.
+    content: Report
+    kit: KitStanding
+
+    @property
+    def grade_name(self) -> str:
+        return self.content.grade.name
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a reader must know beside the verdict, one line each."""
+        return (self.kit.note,) if self.kit.note else ()
+
+
+def _fail(step: int, message: str) -> NoReturn:
+    raise VerificationError(f"step {step}: {message}")
+
+
+def _short(keyid: str) -> str:
+    """Keyids print as 16 hex digits; anything else is quoted so the message stays one line."""
+    return keyid[:16] if KEYID.fullmatch(keyid) else repr(keyid[:24])
+
+
+def _cannot_hold_few_signatures(data: bytes) -> bool:
+    """Whether ``data`` is sure to hold more than ``MAX_SIGNATURES`` signatures, unparsed.
+
+    Every JSON object needs a literal ``{``, and an envelope that can pass has no ``{`` anywhere
+    else: its strings are base64, keyring keyids and the in-toto type. Counting them rejects a
+    padded envelope without first parsing megabytes of signatures strictly.
+    """
+    return data.count(b"{") > 1 + MAX_SIGNATURES
+
+
+def step1_read_envelope(path: Path) -> Envelope:
+    try:
+        data = read_regular_file(path, limit=MAX_ENVELOPE_BYTES, what="envelope")
+    except InputError as exc:
+        _fail(1, str(exc))
+    if _cannot_hold_few_signatures(data):
+        _fail(1, f"envelope holds more than {MAX_SIGNATURES} signature objects (at most "
+                 f"{MAX_SIGNATURES} are accepted)")
+    try:
+        envelope = decode_envelope(loads_strict(data, what="envelope"))
+    except VerificationError as exc:
+        _fail(1, str(exc))
+    if len(envelope.payload) > MAX_PAYLOAD_BYTES:
+        _fail(1, f"payload is over the limit of {MAX_PAYLOAD_BYTES} bytes")
+    return envelope
+
+
+def step2_check_payload_type(envelope: Envelope) -> None:
+    if envelope.payload_type != PAYLOAD_TYPE:
+        _fail(2, f"unknown payloadType {envelope.payload_type!r} (expected {PAYLOAD_TYPE})")
+
+
+def step3_require_signatures(envelope: Envelope) -> None:
+    if not envelope.signatures:
+        _fail(3, "unsigned report (written with --no-sign); sign it with `ckit sign DIR`")
+
+
+def _verifies(public_key: Ed25519PublicKey, signature: bytes, message: bytes) -> bool:
+    try:
+        public_key.verify(signature, message)
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _load_keyring(keyring_dir: Path | None) -> Keyring:
+    try:
+        return load_keyring(keyring_dir)
+    except InputError as exc:
+        _fail(4, f"bad keyring: {exc}")
+
+
+def _signer(signature: Signature, message: bytes, keyring: Keyring) -> KeyringEntry:
+    named = _short(signature.keyid)
+    entry = keyring.find(signature.keyid)
+    if entry is None:
+        _fail(4, f"signing key {named} is not in the keyring {keyring.directory} (unknown key)")
+    if keyid_of(entry.public_key) != signature.keyid:
+        _fail(4, f"keyring file {entry.path} does not hold key {named}")
+    if _verifies(entry.public_key, signature.sig, message):
+        return entry
+    # Name the real signer when the keyring knows it: a relabelled keyid, not a forgery.
+    made_it = (e for e in keyring.entries if _verifies(e.public_key, signature.sig, message))
+    actual = next(made_it, None)
+    if actual is not None:
+        _fail(
+            4,
+            f"signature claims key {named} of vendor {entry.vendor} but was made by key "
+            f"{actual.keyid[:16]} of vendor {actual.vendor}",
+        )
+    _fail(4, f"signature does not verify with key {named} of vendor {entry.vendor}")
+
+
+def step4_verify_signatures(
+    envelope: Envelope, keyring_dir: Path | None, trusted: TrustedKeyring | None = None
+) -> tuple[KeyringEntry, ...]:
+    keyring = trusted.keyring if trusted is not None else _load_keyring(keyring_dir)
+    message = pae(envelope.payload_type, envelope.payload)
+    seen: set[str] = set()
+    for signature in envelope.signatures:
+        if signature.keyid in seen:
+            _fail(4, f"key {_short(signature.keyid)} signs the envelope twice")
+        seen.add(signature.keyid)
+    signers = tuple(_signer(signature, message, keyring) for signature in envelope.signatures)
+    if trusted is not None:
+        for signer in signers:
+            problem = trusted.standing_problem(signer.keyid)
+            if problem is not None:
+                _fail(4, problem)
+    return signers
+
+
+def step5_parse_statement(payload: bytes) -> Statement:
+    try:
+        return parse_statement(
+            loads_strict(payload, what="payload"), REPORT_FILES, OPTIONAL_REPORT_FILES
+        )
+    except VerificationError as exc:
+        _fail(5, str(exc))
+
+
+def _signing_time(statement: Statement) -> dt.datetime:
+    """The report's ``run.finished_at``: the only signing time the statement offers."""
+    run = statement.report.get("run")
+    text = run.get("finished_at") if isinstance(run, dict) else None
+    try:
+        moment = dt.datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        _fail(6, "the report's run.finished_at is not a time with a zone; keys are judged by it")
+    return moment
+
+
+def step6_check_vendor_binding(
+    statement: Statement,
+    signers: tuple[KeyringEntry, ...],
+    trusted: TrustedKeyring | None = None,
+) -> None:
+    claimed = statement.vendor_id
+    for signer in signers:
+        if signer.vendor != claimed:
+            _fail(
+                6,
+                f"key {signer.keyid[:16]} of vendor {signer.vendor} signed a report claiming "
+                f"vendor {claimed!r}",
+            )
+    if trusted is None:
+        return
+    signed_at = _signing_time(statement)
+    for signer in signers:
+        problem = trusted.key_problem(signer.keyid, claimed, signed_at)
+        if problem is not None:
+            _fail(6, problem)
+
+
+def _read_subject(files_dir: Path, name: str) -> bytes:
+    what = "subject file"
+    try:
+        return read_regular_file(
+            path_within(files_dir, name, what), limit=MAX_SUBJECT_BYTES, what=what
+        )
+    except FileMissing:
+        _fail(7, f"subject file {name} is missing from {files_dir}")
+    except InputError as exc:
+        _fail(7, str(exc))
+
+
+def step7_check_subject_files(statement: Statement, files_dir: Path) -> bytes:
+    """Returns report.json's bytes, so step 8 parses the very bytes step 7 hashed."""
+    report_bytes = b""
+    for subject in statement.subjects:
+        data = _read_subject(files_dir, subject.name)
+        actual = sha256_bytes(data)
+        if actual != subject.sha256:
+            _fail(
+                7,
+                f"{subject.name} was modified after signing (sha256 {actual[:16]}, "
+                f"signed {subject.sha256[:16]})",
+            )
+        report_bytes = data if subject.name == REPORT_JSON else report_bytes
+    return report_bytes
+
+
+def _first_difference(signed: dict[str, Any], on_disk: Any) -> str:
+    if not isinstance(on_disk, dict):
+        return "report.json is not a JSON object"
+    for key in sorted(signed.keys() | on_disk.keys()):
+        if key not in on_disk:
+            return f"key {key!r} is only in the signed report"
+        if key not in signed:
+            return f"key {key!r} is only in report.json"
+        if canonical_json(signed[key]) != canonical_json(on_disk[key]):
+            return f"first difference at key {key!r}"
+    return "they differ"
+
+
+def step8_check_report_matches(report_bytes: bytes, statement: Statement) -> None:
+    try:
+        on_disk = loads_strict(report_bytes, what=REPORT_JSON)
+    except VerificationError as exc:
+        _fail(8, str(exc))
+    if canonical_json(on_disk) != canonical_json(statement.report):
+        where = _first_difference(statement.report, on_disk)
+        _fail(8, f"report.json differs from the report inside the signed statement ({where})")
+
+
+def step9_read_report(statement: Statement) -> tuple[Report, Standard]:
+    try:
+        report = Report.from_json(statement.report)
+        return report, report_standard(report)
+    except VerificationError as exc:
+        _fail(9, str(exc))
+
+
+def step10_check_kit(report: Report, released_kits: Sequence[ReleasedKit]) -> KitStanding:
+    try:
+        return kit_standing(report, released_kits)
+    except VerificationError as exc:
+        _fail(10, str(exc))
+
+
+def step11_check_times(report: Report, now: dt.datetime) -> None:
+    try:
+        check_run_times(report.run, now)
+    except VerificationError as exc:
+        _fail(11, str(exc))
+
+
+def step12_check_grade(report: Report, standard: Standard) -> None:
+    try:
+        check_grade(report, standard)
+    except VerificationError as exc:
+        _fail(12, str(exc))
+
+
+def _refuse_other_keyring(keyring_dir: Path | None, trusted: TrustedKeyring | None) -> None:
+    if trusted is None or keyring_dir is None:
+        return
+    if keyring_dir.resolve() != trusted.directory.resolve():
+        raise InputError(
+            f"keyring {keyring_dir} is not the trusted keyring {trusted.directory} passed with it"
+        )
+
+
+@dataclass(frozen=True)
+class IntegrityChecked:
+    """What steps 1-11 established, before the grade is recomputed (step 12)."""
+
+    verified: VerifiedReport
+    standard: Standard
+    #: The signed payload's bytes (its sha256 identifies the submission against replays).
+    payload: bytes
+
+
+def verify_before_grade(
+    envelope_path: Path,
+    keyring_dir: Path | None = None,
+    files_dir: Path | None = None,
+    *,
+    now: dt.datetime | None = None,
+    released_kits: Sequence[ReleasedKit] | None = None,
+    trusted: TrustedKeyring | None = None,
+) -> IntegrityChecked:
+    """Steps 1-11 of the checklist (``verify_envelope`` without the grade); the audit runs
+    step 12 as a check of its own."""
+    _refuse_other_keyring(keyring_dir, trusted)
+    if envelope_path.is_dir():
+        envelope_path = envelope_path / ENVELOPE_NAME
+    envelope = step1_read_envelope(envelope_path)
+    step2_check_payload_type(envelope)
+    step3_require_signatures(envelope)
+    signers = step4_verify_signatures(envelope, keyring_dir, trusted)
+    statement = step5_parse_statement(envelope.payload)
+    step6_check_vendor_binding(statement, signers, trusted)
+    report_bytes = step7_check_subject_files(statement, files_dir or envelope_path.parent)
+    step8_check_report_matches(report_bytes, statement)
+    report, standard = step9_read_report(statement)
+    released = load_released_kits() if released_kits is None else released_kits
+    standing = step10_check_kit(report, released)
+    step11_check_times(report, now or dt.datetime.now(dt.UTC))
+    verified = VerifiedReport(
+        vendor=statement.vendor_id,
+        keyid=signers[0].keyid,
+        report=statement.report,
+        subjects=statement.subjects,
+        kit_version=statement.kit_version,
+        keyids=tuple(signer.keyid for signer in signers),
+        content=report,
+        kit=standing,
+    )
+    return IntegrityChecked(verified, standard, envelope.payload)
+
+
+def verify_envelope(
+    envelope_path: Path,
+    keyring_dir: Path | None = None,
+    files_dir: Path | None = None,
+    *,
+    now: dt.datetime | None = None,
+    released_kits: Sequence[ReleasedKit] | None = None,
+    trusted: TrustedKeyring | None = None,
+) -> VerifiedReport:
+    """Run the checklist; ``envelope_path`` may be the run directory holding the envelope.
+
+    ``now`` (default: the clock) and ``released_kits`` (default: the kit's list) are what the
+    verifier knows itself; tests pass their own. ``trusted`` (from ``load_trusted_keyring``)
+    brings its own keys: ``keyring_dir``, if given too, must be its directory.
+    """
+    checked = verify_before_grade(
+        envelope_path, keyring_dir, files_dir,
+        now=now, released_kits=released_kits, trusted=trusted,
+    )
+    step12_check_grade(checked.verified.content, checked.standard)
+    return checked.verified

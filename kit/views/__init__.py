@@ -1,0 +1,1 @@
+"""Views of finished reports for people: ``ckit show`` and ``ckit diff``."""

@@ -1,0 +1,262 @@
+"""``ckit show``: a finished run's report, read in the terminal.
+
+The grade and why, one row of counts per tier, the failures grouped by op and dtype, and the
+largest errors the records hold. Every field comes from a report.json someone else may have
+written; the text form escapes what it prints (``kit.printable``), the JSON form is ASCII.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kit.grading.certified import packages_text, where_it_ran
+from kit.printable import printable
+from kit.report.figures import Figures, figures_of, op_and_dtype
+from kit.report.model import Report
+from kit.report.read import LoadedReport
+from kit.results import TIERS, Status
+from kit.runner.config import PreviousRun
+
+#: Statuses always shown as a column; others only when some tier has one.
+_ALWAYS = (Status.PASS.value,)
+MISSING = "MISSING"
+
+
+@dataclass(frozen=True)
+class TierRow:
+    tier: str
+    statuses: Mapping[str, int]
+    missing: int
+    total: int
+    pass_rate: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tier": self.tier, "statuses": dict(self.statuses), "missing": self.missing,
+                "total": self.total, "pass_rate": self.pass_rate}
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    op: str
+    dtype: str
+    statuses: Mapping[str, int]
+
+    @property
+    def count(self) -> int:
+        return sum(self.statuses.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "dtype": self.dtype, "count": self.count,
+                "statuses": dict(self.statuses)}
+
+
+@dataclass(frozen=True)
+class TopError:
+    test_id: str
+    status: str
+    figures: Figures
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.test_id, "status": self.status, "figures": self.figures.to_json()}
+
+
+@dataclass(frozen=True)
+class ShowView:
+    source: LoadedReport
+    tiers: tuple[TierRow, ...]
+    groups: tuple[FailureGroup, ...]
+    top_errors: tuple[TopError, ...]
+    #: What the run.json beside the report names as the run it reran (``--rerun-failed``).
+    rerun_of: PreviousRun | None = None
+
+    @property
+    def report(self) -> Report:
+        return self.source.report
+
+    def to_json(self) -> dict[str, Any]:
+        report = self.report
+        return {
+            "report": str(self.source.path),
+            "report_sha256": self.source.sha256,
+            "vendor": report.vendor_id,
+            "kit": {"version": report.kit.version, "digest": report.kit.digest,
+                    "released": report.kit.released},
+            "standard": report.standard.version,
+            "grade": {"name": report.grade.name, "reasons": list(report.grade.reasons)},
+            "run": {"complete": report.run.complete, "tiers": list(report.run.tiers),
+                    "select": list(report.run.select)},
+            "tiers": [row.to_json() for row in self.tiers],
+            "failures": {"tests": sum(g.count for g in self.groups),
+                         "groups": [g.to_json() for g in self.groups]},
+            "top_errors": [e.to_json() for e in self.top_errors],
+            "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
+            "certified": self._certified(),
+        }
+
+    def _certified(self) -> dict[str, Any]:
+        vendor = self.report.document.get("vendor", {})
+        environment = self.report.environment
+        return {
+            "dtypes": list(vendor.get("dtypes", [])),
+            "flows": list(vendor.get("flows", [])),
+            "ran_on": where_it_ran(environment),
+            "vendor_packages": environment.get("vendor_packages"),
+        }
+
+
+def failing_tests(report: Report) -> dict[str, str]:
+    """Test id -> status of every test the grade counts as failed: failing records, and the
+    tests without an accepted result (``unaccounted``: missing, or skipped / not applicable
+    without a reason the kit accepts)."""
+    failing = {r.id: r.status.value for r in report.records if r.status.is_failure}
+    for entry in report.document.get("unaccounted", ()):
+        failing.setdefault(entry["test"], entry["status"])
+    return failing
+
+
+def tier_rows(report: Report) -> tuple[TierRow, ...]:
+    summary = report.summary
+    # In the kit's tier order, whatever order the file keeps its keys in.
+    order = {tier: index for index, tier in enumerate(TIERS)}
+    tiers = sorted(summary["tiers"].items(), key=lambda item: (order.get(item[0], 99), item[0]))
+    rows = [_row(tier, counts) for tier, counts in tiers]
+    return (*rows, _row("all", summary["overall"]))
+
+
+def _row(tier: str, counts: Mapping[str, Any]) -> TierRow:
+    return TierRow(tier, dict(counts["statuses"]), int(counts["missing"]), int(counts["total"]),
+                   counts["pass_rate"])
+
+
+def failure_groups(failing: Mapping[str, str]) -> tuple[FailureGroup, ...]:
+    """Failures per (op, dtype), most failures first."""
+    grouped: dict[tuple[str, str], Counter[str]] = {}
+    for test_id, status in failing.items():
+        grouped.setdefault(op_and_dtype(test_id), Counter())[status] += 1
+    groups = [FailureGroup(op, dtype, dict(sorted(c.items()))) for (op, dtype), c in
+              grouped.items()]
+    return tuple(sorted(groups, key=lambda g: (-g.count, g.op, g.dtype)))
+
+
+def top_errors(report: Report, limit: int) -> tuple[TopError, ...]:
+    """The failing records with the largest errors (relative, then absolute)."""
+    found = [
+        TopError(r.id, r.status.value, figures)
+        for r in report.records
+        if r.status.is_failure and (figures := figures_of(r)) is not None
+    ]
+    found.sort(key=lambda e: (tuple(-x for x in e.figures.rank()), e.test_id))
+    return tuple(found[:limit])
+
+
+def show_view(source: LoadedReport, limit: int, rerun_of: PreviousRun | None = None) -> ShowView:
+    report = source.report
+    return ShowView(
+        source=source,
+        tiers=tier_rows(report),
+        groups=failure_groups(failing_tests(report)),
+        top_errors=top_errors(report, limit),
+        rerun_of=rerun_of,
+    )
+
+
+# -- text ------------------------------------------------------------------------------------
+
+def _header(view: ShowView) -> list[str]:
+    report = view.report
+    released = "released" if report.kit.released else "not a released kit"
+    torch = report.environment.get("torch", {})
+    torch_version = torch.get("version", "?") if isinstance(torch, Mapping) else "?"
+    scope = "complete" if report.run.complete else _narrowed(report)
+    lines = [
+        f"report: {view.source.path}",
+        f"vendor {report.vendor_id} · kit {report.kit.version} ({released}, digest "
+        f"{report.kit.digest[:12]}) · standard {report.standard.version} · torch {torch_version}",
+        *_certified(report),
+        f"run: {scope}",
+        f"grade: {report.grade.name}",
+    ]
+    if view.rerun_of is not None:
+        lines.insert(len(lines) - 1, f"rerun of: {view.rerun_of.dir} (its report.json sha256 "
+                        f"{view.rerun_of.report_sha256[:16]})")
+    return lines + [f"  why: {reason}" for reason in report.grade.reasons]
+
+
+def _certified(report: Report) -> list[str]:
+    vendor = report.document.get("vendor", {})
+    claims = (
+        f"claimed dtypes {', '.join(vendor.get('dtypes', []))} · flows "
+        f"{', '.join(vendor.get('flows', []))} · ran on {where_it_ran(report.environment)}"
+    )
+    packages = packages_text(report.environment)
+    return [claims] + ([f"vendor packages: {packages}"] if packages else [])
+
+
+def _narrowed(report: Report) -> str:
+    select = report.run.select
+    shown = ", ".join(select[:3]) + (f" and {len(select) - 3} more" if len(select) > 3 else "")
+    shard = f"; shard {report.run.shard}" if report.run.shard is not None else ""
+    return f"narrowed (tiers {', '.join(report.run.tiers)}" + (
+        f"; select {shown}" if select else ""
+    ) + f"{shard})"
+
+
+def _columns(rows: tuple[TierRow, ...]) -> list[str]:
+    used = {s for row in rows for s, n in row.statuses.items() if n}
+    return [s.value for s in Status if s.value in _ALWAYS or s.value in used]
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
+def _rate(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate:.2%}"
+
+
+def _tier_table(rows: tuple[TierRow, ...]) -> list[str]:
+    columns = _columns(rows)
+    head = ["tier", *columns, "missing", "total", "pass rate"]
+    body = [[row.tier, *(str(row.statuses.get(c, 0)) for c in columns), str(row.missing),
+             str(row.total), _rate(row.pass_rate)] for row in rows]
+    return _table([head, *body])
+
+
+def _group_lines(groups: tuple[FailureGroup, ...], limit: int) -> list[str]:
+    tests = sum(g.count for g in groups)
+    if not groups:
+        return ["failures: none"]
+    lines = [f"failures by op × dtype: {tests} test(s) in {len(groups)} group(s)"]
+    rows = [["count", "op", "dtype", "statuses"]] + [
+        [str(g.count), g.op, g.dtype or "-",
+         ", ".join(f"{s} {n}" for s, n in g.statuses.items())]
+        for g in groups[:limit]
+    ]
+    lines += ["  " + line for line in _table(rows)]
+    if len(groups) > limit:
+        lines.append(f"  ... and {len(groups) - limit} more group(s) (--limit, or --json)")
+    return lines
+
+
+def _error_lines(errors: tuple[TopError, ...]) -> list[str]:
+    if not errors:
+        return []
+    lines = ["top errors (largest max_rel_err, then max_abs_err):"]
+    return lines + [f"  {e.test_id}  {e.status}  {e.figures.text()}" for e in errors]
+
+
+def show_lines(view: ShowView, limit: int) -> list[str]:
+    """The report as terminal lines, every one printable."""
+    sections = [
+        _header(view), [""], _tier_table(view.tiers), [""], _group_lines(view.groups, limit),
+    ]
+    errors = _error_lines(view.top_errors)
+    if errors:
+        sections += [[""], errors]
+    return [printable(line) for section in sections for line in section]
