@@ -1,7 +1,7 @@
-"""Accelerator Conformance Kit: certifies an out-of-tree PyTorch backend against one standard."""
+"""Accelerator Conformance Kit: certifies an out-of-tree PyTorch backend against a standard.
+
+The standards the kit carries, and the PyTorch release each certifies, live under
+``standards/`` (``kit.standard.catalogue``); nothing here names them.
+"""
 
 __version__ = "0.1.0"
-#: The one PyTorch release this kit version certifies against.
-TORCH_RELEASE = "2.13.0"
-#: The standard this kit version implements (a directory under ``standards/``).
-STANDARD_VERSION = "v1"

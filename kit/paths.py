@@ -1,7 +1,8 @@
 """Where the kit finds its standards, vendor profiles and keyring.
 
 The kit is run from its checkout (``make install`` installs it editable), so data directories sit
-beside the package. ``CKIT_HOME`` points elsewhere, e.g. a read-only mount inside a container.
+beside the package. ``CKIT_HOME`` points elsewhere, e.g. a read-only mount inside a container,
+or a test's temporary kit home whose ``standards/`` holds standards of its own.
 """
 
 from __future__ import annotations
@@ -27,8 +28,12 @@ def standards_dir() -> Path:
     return kit_home() / "standards"
 
 
-def standard_dir(version: str = kit.STANDARD_VERSION) -> Path:
-    return standards_dir() / version
+def standard_dir(version: str | None = None) -> Path:
+    """The own directory of the carried standard ``version`` (default: the kit's current one,
+    ``kit.standard.catalogue``); its files are found through ``Standard.file``."""
+    from kit.standard.catalogue import current_version, standard_directory
+
+    return standard_directory(version or current_version())
 
 
 def vendors_dir() -> Path:

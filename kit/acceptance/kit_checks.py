@@ -12,12 +12,13 @@ from kit.grading.released import ReleasedKit
 from kit.hashing import RELEASED_KITS
 from kit.report.model import Report
 from kit.standard import torch_release_of
+from kit.standard.inheritance import VERSION_PATTERN
 from kit.verification.content import KitStanding
 
 #: A torch release a policy names: ``2.13`` (any 2.13.x) or ``2.13.0``.
 TORCH_RELEASE = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")
 #: A standard's version: the name of its directory under standards/.
-STANDARD_VERSION = re.compile(r"v[0-9]+")
+STANDARD_VERSION = VERSION_PATTERN
 
 
 @dataclass(frozen=True)

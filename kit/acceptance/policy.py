@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import kit
 from kit.acceptance.interface import AcceptanceCheck
 from kit.acceptance.kit_checks import ReleasedKitCheck, StandardCheck, TorchReleaseCheck
 from kit.acceptance.result_checks import (
@@ -129,8 +128,8 @@ def _vendor_is_submission_path(ctx: _Context, key: str) -> AcceptanceCheck | Non
 
 
 def _min_grade(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    # Grades are the policy's standard's, when it names one.
-    version = ctx.text("standard") if "standard" in ctx.data else kit.STANDARD_VERSION
+    # Grades are the policy's standard's, when it names one; else the kit's current one's.
+    version = ctx.text("standard") if "standard" in ctx.data else None
     return MinGradeCheck(ctx.text(key), grade_order(version))
 
 

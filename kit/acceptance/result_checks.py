@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
-import kit
 from kit.errors import InputError
 from kit.grading.policy import EXPIRED_SKIP
 from kit.report.model import Report
@@ -47,8 +46,9 @@ def _days(count: int) -> str:
     return f"{count} day" if count == 1 else f"{count} days"
 
 
-def grade_order(standard_version: str = kit.STANDARD_VERSION) -> tuple[str, ...]:
-    """The standard's grade names, best first, as grading tries them."""
+def grade_order(standard_version: str | None = None) -> tuple[str, ...]:
+    """The standard's grade names, best first, as grading tries them (default: the kit's
+    current standard)."""
     return tuple(grade.name for grade in load_standard(standard_version).grades)
 
 

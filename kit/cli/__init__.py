@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import kit
 from kit.errors import ExitCode, KitError
 from kit.printable import printable
+from kit.standard.catalogue import carried_versions
 
 
 def _command_modules() -> list[str]:
@@ -29,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ckit",
         description=(
             f"Accelerator Conformance Kit {kit.__version__} "
-            f"(standard {kit.STANDARD_VERSION}, PyTorch {kit.TORCH_RELEASE})"
+            f"(standards {', '.join(carried_versions()) or 'none'}; `ckit version` names the one "
+            "a run uses and its PyTorch release)"
         ),
         epilog="Example: ckit run --vendor cpu --out results/cpu",
         formatter_class=argparse.RawDescriptionHelpFormatter,

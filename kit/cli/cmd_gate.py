@@ -121,7 +121,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--policy",
         type=Path,
         metavar="FILE",
-        help="gate policy YAML (default: the standard's gate.yaml, standards/v1/gate.yaml)",
+        help="gate policy YAML (default: the gate.yaml of the standard `ckit standard show` names)",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.set_defaults(handler=_gate)

@@ -1,4 +1,9 @@
-"""``ckit standard``: show the standard, and regenerate its locked test lists."""
+"""``ckit standard``: show the kit's current standard, and regenerate its locked test lists.
+
+A standard that extends another judges by its parent's lists until it has its own: ``lock``
+compares with the list the standard judges by (its own, else inherited) and writes into the
+standard's own directory.
+"""
 
 from __future__ import annotations
 
@@ -47,7 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     lock = add_command(
         actions,
         "lock",
-        "regenerate standards/<version>/tests/<tier>.txt from the tier definitions",
+        "regenerate the standard's locked lists (tests/<tier>.txt in its own directory) from the "
+        "tier definitions",
         ["ckit standard lock", "ckit standard lock --tier unit --check"],
     )
     lock.add_argument(
@@ -83,8 +89,9 @@ def lock_standard(args: argparse.Namespace) -> int:
             if tier == "unit":
                 refuse_unfailable_tests(standard, ids)
         else:
-            write_test_list(path, text)
-            print(f"{tier}: wrote {len(ids)} test ids to {path}")
+            target = standard.own_test_list_path(tier)
+            write_test_list(target, text)
+            print(f"{tier}: wrote {len(ids)} test ids to {target}")
     return int(ExitCode.OK)
 
 
@@ -174,6 +181,7 @@ def show_standard(args: argparse.Namespace) -> int:
         "version": standard.version,
         "torch_release": standard.torch_release,
         "directory": str(standard.directory),
+        "extends": standard.extends,
         "tests": counts,
         "required": {tier: list(p) for tier, p in standard.required.items()},
         "never_skip": list(standard.never_skip),
@@ -187,6 +195,9 @@ def show_standard(args: argparse.Namespace) -> int:
     print(
         f"standard {standard.version} for PyTorch {standard.torch_release} ({standard.directory})"
     )
+    if standard.extends is not None:
+        print(f"extends standard {standard.extends}: files it does not carry come from "
+              f"{', '.join(str(d) for d in standard.inherited)}")
     print("tests per tier (locked lists):")
     for tier, count in counts.items():
         shown = "missing: run `ckit standard lock`" if count is None else str(count)

@@ -109,7 +109,7 @@ def _add_acceptance_options(parser: argparse.ArgumentParser) -> None:
         "--policy",
         type=Path,
         metavar="FILE",
-        help="acceptance policy file, such as standards/v1/acceptance.yaml",
+        help="acceptance policy file, such as the standard's acceptance.yaml",
     )
     group.add_argument(
         "--require-released",
@@ -142,8 +142,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         [
             f"ckit verify results/acme/{ENVELOPE_NAME}",
             f"ckit verify submission/{ENVELOPE_NAME} --keyring signing/keyring --files submission",
-            f"ckit verify submission/{ENVELOPE_NAME} --policy standards/v1/acceptance.yaml "
-            "--vendor acme",
+            f"ckit verify submission/{ENVELOPE_NAME} --policy acceptance.yaml --vendor acme",
         ],
     )
     parser.add_argument(

@@ -18,6 +18,7 @@ from kit.errors import ExitCode
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import RELEASED_KITS, kit_digest, released_kits_path
 from kit.printable import printable
+from kit.standard import load_standard
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,9 @@ class KitIdentity:
 def running_kit() -> KitIdentity:
     digest = kit_digest()
     release = next((k for k in load_released_kits() if k.digest == digest), None)
+    standard = load_standard()
     return KitIdentity(
-        kit.__version__, kit.STANDARD_VERSION, kit.TORCH_RELEASE, digest, release
+        kit.__version__, standard.version, standard.torch_release, digest, release
     )
 
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import kit
 from kit.errors import InputError
+from kit.standard import current_torch_release
 
 _TORCH_WHEEL = re.compile(
     r"^torch-(?P<version>[^-]+)-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$"
@@ -43,21 +43,22 @@ def select_wheelhouse(dirs: Sequence[Path], python: str, machine: str) -> Wheelh
 
     Raises ``InputError`` unless exactly one matching torch wheel is found.
     """
+    release = current_torch_release()
     if not dirs:
         raise InputError(
             "no wheelhouse: the host pip has no find-links directory; pass --wheelhouse DIR "
-            f"holding the torch-{kit.TORCH_RELEASE} wheel for your device"
+            f"holding the torch-{release} wheel for your device"
         )
     for directory in dirs:
         if not directory.is_dir():
             raise InputError(f"{directory}: wheelhouse directory not found")
     files = sorted({p for d in dirs for p in d.iterdir() if _is_distribution(p)})
-    candidates = [p for p in files if _is_wanted_torch(p.name, python, machine)]
+    candidates = [p for p in files if _is_wanted_torch(p.name, python, machine, release)]
     where = ", ".join(str(d) for d in dirs)
     tag = f"cp{python.replace('.', '')}"
     if not candidates:
         raise InputError(
-            f"wheelhouse {where} has no torch-{kit.TORCH_RELEASE} wheel for {tag} on {machine}; "
+            f"wheelhouse {where} has no torch-{release} wheel for {tag} on {machine}; "
             f"pass --wheelhouse DIR holding one (e.g. the +cpu build from download.pytorch.org)"
         )
     if len(candidates) > 1:
@@ -71,14 +72,14 @@ def _is_distribution(path: Path) -> bool:
     return path.is_file() and path.name.endswith(_DISTRIBUTION_SUFFIXES)
 
 
-def _is_wanted_torch(name: str, python: str, machine: str) -> bool:
+def _is_wanted_torch(name: str, python: str, machine: str, release: str) -> bool:
     match = _TORCH_WHEEL.match(name)
     if match is None:
         return False
     public_version = match["version"].split("+", 1)[0]
     tag = f"cp{python.replace('.', '')}"
     return (
-        public_version == kit.TORCH_RELEASE
+        public_version == release
         and tag in match["python"].split(".")
         and "linux" in match["platform"]
         and machine in match["platform"]

@@ -82,7 +82,7 @@ def assemble_report(
         "kit": {
             "version": kit.__version__,
             "digest": digest,
-            "torch_release": kit.TORCH_RELEASE,
+            "torch_release": standard.torch_release,
             "released": is_released(digest, load_released_kits()),
         },
         "standard": {"version": standard.version, "torch_release": standard.torch_release},

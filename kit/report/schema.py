@@ -1,4 +1,4 @@
-"""Validating a report against ``standards/<version>/report.schema.json``.
+"""Validating a report against the ``report.schema.json`` of the standard it names.
 
 When the kit builds a report, a violation is a bug in the kit, not a user problem:
 ``validate_report`` raises ``ReportSchemaError`` (not a ``KitError``) so the traceback reaches the
@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-import kit
-from kit import paths
+from kit.errors import InputError
 from kit.report.compiled_schema import Check, NotCompilable, compile_schema
+from kit.standard import load_standard
+from kit.standard.catalogue import carried_versions
+from kit.standard.inheritance import VERSION_PATTERN
 
 SCHEMA_FILE = "report.schema.json"
-#: A standard version names a directory under standards/; nothing else may pick the schema.
-_VERSION = re.compile(r"v[0-9]+")
 #: Schema messages quote the offending value; a hostile value may be megabytes long.
 _MESSAGE_CHARS = 200
 
@@ -34,8 +33,10 @@ class ReportSchemaError(Exception):
     """The kit built a report its own schema rejects."""
 
 
-def schema_path(standard_version: str = kit.STANDARD_VERSION) -> Path:
-    return paths.standard_dir(standard_version) / SCHEMA_FILE
+def schema_path(standard_version: str | None = None) -> Path:
+    """The report schema of standard ``standard_version`` (default: the kit's current one),
+    its own or inherited."""
+    return load_standard(standard_version).file(SCHEMA_FILE)
 
 
 @functools.lru_cache(maxsize=4)
@@ -56,12 +57,8 @@ def compiled_check(path: Path) -> Check | None:
 
 
 def known_standard_versions() -> tuple[str, ...]:
-    """The standards this kit can judge a report by: those shipping a report schema."""
-    root = paths.standards_dir()
-    if not root.is_dir():
-        return ()
-    names = (p.name for p in root.iterdir() if _VERSION.fullmatch(p.name))
-    return tuple(sorted(name for name in names if schema_path(name).is_file()))
+    """The standards this kit can judge a report by: those it carries."""
+    return carried_versions()
 
 
 def _standard_version(report: Any) -> Any:
@@ -90,7 +87,12 @@ def schema_problem(report: Any) -> str | None:
             f"report names standard {_shorten(repr(version))}, which this kit does not know "
             f"(it knows {', '.join(known) or 'none'})"
         )
-    path = schema_path(version)
+    try:
+        path = schema_path(version)
+    except InputError as exc:
+        return f"standard {version} of this kit cannot be loaded: {exc}"
+    if not path.is_file():
+        return f"standard {version} of this kit has no {SCHEMA_FILE} (looked up from {path})"
     fast = compiled_check(path)
     if fast is not None and fast(report):
         return None
@@ -109,7 +111,7 @@ def schema_problem(report: Any) -> str | None:
 def validate_report(report: Mapping[str, Any]) -> None:
     """Raise ``ReportSchemaError`` naming the first offending field."""
     version = _standard_version(report)
-    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+    if not isinstance(version, str) or not VERSION_PATTERN.fullmatch(version):
         raise ReportSchemaError(f"report names no valid standard version: {version!r}")
     problem = schema_problem(report)
     if problem is not None:

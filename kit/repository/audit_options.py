@@ -5,13 +5,14 @@ released. Defaults come from the kit checkout, never from the repository being a
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from pathlib import Path
 
 from kit.grading.released import load_released_kits
 from kit.repository.audit import audit_repository
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
 from kit.repository.interface import RepositoryAudit
-from kit.repository.trust_and_policy import default_policy_path
+from kit.repository.trust_and_policy import PolicyFromFile
 from kit.signing.trust import default_roots_dir
 
 
@@ -25,8 +26,8 @@ def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--pol
     )
     group.add_argument(
         policy_flag, type=Path, metavar="FILE", dest="acceptance_policy",
-        help="acceptance policy each submission must meet (default: the kit's "
-        "standards/v1/acceptance.yaml)",
+        help="acceptance policy each submission must meet (default: the acceptance.yaml of "
+        "the standard its report names, as this kit carries it)",
     )
     group.add_argument(
         "--released-kits", type=Path, metavar="FILE",
@@ -35,12 +36,14 @@ def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--pol
 
 
 def audit_from_args(args: argparse.Namespace, repo: Path) -> RepositoryAudit:
-    released = None if args.released_kits is None else load_released_kits(args.released_kits)
+    released = load_released_kits(args.released_kits)
+    now = dt.datetime.now(dt.UTC)
     return audit_repository(
         repo,
         changed_since=getattr(args, "changed_since", None),
         released_kits=released,
+        now=now,
         trust_roots=args.trust_roots or default_roots_dir(),
-        policy_file=args.acceptance_policy or default_policy_path(),
+        policy=PolicyFromFile(args.acceptance_policy, released, now),
         golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
     )

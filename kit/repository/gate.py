@@ -1,6 +1,6 @@
 """The release gate: which vendors' audited results meet a release's bar.
 
-A policy (``standards/v1/gate.yaml`` or the release manager's own file) sets per-tier minimum pass
+A policy (the standard's ``gate.yaml`` or the release manager's own file) sets per-tier minimum pass
 rates, a minimum grade, the vendors that must pass, and how long a failing vendor has to fix it.
 Only submissions whose audit passed count; for each vendor the latest of them (newest run finish,
 any kit version) is judged. A vendor whose latest result falls short is "fixing" for
@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit import paths
 from kit.errors import InputError
 from kit.report.model import Report
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
@@ -34,7 +33,8 @@ POLICY_KEYS = ("min_pass_rate", "min_grade", "required_vendors", "max_failing_ag
 
 
 def default_policy_path() -> Path:
-    return paths.standard_dir() / GATE_POLICY_NAME
+    """The ``gate.yaml`` of the kit's current standard (its own or inherited)."""
+    return load_standard().file(GATE_POLICY_NAME)
 
 
 @dataclass(frozen=True)

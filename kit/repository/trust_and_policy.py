@@ -2,8 +2,8 @@
 root-signed keyring.
 
 The repository's content never chooses them: the trust roots and the policy file come from the
-auditor (by default the kit's ``signing/roots`` and ``standards/v1/acceptance.yaml``), so a
-pull request can neither add a key nor loosen the bar.
+auditor (by default the kit's ``signing/roots`` and the ``acceptance.yaml`` of the standard each
+report names, as the kit carries it), so a pull request can neither add a key nor loosen the bar.
 """
 
 from __future__ import annotations
@@ -20,27 +20,33 @@ from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import KEY, POLICY, TITLES, failed, passed
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
+from kit.standard import load_standard
 from kit.verification.verify import VerifiedReport
 
+ACCEPTANCE_POLICY_NAME = "acceptance.yaml"
 
-def default_policy_path() -> Path:
-    from kit import paths
 
-    return paths.standards_dir() / "v1" / "acceptance.yaml"
+def standard_policy_path(version: str) -> Path:
+    """The acceptance policy of the carried standard ``version`` (its own or inherited)."""
+    return load_standard(version).file(ACCEPTANCE_POLICY_NAME)
 
 
 class PolicyFromFile:
-    """Check 8: the policy file, with the vendor of each submission's path as its vendor."""
+    """Check 8: the policy file, with the vendor of each submission's path as its vendor.
+
+    ``path`` None: the ``acceptance.yaml`` of the standard the submission's report names.
+    """
 
     def __init__(
-        self, path: Path, released_kits: Sequence[ReleasedKit], now: dt.datetime
+        self, path: Path | None, released_kits: Sequence[ReleasedKit], now: dt.datetime
     ) -> None:
         self.path = path
         self.released_kits = tuple(released_kits)
         self.now = now
 
     def __call__(self, key: SubmissionKey, verified: VerifiedReport) -> tuple[CheckResult, ...]:
-        policy = load_policy(self.path, vendor=key.vendor, released_kits=self.released_kits)
+        path = self.path or standard_policy_path(verified.content.standard.version)
+        policy = load_policy(path, vendor=key.vendor, released_kits=self.released_kits)
         outcomes = policy.evaluate(verified.content, verified.kit, self.now)
         return tuple(
             CheckResult(

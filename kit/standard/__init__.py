@@ -1,4 +1,9 @@
-"""The versioned standard: tolerances, skip policy, required tests and grade thresholds."""
+"""The versioned standard: tolerances, skip policy, required tests and grade thresholds.
+
+A standard may extend another and carry only what changes (``kit.standard.inheritance`` has the
+rules); every file it names is found through ``Standard.file``. Which standards the kit carries,
+and which one a run uses, is ``kit.standard.catalogue``'s.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import kit
-from kit import paths
 from kit.errors import InputError
 from kit.numerics import NumericsRules, parse_numerics
 from kit.patterns import matches_any
+from kit.standard.catalogue import current_version, standard_directory, torch_release_of
+from kit.standard.inheritance import STANDARD_FILE, StandardSource, read_standard_source
 from kit.yamlio import load_yaml
+
+__all__ = ["Grade", "Standard", "Tolerance", "current_torch_release", "load_standard",
+           "torch_release_of"]
 
 
 @dataclass(frozen=True)
@@ -41,15 +49,6 @@ class Grade:
     real_clock: bool
 
 
-def torch_release_of(version: str) -> str:
-    """The release a torch version string names: its local build label dropped.
-
-    ``2.13.0+cpu`` and ``2.13.0+cu130`` are release ``2.13.0``; a pre-, post- or dev release
-    (``2.13.0rc1``, ``2.13.0.dev20260101+cpu``) is a release of its own.
-    """
-    return version.split("+", 1)[0]
-
-
 @dataclass(frozen=True)
 class Standard:
     version: str
@@ -69,6 +68,27 @@ class Standard:
     max_skip_days: int
     required: dict[str, tuple[str, ...]]
     grades: tuple[Grade, ...]
+    #: The directories of the standards this one extends, its parent first.
+    inherited: tuple[Path, ...] = ()
+
+    @property
+    def directories(self) -> tuple[Path, ...]:
+        """Where the standard's files are looked up, in order: its own directory, then up."""
+        return (self.directory, *self.inherited)
+
+    @property
+    def extends(self) -> str | None:
+        """The version of the standard this one extends."""
+        return self.inherited[0].name if self.inherited else None
+
+    def file(self, name: str) -> Path:
+        """``name`` (a path relative to a standard directory) in the first directory of the
+        chain that has it; in the standard's own directory when none has it."""
+        for directory in self.directories:
+            candidate = directory / name
+            if candidate.exists():
+                return candidate
+        return self.directory / name
 
     def tolerance(self, dtype: str) -> Tolerance:
         try:
@@ -78,9 +98,18 @@ class Standard:
 
     def tier_config(self, tier: str) -> Any:
         """The parsed tier file (e.g. ``unit.yaml``) of ``tier``."""
-        return load_yaml(self.directory / self.tier_files[tier])
+        return load_yaml(self.tier_file(tier))
+
+    def tier_file(self, tier: str) -> Path:
+        """The file defining ``tier``'s tests (e.g. ``unit.yaml``), found up the chain."""
+        return self.file(self.tier_files[tier])
 
     def test_list_path(self, tier: str) -> Path:
+        """The locked list of ``tier`` the standard judges by: its own, else its parent's."""
+        return self.file(self.test_lists[tier])
+
+    def own_test_list_path(self, tier: str) -> Path:
+        """Where ``ckit standard lock`` writes ``tier``'s list: the standard's own directory."""
         return self.directory / self.test_lists[tier]
 
     def test_ids(self, tier: str) -> list[str]:
@@ -125,10 +154,25 @@ def _locked_ids(text: str) -> tuple[str, ...]:
     return tuple(line.split(" ", 1)[0] for line in lines if line and not line.startswith("#"))
 
 
-def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = None) -> Standard:
-    directory = directory or paths.standard_dir(version)
-    source = directory / "standard.yaml"
-    data = load_yaml(source)
+def current_torch_release() -> str:
+    """The PyTorch release the kit's current standard certifies (what installs pin)."""
+    return load_standard().torch_release
+
+
+def load_standard(version: str | None = None, directory: Path | None = None) -> Standard:
+    """The standard in ``directory``, else the carried standard ``version``, else the kit's
+    current standard (``kit.standard.catalogue``), merged with the standards it extends."""
+    directory = directory or standard_directory(version or current_version())
+    source = read_standard_source(directory)
+    standard = _build(source, directory)
+    # After the fields: a malformed field is named before a misnamed directory.
+    source.check_versions()
+    return standard
+
+
+def _build(source: StandardSource, directory: Path) -> Standard:
+    data = source.data
+    path = directory / STANDARD_FILE
     try:
         skip_policy = data["skip_policy"]
         return Standard(
@@ -140,7 +184,7 @@ def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = 
                 dtype: Tolerance(float(t["atol"]), float(t["rtol"]))
                 for dtype, t in data["tolerances"].items()
             },
-            numerics=parse_numerics(data.get("numerics"), f"{source}: numerics"),
+            numerics=parse_numerics(data.get("numerics"), f"{path}: numerics"),
             timeouts={tier: float(s) for tier, s in data["timeouts"].items()},
             tier_files=dict(data.get("tiers", {})),
             test_lists=dict(data.get("test_lists", {})),
@@ -149,11 +193,12 @@ def load_standard(version: str = kit.STANDARD_VERSION, directory: Path | None = 
             max_skip_days=_count(skip_policy, "max_skip_days"),
             required={tier: tuple(p) for tier, p in data["required"].items()},
             grades=_grades(data["grades"]),
+            inherited=tuple(member.directory for member in source.members[1:]),
         )
     except KeyError as exc:
-        raise InputError(f"{source}: malformed standard: missing field {exc}") from None
+        raise InputError(f"{path}: malformed standard: missing field {exc}") from None
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{source}: malformed standard: {exc}") from None
+        raise InputError(f"{path}: malformed standard: {exc}") from None
 
 
 def _grades(raw: list[dict[str, Any]]) -> tuple[Grade, ...]:

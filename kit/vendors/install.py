@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import kit
 from kit.errors import DeviceError, EnvironmentProblem, InputError
+from kit.standard import current_torch_release
 from kit.vendors.kit_deps import (
     KitDepChange,
     direct_changes,
@@ -62,7 +62,7 @@ class InstallOutcome:
 
 def torch_constraint() -> str:
     """The constraint-file line that keeps pip from replacing the certified torch."""
-    return f"torch=={kit.TORCH_RELEASE}\n"
+    return f"torch=={current_torch_release()}\n"
 
 
 def checked_requirements(profile: VendorProfile) -> list[str]:
@@ -149,7 +149,7 @@ def guard_kit_deps(
 
 def confirm_stack(vendor_id: str, modules: Sequence[str], python: str) -> None:
     """Import the vendor modules in a fresh ``python`` and check torch is still the release."""
-    command = [python, "-c", _CONFIRM_SCRIPT, kit.TORCH_RELEASE, *modules]
+    command = [python, "-c", _CONFIRM_SCRIPT, current_torch_release(), *modules]
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     if completed.returncode == 0:
         return

@@ -12,6 +12,7 @@ import kit
 from kit.cli import main
 from kit.errors import ExitCode
 from kit.hashing import kit_digest, released_kits_path
+from kit.standard import load_standard
 
 
 def run_version(capsys: pytest.CaptureFixture[str], *options: str) -> str:
@@ -23,8 +24,8 @@ def test_json_names_the_running_kit_and_its_unreleased_digest(capsys):
     identity = json.loads(run_version(capsys, "--json"))
     assert identity == {
         "version": kit.__version__,
-        "standard": kit.STANDARD_VERSION,
-        "torch_release": kit.TORCH_RELEASE,
+        "standard": load_standard().version,
+        "torch_release": load_standard().torch_release,
         "digest": kit_digest(),
         "released": False,
         "release": None,
@@ -39,8 +40,8 @@ def test_digest_prints_only_the_digest(capsys):
 def test_the_text_says_a_development_checkout_is_not_released(capsys):
     assert run_version(capsys).splitlines() == [
         f"ckit {kit.__version__}",
-        f"standard: {kit.STANDARD_VERSION}",
-        f"torch release: {kit.TORCH_RELEASE}",
+        f"standard: {load_standard().version}",
+        f"torch release: {load_standard().torch_release}",
         f"kit digest: {kit_digest()}",
         "not a released kit: digest not in standards/released-kits.yaml",
     ]

@@ -17,7 +17,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import NameOID
 
-import kit
 from kit import paths
 from kit.container import images
 from kit.container.context import vendor_tree_digest, write_kit_context, write_vendor_context
@@ -30,9 +29,12 @@ from kit.container.pipconfig import (
 from kit.container.requirements import kit_runtime_requirements, vendor_image_requirements
 from kit.container.wheelhouse import select_wheelhouse
 from kit.errors import InputError
+from kit.standard import current_torch_release
 from kit.vendors import load_vendor
 
-TORCH_CP311 = f"torch-{kit.TORCH_RELEASE}+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+#: The release the kit's current standard certifies (the host's torch).
+TORCH_RELEASE = current_torch_release()
+TORCH_CP311 = f"torch-{TORCH_RELEASE}+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
 
 
 def _ca_pem(common_name: str) -> bytes:
@@ -69,7 +71,7 @@ def _wheelhouse(tmp_path: Path, *names: str) -> Path:
 def test_kit_requirements_are_the_pyproject_dependencies():
     pyproject = tomllib.loads((paths.kit_home() / "pyproject.toml").read_text())
     assert kit_runtime_requirements() == pyproject["project"]["dependencies"]
-    assert f"torch=={kit.TORCH_RELEASE}" in kit_runtime_requirements()
+    assert f"torch=={TORCH_RELEASE}" in kit_runtime_requirements()
 
 
 def test_kit_context_holds_dockerfile_requirements_wheels_and_pip_settings(tmp_path):
@@ -92,7 +94,7 @@ def test_kit_context_holds_dockerfile_requirements_wheels_and_pip_settings(tmp_p
     assert "index-url = https://mirror.example/simple" in pip_conf
     assert f"cert = {IMAGE_CA_BUNDLE}" in pip_conf
     assert _common_names((context / "ca" / "pip-ca.crt").read_text()) == ["host proxy CA"]
-    assert wheelhouse.torch_version == f"{kit.TORCH_RELEASE}+cpu"
+    assert wheelhouse.torch_version == f"{TORCH_RELEASE}+cpu"
 
 
 def test_extra_ca_is_added_to_the_host_bundle_not_swapped_in(tmp_path):
@@ -161,8 +163,8 @@ def test_host_pip_settings_come_from_the_real_pip_config(tmp_path, monkeypatch):
 def test_wheelhouse_picks_the_torch_wheel_for_the_image_python_and_machine(tmp_path):
     wheels = _wheelhouse(
         tmp_path,
-        f"torch-{kit.TORCH_RELEASE}+cpu-cp310-cp310-manylinux_2_28_x86_64.whl",
-        f"torch-{kit.TORCH_RELEASE}+cpu-cp311-cp311-manylinux_2_28_aarch64.whl",
+        f"torch-{TORCH_RELEASE}+cpu-cp310-cp310-manylinux_2_28_x86_64.whl",
+        f"torch-{TORCH_RELEASE}+cpu-cp311-cp311-manylinux_2_28_aarch64.whl",
         TORCH_CP311,
     )
     wheelhouse = select_wheelhouse([wheels], "3.11", "x86_64")
@@ -172,7 +174,7 @@ def test_wheelhouse_picks_the_torch_wheel_for_the_image_python_and_machine(tmp_p
 
 def test_wheelhouse_with_the_wrong_torch_release_is_refused(tmp_path):
     wheels = _wheelhouse(tmp_path, "torch-2.12.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
-    with pytest.raises(InputError, match=f"no torch-{kit.TORCH_RELEASE} wheel for cp311"):
+    with pytest.raises(InputError, match=f"no torch-{TORCH_RELEASE} wheel for cp311"):
         select_wheelhouse([wheels], "3.11", "x86_64")
 
 
@@ -180,7 +182,7 @@ def test_wheelhouse_with_cpu_and_cuda_builds_is_ambiguous(tmp_path):
     wheels = _wheelhouse(
         tmp_path,
         TORCH_CP311,
-        f"torch-{kit.TORCH_RELEASE}+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
+        f"torch-{TORCH_RELEASE}+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
     )
     with pytest.raises(InputError, match="several fitting torch wheels"):
         select_wheelhouse([wheels], "3.11", "x86_64")

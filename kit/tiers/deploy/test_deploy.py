@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-import kit
 from kit.context import KitContext
 from kit.device import DeviceInfo
 from kit.tiers.deploy import (
@@ -57,10 +56,10 @@ def test_torch_pinned(case: str, ckit: KitContext) -> None:
     import torch
 
     running = str(torch.__version__)
-    if running.split("+", 1)[0] != kit.TORCH_RELEASE:
+    if running.split("+", 1)[0] != ckit.standard.torch_release:
         raise DeployCheckFailed(
             f"torch {running} is installed ({torch.__file__}); standard "
-            f"{ckit.standard.version} needs torch {kit.TORCH_RELEASE} (a local build "
+            f"{ckit.standard.version} needs torch {ckit.standard.torch_release} (a local build "
             f"suffix such as +cpu is allowed): did a vendor recipe replace torch?"
         )
     installed = importlib.metadata.version("torch")

@@ -51,7 +51,7 @@ class FlowsConfig:
 
 
 def flows_config(standard: Standard) -> FlowsConfig:
-    return _load(standard.directory / standard.tier_files[TIER])
+    return _load(standard.tier_file(TIER))
 
 
 @functools.lru_cache(maxsize=8)

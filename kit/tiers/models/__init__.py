@@ -38,7 +38,7 @@ SOURCES: dict[str, ModelSource] = {
 
 
 def models_config(standard: Standard) -> ModelsConfig:
-    return _load(standard.directory / standard.tier_files[TIER])
+    return _load(standard.tier_file(TIER))
 
 
 @functools.lru_cache(maxsize=8)

@@ -1,6 +1,6 @@
 """Reading ``models.yaml``: the model tier's models per source, flows and tolerances.
 
-Layout (see ``standards/v1/models.yaml``)::
+Layout (see a standard's ``models.yaml``)::
 
     tolerance: {atol: ..., rtol: ...}     # the tier's default, float32 device vs float64 reference
     flows: [eager]                        # flows every model runs through unless it says otherwise

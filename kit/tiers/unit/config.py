@@ -6,6 +6,7 @@ Every problem is a one-line ``InputError`` naming the file and the field, e.g.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -63,6 +64,13 @@ class UnitConfig:
     op_specs_dir: Path
     #: Which OpInfo samples run per op and the variants added to them (``kit.tiers.unit.coverage``).
     coverage: Coverage = Coverage()
+    #: The op spec directories of the standards the standard extends, nearest first: a spec
+    #: file is taken from the first directory holding its name (``Standard.file``'s rule).
+    inherited_op_specs_dirs: tuple[Path, ...] = ()
+
+    @property
+    def op_specs_dirs(self) -> tuple[Path, ...]:
+        return (self.op_specs_dir, *self.inherited_op_specs_dirs)
 
     def op(self, key: str) -> OpEntry:
         for entry in self.ops:
@@ -78,14 +86,24 @@ def _load_cached(path: Path, mtime_ns: int) -> UnitConfig:
 
 def load_unit_config(standard: Standard) -> UnitConfig:
     """The unit tier of ``standard``, parsed once per process (workers run many tests)."""
-    path = standard.directory / standard.tier_files["unit"]
+    path = standard.tier_file("unit")
     try:
         mtime_ns = path.stat().st_mtime_ns
     except OSError:
         raise InputError(f"{path}: file not found") from None
-    config = _load_cached(path, mtime_ns)
+    config = _with_standard_op_specs(_load_cached(path, mtime_ns), standard)
     check_op_classes(config, standard)
     return config
+
+
+def _with_standard_op_specs(config: UnitConfig, standard: Standard) -> UnitConfig:
+    """The op specs of the standard's own directory, then of those it extends: ``op_specs``
+    names the same directory in each, wherever the tier file itself was found."""
+    if not standard.inherited:
+        return config
+    relative = config.op_specs_dir.relative_to(config.source.parent)
+    own, *inherited = (directory / relative for directory in standard.directories)
+    return dataclasses.replace(config, op_specs_dir=own, inherited_op_specs_dirs=tuple(inherited))
 
 
 def check_op_classes(config: UnitConfig, standard: Standard) -> None:

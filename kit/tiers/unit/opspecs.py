@@ -71,9 +71,14 @@ class OpSpecCase:
 # --- loading and validation ----------------------------------------------------------------
 
 
-def load_op_specs(directory: Path) -> dict[str, Template]:
-    """Every template of every ``*.yaml`` spec in ``directory``, by template name."""
-    files = sorted(directory.glob("*.yaml")) if directory.is_dir() else []
+def load_op_specs(directory: Path, *inherited: Path) -> dict[str, Template]:
+    """Every template of every ``*.yaml`` spec in ``directory`` and the ``inherited``
+    directories, by template name; a spec file name is taken from the first that holds it."""
+    by_name: dict[str, Path] = {}
+    for source in (directory, *inherited):
+        for path in sorted(source.glob("*.yaml")) if source.is_dir() else []:
+            by_name.setdefault(path.name, path)
+    files = [by_name[name] for name in sorted(by_name)]
     stamp = tuple((path, path.stat().st_mtime_ns) for path in files)
     return dict(_load_cached(stamp))
 
@@ -109,7 +114,7 @@ def expand(template: Template) -> list[OpSpecCase]:
 
 
 def opspec_test_ids(config: UnitConfig) -> list[str]:
-    templates = load_op_specs(config.op_specs_dir)
+    templates = load_op_specs(*config.op_specs_dirs)
     return [case.test_id for t in templates.values() for case in expand(t)]
 
 
@@ -119,7 +124,7 @@ def find_case(config: UnitConfig, test_id: str) -> OpSpecCase:
         raise InputError(
             f"not an op spec test id: {test_id!r} (expected {PREFIX}TEMPLATE/DTYPE/CASE)"
         )
-    template = load_op_specs(config.op_specs_dir).get(parts[2])
+    template = load_op_specs(*config.op_specs_dirs).get(parts[2])
     if template is not None:
         for case in expand(template):
             if case.test_id == test_id:
