@@ -66,10 +66,6 @@ class StandardSource:
     data: dict[str, Any]
     members: tuple[Member, ...]
 
-    @property
-    def parent(self) -> str | None:
-        return self.members[1].directory.name if len(self.members) > 1 else None
-
     def check_versions(self) -> None:
         """Every file of the chain states the name of its own directory as its version."""
         for member in self.members:
@@ -88,7 +84,8 @@ def read_standard_source(directory: Path) -> StandardSource:
     merged: dict[str, Any] = {}
     for _, data in reversed(chain):
         merged = merge(merged, data)
-    merged["version"] = chain[0][1].get("version")
+    if "version" in chain[0][1]:
+        merged["version"] = chain[0][1]["version"]
     members = tuple(Member(path, data.get("version")) for path, data in chain)
     return StandardSource(merged, members)
 
@@ -120,8 +117,9 @@ def _parent_directory(chain: list[tuple[Path, dict[str, Any]]], parent: str) -> 
     candidate = child.parent / parent
     if not (candidate / STANDARD_FILE).is_file():
         carried = sorted(
-            p.name for p in child.parent.iterdir()
-            if VERSION_PATTERN.fullmatch(p.name) and (p / STANDARD_FILE).is_file()
+            (p.name for p in child.parent.iterdir()
+             if VERSION_PATTERN.fullmatch(p.name) and (p / STANDARD_FILE).is_file()),
+            key=lambda name: int(name[1:]),
         )
         raise InputError(
             f"{source}: extends unknown standard {parent!r} (the standards beside it: "
