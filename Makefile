@@ -24,8 +24,11 @@ install: $(BIN)/python
 	# The demo vendor, installed the way any vendor is: through its profile's requirements.
 	$(BIN)/ckit vendors install simnpu
 
+# Every core (tests/conftest.py keeps tests that share a fixture on one worker); the 25 slowest
+# tests are printed so a new slow one shows in CI's log. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= auto
 test:
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 lint:
 	$(BIN)/ruff check kit tests bench vendors/simnpu
