@@ -28,7 +28,7 @@ def bare_loop(vendor: str, test_ids: list[str]) -> float:
     from kit.pytest_plugin import build_context
 
     warnings.simplefilter("ignore")
-    from kit.tiers.unit import run_unit_case
+    from kit.tiers.unit.cases import run_unit_case
 
     context = build_context(vendor, dt.date.today())
     started = time.perf_counter()

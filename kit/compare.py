@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import torch
 
 from kit.numerics import ErrorModel, NumericsRules, epsilon, smallest_normal
-from kit.outcomes import NumericMismatch, ResultMismatch
+from kit.outcomes import NumericMismatch, ResultMismatch, worst_of
 from kit.standard import Tolerance
 
 
@@ -184,16 +184,6 @@ def assert_close(
     if worst is not None and worst.mismatched:
         raise NumericMismatch(worst, measurements)
     return measurements
-
-
-def worst_of(measurements: Sequence[Measurement]) -> Measurement | None:
-    if not measurements:
-        return None
-    return max(measurements, key=lambda m: (m.mismatched > 0, _sortable(m.ratio)))
-
-
-def _sortable(value: float) -> float:
-    return math.inf if math.isnan(value) else value
 
 
 def _walk(actual: Any, expected: Any, bound: Bound, where: str, found: list[Measurement]) -> None:

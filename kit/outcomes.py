@@ -6,6 +6,7 @@ In plain pytest they read as ordinary failures or skips; the kit plugin turns th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -58,8 +59,6 @@ class NumericMismatch(KitOutcome, AssertionError):
 
 def numerics_details(measurements: Sequence[Measurement]) -> dict[str, Any]:
     """The figures a record keeps, pass or fail: the worst output's, flat, plus each output's."""
-    from kit.compare import worst_of
-
     worst = worst_of(measurements)
     if worst is None:
         return {}
@@ -130,3 +129,14 @@ def classify_exception(exc: BaseException) -> Status:
     if isinstance(exc, RuntimeError) and any(marker in text for marker in UNSUPPORTED_MARKERS):
         return Status.UNSUPPORTED
     return Status.ERROR
+
+
+def worst_of(measurements: Sequence[Measurement]) -> Measurement | None:
+    """The measurement that decides: any with mismatches first, then the largest error ratio."""
+    if not measurements:
+        return None
+    return max(measurements, key=lambda m: (m.mismatched > 0, _sortable(m.ratio)))
+
+
+def _sortable(value: float) -> float:
+    return math.inf if math.isnan(value) else value

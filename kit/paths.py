@@ -28,13 +28,6 @@ def standards_dir() -> Path:
     return kit_home() / "standards"
 
 
-def standard_dir(version: str | None = None) -> Path:
-    """The own directory of the carried standard ``version`` (default: the kit's current one,
-    ``kit.standard.catalogue``); its files are found through ``Standard.file``."""
-    from kit.standard.catalogue import current_version, standard_directory
-
-    return standard_directory(version or current_version())
-
 
 def vendors_dir() -> Path:
     override = os.environ.get("CKIT_VENDORS_DIR")

@@ -23,14 +23,13 @@ from kit.device import enable_device
 from kit.errors import DeviceError, KitError
 from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception, na_reason_of
 from kit.patterns import matches_any
-from kit.results import NA_REASON_KEY, Status, tier_of
+from kit.results import NA_REASON_KEY, Status
 from kit.standard import load_standard
+from kit.tiers.registry import find_tier
 from kit.vendors import SKIP_PREFIX, load_skip_manifest, load_vendor
 
 TIERS_DIR = paths.package_dir() / "tiers"
 CONTEXT_KEY = pytest.StashKey[KitContext]()
-#: The deploy tier checks the device itself, so it runs even when the device is unusable.
-TIERS_WITHOUT_DEVICE = ("deploy",)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -155,12 +154,18 @@ def pytest_collection_modifyitems(
         items[:] = keep
     context = config.stash[CONTEXT_KEY]
     for item in items:
-        if context.device_problem and tier_of(stable_id(item) or "") not in TIERS_WITHOUT_DEVICE:
+        if context.device_problem and _needs_device(stable_id(item) or ""):
             item.add_marker(pytest.mark.skip(reason=context.device_problem))
             continue
         decision = context.skips.decide(stable_id(item) or "", context.today)
         if decision.skip and decision.entry is not None:
             item.add_marker(pytest.mark.skip(reason=decision.entry.describe()))
+
+
+def _needs_device(test_id: str) -> bool:
+    """A tier that checks the device itself (deploy) runs even when the device is unusable."""
+    tier = find_tier(test_id)
+    return tier is None or tier.needs_device
 
 
 @pytest.fixture(scope="session")

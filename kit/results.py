@@ -43,10 +43,6 @@ FAILURE_STATUSES = frozenset(
     }
 )
 
-#: The one list of tiers, in report order; everything else that enumerates tiers reads it.
-TIERS = ("deploy", "unit", "models", "flows")
-
-
 class NotApplicableReason(enum.StrEnum):
     """The only reasons a test may be NOT_APPLICABLE, each decided by the kit itself.
 

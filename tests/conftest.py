@@ -30,10 +30,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
+    if getattr(config.option, "loadgroup", False):  # set on xdist workers for --dist loadgroup
+        _suffix_groups(items)
+
+
+def _suffix_groups(items: list[pytest.Item]) -> None:
+    """xdist's scheduler reads a test's group from an ``@group`` suffix on its node id; xdist
+    3.8 writes it to ``item._nodeid``, which pytest 9.2 no longer reads (pytest-xdist #1386),
+    so the suffix is written here, where pytest keeps the id."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # another pytest: the groups only cost time, never correctness
+        return
+    for item in items:
+        if "@" in item.nodeid.rpartition("]")[2]:
+            continue  # an xdist that still groups on its own did it already
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")  # type: ignore[attr-defined]
 
 
 def _worker_group(item: pytest.Item) -> str:

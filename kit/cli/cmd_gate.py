@@ -23,14 +23,14 @@ from kit.repository.gate import (
     percent,
     tier_pass_rates,
 )
-from kit.results import TIERS
+from kit.tiers.registry import tier_names
 
 #: The exit code when the gate is closed: a required vendor falls short or is missing, a vendor
 #: is past the failing window, or the repository's own checks failed.
 GATE_CLOSED = ExitCode.VERIFICATION_FAILED
 
 _RELEASE = re.compile(r"[0-9]+\.[0-9]+")
-_HEADER = ("vendor", "kit", "grade", *TIERS, "verdict", "why")
+_HEADER = ("vendor", "kit", "grade", *tier_names(), "verdict", "why")
 
 
 def _rate_text(rate: float | None) -> str:
@@ -43,7 +43,7 @@ def _row(vendor: VendorGate) -> tuple[str, ...]:
     kit_version = vendor.latest.key.kit_version if vendor.latest else "-"
     grade = report.grade.name if report else "-"
     cells = [vendor.vendor + (" *" if vendor.required else ""), kit_version, grade]
-    cells += [_rate_text(rates.get(tier)) for tier in TIERS]
+    cells += [_rate_text(rates.get(tier)) for tier in tier_names()]
     return tuple(printable(cell) for cell in (*cells, vendor.verdict_text, vendor.why or "-"))
 
 

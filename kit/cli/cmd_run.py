@@ -12,16 +12,15 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
-from kit.grading.policy import REPORTED_TIERS
 from kit.printable import printable
-from kit.results import TIERS
 from kit.runner.config import RunConfig
 from kit.runner.devices import ALL as ALL_DEVICES
 from kit.runner.devices import parse_devices
 from kit.runner.plan import Shard
+from kit.tiers.registry import complete_run_tiers, tier_names
 
 #: The tiers a complete run covers (``kit.grading.policy``): every one but deploy.
-DEFAULT_TIERS = ",".join(REPORTED_TIERS)
+DEFAULT_TIERS = ",".join(complete_run_tiers())
 #: The kit's own exit codes besides the grades' (kit.errors.ExitCode).
 _OTHER_CODES = (
     "  2-6 the run could not start or finish (usage, input, verification, device, environment)\n"
@@ -62,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--vendor", help="vendor id (vendors/<id>) or path to a vendor.yaml")
     parser.add_argument(
         "--tier", default=None,
-        help=f"comma-separated tiers among {','.join(TIERS)} (default: {DEFAULT_TIERS}; with "
-        "--rerun-failed: the tiers of the failures)",
+        help=f"comma-separated tiers among {','.join(tier_names())} (default: {DEFAULT_TIERS}; "
+        "with --rerun-failed: the tiers of the failures)",
     )
     parser.add_argument(
         "--flows", metavar="LIST",
@@ -127,10 +126,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def _tiers(value: str) -> tuple[str, ...]:
     tiers = tuple(t.strip() for t in value.split(",") if t.strip())
-    unknown = [t for t in tiers if t not in TIERS]
+    unknown = [t for t in tiers if t not in tier_names()]
     if unknown or not tiers:
         raise InputError(f"--tier: unknown tier {', '.join(unknown) or '(empty)'}; "
-                         f"choose from {', '.join(TIERS)}")
+                         f"choose from {', '.join(tier_names())}")
     return tiers
 
 

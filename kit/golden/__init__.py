@@ -16,16 +16,11 @@ __all__ = ["GoldenWriter", "configure", "golden_writer"]
 _writer: GoldenWriter | None = None
 
 
-def configure(out_dir: Path | None, log_dir: Path | None = None) -> GoldenWriter | None:
+def configure(out_dir: Path | None, log_dir: Path) -> GoldenWriter | None:
     """Set this process's writer: artifacts go under ``out_dir`` (None: the run asked for none);
-    failures are logged in ``log_dir`` (default: the run's ``workers/`` directory)."""
+    failures are logged in ``log_dir`` (the run's workers' log directory)."""
     global _writer
-    if out_dir is None:
-        _writer = None
-    else:
-        from kit.runner.outdir import WORKERS_DIR
-
-        _writer = GoldenWriter(out_dir, log_dir or out_dir / WORKERS_DIR)
+    _writer = None if out_dir is None else GoldenWriter(out_dir, log_dir)
     return _writer
 
 

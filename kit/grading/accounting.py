@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kit.results import NA_REASON_KEY, TIERS, NotApplicableReason, Status, TestRecord, tier_of
+from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord, tier_of
+from kit.tiers.registry import tier_order
 from kit.vendors import SkipManifest
 
 #: Status word for a test of the standard that has no record at all.
@@ -80,5 +81,5 @@ def tier_skips(records: Sequence[TestRecord], missing: Sequence[str]) -> tuple[T
     """Skipped and total tests per tier present, in the kit's tier order."""
     totals = Counter(tier_of(test_id) for test_id in [*(r.id for r in records), *missing])
     skipped = Counter(r.tier for r in records if r.status is Status.SKIPPED)
-    ordered = sorted(totals, key=lambda t: (TIERS.index(t) if t in TIERS else len(TIERS), t))
+    ordered = sorted(totals, key=lambda t: (tier_order(t), t))
     return tuple(TierSkips(tier, skipped[tier], totals[tier]) for tier in ordered)

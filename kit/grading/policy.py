@@ -13,13 +13,13 @@ import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from kit.results import TIERS, Status, TestRecord
+from kit.results import Status, TestRecord
 from kit.standard import Standard
+from kit.tiers.registry import complete_run_tiers
 from kit.vendors import SkipEntry, SkipManifest
 from kit.vendors.skip_limits import too_long_lived
 
 #: The tiers a run must cover to be complete; deploy smoke checks are optional.
-REPORTED_TIERS = tuple(tier for tier in TIERS if tier != "deploy")
 
 NEVER_SKIP = "never-skip"
 EXPIRED_SKIP = "expired-skip"
@@ -44,7 +44,7 @@ def is_complete_run(
         all(test_id in have for test_id in standard.test_ids(tier))
         if _has_locked_list(standard, tier)
         else unnarrowed and tier in run.get("tiers", ())
-        for tier in REPORTED_TIERS
+        for tier in complete_run_tiers()
     )
 
 

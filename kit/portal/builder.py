@@ -16,7 +16,7 @@ import jinja2
 from kit.errors import InputError
 from kit.portal.model import Site, site_model
 from kit.repository.interface import RepositoryAudit
-from kit.results import TIERS
+from kit.tiers.registry import tier_names
 
 #: The file that marks a directory as a site ``ckit portal`` wrote (and may replace).
 SITE_MARKER = ".ckit-portal"
@@ -47,7 +47,7 @@ def _render(env: jinja2.Environment, template: str, page: str, **context: Any) -
 
 def render_pages(site: Site) -> dict[str, bytes]:
     env = _environment()
-    pages = {"index.html": _render(env, "index.html", "index.html", site=site, tiers=TIERS)}
+    pages = {"index.html": _render(env, "index.html", "index.html", site=site, tiers=tier_names())}
     for vendor in site.vendors:
         pages[vendor.page] = _render(env, "vendor.html", vendor.page, site=site, vendor=vendor)
     for submission in site.submissions:

@@ -23,9 +23,11 @@ from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAud
 from kit.repository.layout import SubmissionKey
 from kit.results import FAILURE_STATUSES, Status, tier_of
 from kit.standard import load_standard
+from kit.tiers.models.tier import ModelsTier
+from kit.tiers.unit.tier import UnitTier
 
 #: The tier whose tests are the matrix's rows.
-MATRIX_TIER = "models"
+MATRIX_TIER = ModelsTier.name
 
 
 def text(value: Any) -> str:
@@ -141,7 +143,7 @@ class SubmissionView:
 def group_of(test_id: str) -> str:
     """``unit/opinfo/add`` for ``unit/opinfo/add/float32/0``; ``models/hf`` for a model test."""
     parts = test_id.split("/")
-    keep = 3 if parts[0] == "unit" else 2
+    keep = 3 if parts[0] == UnitTier.name else 2
     return "/".join(parts[: min(keep, len(parts) - 1)]) or parts[0]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kit.results import TestRecord, tier_of
+from kit.results import TestRecord
 
 #: The figures shown and compared, in the order shown.
 FIGURE_KEYS = ("max_abs_err", "max_rel_err", "max_ulps", "ratio_to_bound")
@@ -59,11 +59,3 @@ def figures_of(record: TestRecord) -> Figures | None:
     }
     return Figures(found) if found else None
 
-
-def op_and_dtype(test_id: str) -> tuple[str, str]:
-    """``unit/opinfo/add/float32/3`` -> (``unit/opinfo/add``, ``float32``); any other id is a
-    group of its own, with no dtype."""
-    parts = test_id.split("/")
-    if tier_of(test_id) == "unit" and len(parts) == 5:
-        return "/".join(parts[:3]), parts[3]
-    return test_id, ""

@@ -13,28 +13,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.report.figures import figure_value
-from kit.results import tier_of
-
-#: Per tier naming ops, how many id segments come before ``<family>/<op>/<dtype>``.
-_OP_OFFSET = {"unit": 1, "flows": 2}
+from kit.tiers.registry import find_tier
 
 
 def op_and_dtype_of(test_id: str) -> tuple[str, str]:
     """``unit/opspec/conv2d/bfloat16/nchw/0`` -> (``conv2d``, ``bfloat16``); ("", "") elsewhere."""
-    parts = test_id.split("/")
-    offset = _OP_OFFSET.get(tier_of(test_id))
-    if offset is not None and len(parts) >= offset + 4:
-        return parts[offset + 1], parts[offset + 2]
-    return "", ""
+    tier = find_tier(test_id)
+    found = tier.op_and_dtype(test_id) if tier is not None else None
+    return found or ("", "")
 
 
 def group_key(test_id: str) -> tuple[str, str]:
     """The failure group of a test: ``unit/<family>/<op>`` (``flows/<flow>/<family>/<op>``) and
     its dtype, or the id alone."""
-    op, dtype = op_and_dtype_of(test_id)
-    if not op:
+    tier = find_tier(test_id)
+    group = tier.op_group(test_id) if tier is not None else None
+    if group is None:
         return test_id, ""
-    return "/".join(test_id.split("/")[: _OP_OFFSET[tier_of(test_id)] + 2]), dtype
+    return group, op_and_dtype_of(test_id)[1]
 
 
 @dataclass(frozen=True)

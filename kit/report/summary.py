@@ -6,7 +6,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kit.report.flow_summary import flow_summary
-from kit.results import TIERS, Status, TestRecord, tier_of
+from kit.results import Status, TestRecord, tier_of
+from kit.tiers.registry import tier_order
 
 #: Statuses that mean the test did not run, so they do not count towards the pass rate.
 NOT_RUN = frozenset({Status.SKIPPED, Status.NOT_APPLICABLE})
@@ -33,7 +34,7 @@ def summarize(
 ) -> dict[str, Any]:
     """Counts overall and for each tier the run asked for or produced a record in."""
     present = set(run_tiers) | {r.tier for r in records} | {tier_of(m) for m in missing}
-    ordered = [t for t in TIERS if t in present] + sorted(present - set(TIERS))
+    ordered = sorted(present, key=lambda t: (tier_order(t), t))
     tiers = {
         tier: counts(
             [r for r in records if r.tier == tier],

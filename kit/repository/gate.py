@@ -22,9 +22,9 @@ from typing import Any
 from kit.errors import InputError
 from kit.report.model import Report
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
-from kit.results import TIERS
 from kit.signing.keys import VENDOR_ID
 from kit.standard import load_standard
+from kit.tiers.registry import tier_names
 from kit.yamlio import load_yaml
 
 GATE_POLICY_NAME = "gate.yaml"
@@ -61,8 +61,9 @@ def _refuse(path: Path, problem: str) -> InputError:
 
 
 def _rate(path: Path, tier: Any, value: Any) -> float:
-    if tier not in TIERS:
-        raise _refuse(path, f"min_pass_rate: unknown tier {tier!r} (tiers: {', '.join(TIERS)})")
+    if tier not in tier_names():
+        known = ", ".join(tier_names())
+        raise _refuse(path, f"min_pass_rate: unknown tier {tier!r} (tiers: {known})")
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise _refuse(path, f"min_pass_rate.{tier}: {value!r} is not a number from 0 to 1")
     return float(value)
@@ -72,7 +73,7 @@ def _min_pass_rate(path: Path, value: Any) -> dict[str, float]:
     if not isinstance(value, dict):
         raise _refuse(path, "min_pass_rate must map tiers to numbers from 0 to 1")
     rates = {str(tier): _rate(path, tier, rate) for tier, rate in value.items()}
-    return {tier: rates[tier] for tier in TIERS if tier in rates}
+    return {tier: rates[tier] for tier in tier_names() if tier in rates}
 
 
 def _accepted_grades(path: Path, value: Any) -> tuple[str, ...]:

@@ -18,57 +18,34 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from kit.execution import load_evidence
 from kit.outcomes import KitOutcome, classify_exception
 from kit.results import Status, TestRecord, tier_of
 from kit.runner.protocol import ChannelClosed, LineReader, send
 from kit.standard import Standard, load_standard
+from kit.tiers.registry import find_tier
 
 _MESSAGE_LIMIT = 2000
 
-TierJudge = Callable[[Standard, str, Any], dict[str, Any]]
-
-
-def tier_judges() -> dict[str, TierJudge]:
-    """The tiers whose tests are split into execution and judgement, with their judge."""
-    from kit.tiers.deploy import judge_deploy_evidence
-    from kit.tiers.flows import judge_flow_evidence
-    from kit.tiers.models import judge_model_evidence
-    from kit.tiers.unit import judge_unit_evidence
-
-    return {
-        "unit": judge_unit_evidence,
-        "models": judge_model_evidence,
-        "deploy": judge_deploy_evidence,
-        "flows": judge_flow_evidence,
-    }
-
-
-#: Tiers whose every test is judged apart from the vendor's process.
-SPLIT_TIERS = ("unit", "models", "flows")
-
 
 def judged_apart(test_id: str) -> bool:
-    """Whether the kit's judge decides ``test_id``: every unit and model test, and the deploy
-    tests that compute (the others check the vendor's environment, where only it can look)."""
-    from kit.tiers.deploy import JUDGED_APART
-
-    return tier_of(test_id) in SPLIT_TIERS or test_id in JUDGED_APART
+    """Whether the kit's judge decides ``test_id`` (its tier says: every unit, model and flow
+    test, and the deploy tests that compute)."""
+    tier = find_tier(test_id)
+    return tier is not None and tier.judged_apart(test_id)
 
 
 def judge_record(
     standard: Standard, test_id: str, evidence_path: Path, duration: float
 ) -> TestRecord:
     """The record of ``test_id`` given a worker's evidence: PASS with its figures, or why not."""
-    judge = tier_judges().get(tier_of(test_id))
-    if judge is None:
+    tier = find_tier(test_id)
+    if tier is None:
         return TestRecord(test_id, Status.ERROR, duration, f"no judge for tier {tier_of(test_id)}")
     try:
-        details = judge(standard, test_id, load_evidence(evidence_path))
+        details = tier.judge(standard, test_id, load_evidence(evidence_path))
     except Exception as exc:  # noqa: BLE001 - every verdict other than PASS is an exception
         status = classify_exception(exc)
         # A kit outcome's status is the kit's own verdict (a flow stage the backend does not
@@ -109,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.golden is not None:
         from kit.golden import configure
+        from kit.runner.outdir import WORKERS_DIR
 
-        configure(args.golden)
+        configure(args.golden, args.golden / WORKERS_DIR)
     threads = os.environ.get("CKIT_WORKER_THREADS")
     if threads:
         import torch

@@ -11,12 +11,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kit import paths
-from kit.applicability import kit_inapplicable
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
-from kit.printable import printable
 from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
@@ -33,6 +30,7 @@ from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.standard import Standard, load_standard
+from kit.tiers.registry import find_tier, get_tier, kit_inapplicable
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
 from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
 
@@ -184,7 +182,7 @@ def decided_by_kit(inputs: RunInputs, test_id: str) -> TestRecord | None:
 
 
 def tier_paths(tiers: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(str(paths.package_dir() / "tiers" / tier) for tier in tiers)
+    return tuple(str(get_tier(tier).suite_dir) for tier in tiers)
 
 
 class Orchestrator:
@@ -263,9 +261,10 @@ class Orchestrator:
         decision = self.inputs.skips.decide(record.id, self.inputs.today)
         if decision.expired:
             record = replace(record, details={**record.details, **decision.details})
-        if record.status.is_failure and tier_of(record.id) == "unit":
-            repro = repro_of(self.inputs.standard, record.id, self.config.vendor)
-            record = replace(record, details={**record.details, "repro": repro})
+        tier = find_tier(record.id)
+        if record.status.is_failure and tier is not None:
+            added = tier.failure_details(self.inputs.standard, record.id, self.config.vendor)
+            record = replace(record, details={**record.details, **added})
         return record
 
     # -- execution ---------------------------------------------------------------------------
@@ -273,7 +272,7 @@ class Orchestrator:
         first = self.start_worker()
         ready = first.ready
         problem = ready.get("device_problem")
-        if problem and "deploy" not in self.config.tiers:
+        if problem and all(get_tier(tier).needs_device for tier in self.config.tiers):
             first.stop()
             raise DeviceError(problem)
         plan = self.plan()
@@ -465,21 +464,6 @@ class JudgeSlot:
             self._judge.stop()
 
 
-#: Rebuilding samples seeds torch's global generators: one worker thread at a time.
-_REPRO_LOCK = threading.Lock()
-
-
-def repro_of(standard: Standard, test_id: str, vendor_id: str) -> dict[str, Any]:
-    """``kit.tiers.unit.repro`` in this (the kit's) process; a rebuild that fails says why instead
-    of failing the run."""
-    from kit.tiers.unit.repro import pytest_command, unit_repro
-
-    try:
-        with _REPRO_LOCK:
-            return unit_repro(standard, test_id, vendor_id)
-    except Exception as exc:  # noqa: BLE001 - the record stands; only its repro is missing
-        return {"unavailable": f"{type(exc).__name__}: {printable(str(exc))[:300]}",
-                "pytest": pytest_command(test_id, vendor_id)}
 
 
 def _with_probe(record: TestRecord, verdict: str) -> TestRecord:

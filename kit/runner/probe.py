@@ -22,6 +22,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kit.tiers.unit.tier import UnitTier
+
 if TYPE_CHECKING:
     import torch
 
@@ -153,7 +155,7 @@ def suspect_of(test_id: str) -> str | None:
     """The op a failing test puts under suspicion: ``unit/opinfo/<op>/<dtype>/<n>`` gives the
     OpInfo name, ``unit/opspec/<template>/<dtype>/<case>`` the template; other tiers none."""
     parts = test_id.split("/")
-    if len(parts) == 5 and parts[0] == "unit" and parts[1] in ("opinfo", "opspec"):
+    if len(parts) == 5 and parts[0] == UnitTier.name and parts[1] in ("opinfo", "opspec"):
         return parts[2]
     return None
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from kit.errors import InputError
 from kit.patterns import select_ids
 from kit.report.read import LoadedReport, read_report
-from kit.results import TIERS, tier_of
+from kit.results import tier_of
 from kit.runner.config import PreviousRun
+from kit.tiers.registry import tier_names
 from kit.views.show import failing_tests
 
 _GLOB = frozenset("*?")
@@ -46,7 +47,7 @@ def rerun_of(source: LoadedReport, tiers: tuple[str, ...] | None,
         raise InputError(f"{source.path}: no test to rerun: every test of that run (within "
                          "--tier/--select) passed or was skipped")
     previous = PreviousRun(dir=str(source.path.parent.resolve()), report_sha256=source.sha256)
-    ran_tiers = tuple(t for t in TIERS if any(tier_of(i) == t for i in ids))
+    ran_tiers = tuple(t for t in tier_names() if any(tier_of(i) == t for i in ids))
     return Rerun(previous, source.report.vendor_id, ran_tiers, tuple(ids))
 
 

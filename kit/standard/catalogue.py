@@ -43,9 +43,10 @@ def carried_versions(root: Path | None = None) -> tuple[str, ...]:
     return tuple(sorted(found, key=_number))
 
 
-def standard_directory(version: str) -> Path:
-    """The directory of carried standard ``version``; a one-line ``InputError`` naming the
-    carried ones when the kit carries no such standard."""
+def standard_directory(version: str | None = None) -> Path:
+    """The directory of carried standard ``version`` (default: the current one); a one-line
+    ``InputError`` naming the carried ones when the kit carries no such standard."""
+    version = version or current_version()
     carried = carried_versions()
     if version not in carried:
         shown = repr(version) if len(version) <= 40 else f"{version[:40]!r}..."

@@ -15,11 +15,13 @@ from typing import Any
 
 from kit.grading.certified import packages_text, where_it_ran
 from kit.printable import printable
-from kit.report.figures import Figures, figures_of, op_and_dtype
+from kit.report.figures import Figures, figures_of
 from kit.report.model import Report
+from kit.report.op_dtype import group_key
 from kit.report.read import LoadedReport
-from kit.results import TIERS, Status
+from kit.results import Status
 from kit.runner.config import PreviousRun
+from kit.tiers.registry import tier_order
 
 #: Statuses always shown as a column; others only when some tier has one.
 _ALWAYS = (Status.PASS.value,)
@@ -121,8 +123,7 @@ def failing_tests(report: Report) -> dict[str, str]:
 def tier_rows(report: Report) -> tuple[TierRow, ...]:
     summary = report.summary
     # In the kit's tier order, whatever order the file keeps its keys in.
-    order = {tier: index for index, tier in enumerate(TIERS)}
-    tiers = sorted(summary["tiers"].items(), key=lambda item: (order.get(item[0], 99), item[0]))
+    tiers = sorted(summary["tiers"].items(), key=lambda item: (tier_order(item[0]), item[0]))
     rows = [_row(tier, counts) for tier, counts in tiers]
     return (*rows, _row("all", summary["overall"]))
 
@@ -136,7 +137,7 @@ def failure_groups(failing: Mapping[str, str]) -> tuple[FailureGroup, ...]:
     """Failures per (op, dtype), most failures first."""
     grouped: dict[tuple[str, str], Counter[str]] = {}
     for test_id, status in failing.items():
-        grouped.setdefault(op_and_dtype(test_id), Counter())[status] += 1
+        grouped.setdefault(group_key(test_id), Counter())[status] += 1
     groups = [FailureGroup(op, dtype, dict(sorted(c.items()))) for (op, dtype), c in
               grouped.items()]
     return tuple(sorted(groups, key=lambda g: (-g.count, g.op, g.dtype)))

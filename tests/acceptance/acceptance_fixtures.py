@@ -23,17 +23,18 @@ from kit.grading.released import load_released_kits
 from kit.hashing import RELEASED_KITS
 from kit.patterns import matches
 from kit.report.model import Report
-from kit.results import TIERS, Status, TestRecord
+from kit.results import Status, TestRecord
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import sign_output_dir
 from kit.standard import load_standard
+from kit.tiers.registry import tier_names
 from kit.vendors import SkipEntry, SkipManifest, load_vendor
 from kit.verification.content import KitStanding, kit_standing
 
 VENDOR = "acme"
 SELECT = "unit/opinfo/add/float32/*"
-ALL_TIERS = TIERS
+ALL_TIERS = tier_names()
 #: This kit checkout, wherever ``CKIT_HOME`` points a test meanwhile.
 CHECKOUT = Path(__file__).resolve().parents[2]
 #: The checkout's cpu profile, filed as vendor acme.

@@ -26,12 +26,12 @@ from acceptance_fixtures import (
     sign_report,
 )
 
-from kit import paths
 from kit.cli import main
 from kit.errors import ExitCode
 from kit.hashing import kit_digest
+from kit.standard.catalogue import standard_directory
 
-SHIPPED_POLICY = str(paths.standard_dir() / "acceptance.yaml")
+SHIPPED_POLICY = str(standard_directory() / "acceptance.yaml")
 LOOSE = "float32:  {atol: 1.0e-3, rtol: 1.0e-4}"
 
 

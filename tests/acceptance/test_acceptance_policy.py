@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from acceptance_fixtures import VENDOR, narrowed_report, read
 
-from kit import paths
 from kit.acceptance import AcceptancePolicy, PolicyOutcome, accepted, load_policy
 from kit.acceptance.kit_checks import ReleasedKitCheck, StandardCheck, TorchReleaseCheck
 from kit.acceptance.result_checks import (
@@ -20,8 +19,9 @@ from kit.acceptance.result_checks import (
 )
 from kit.errors import InputError
 from kit.grading.released import ReleasedKit
+from kit.standard.catalogue import standard_directory
 
-SHIPPED = paths.standard_dir() / "acceptance.yaml"
+SHIPPED = standard_directory() / "acceptance.yaml"
 LISTED = (ReleasedKit("0.1.0", "ab" * 32, dt.date(2027, 1, 31)),)
 
 

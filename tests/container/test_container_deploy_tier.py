@@ -9,7 +9,7 @@ import pytest
 from container_support import run_deploy_tier_on_host
 
 from kit import paths
-from kit.tiers.deploy import DEPLOY_TEST_IDS
+from kit.tiers.deploy.cases import DEPLOY_TEST_IDS
 
 
 def test_deploy_tier_collects_exactly_the_declared_ids():

@@ -15,7 +15,7 @@ from kit.container.build import BuiltImage
 from kit.container.layers import build_vendor_layer
 from kit.container.run import run_in_container
 from kit.errors import EnvironmentProblem, InputError
-from kit.tiers.deploy import DEPLOY_TEST_IDS
+from kit.tiers.deploy.cases import DEPLOY_TEST_IDS
 from kit.vendors import load_vendor
 
 pytestmark = pytest.mark.docker

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from flows_support import install_absent_flow
 
-from kit.applicability import kit_inapplicable
 from kit.outcomes import na_reason_of
 from kit.pytest_plugin import build_context
 from kit.results import NotApplicableReason
 from kit.standard import load_standard
-from kit.tiers.flows import run_flow_case
+from kit.tiers.flows.cases import run_flow_case
+from kit.tiers.registry import kit_inapplicable
 from kit.vendors import load_vendor
 
 TEST_ID = "flows/acme_absent/opinfo/add/float32/0"

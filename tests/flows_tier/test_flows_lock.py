@@ -1,15 +1,11 @@
-"""The locked flows list is what the tier generates, and every tier list derives from TIERS."""
+"""The locked flows list is what the tier generates."""
 
 from __future__ import annotations
 
-import json
-
-from kit.cli.cmd_standard import LOCKABLE_TIERS
 from kit.flows.interface import Stage
-from kit.report.schema import schema_path
-from kit.results import TIERS, Status
+from kit.results import Status
 from kit.standard import load_standard
-from kit.tiers.flows import all_test_ids, parse_flow_id
+from kit.tiers.flows.cases import all_test_ids, parse_flow_id
 from kit.tiers.flows.config import flows_config
 
 
@@ -25,16 +21,6 @@ def test_every_locked_id_names_a_locked_float32_unit_test_and_a_listed_flow() ->
     strays = [(f, u) for f, u in pairs
               if u not in units or "/float32/" not in u or f not in flows_config(standard).flows]
     assert (strays, {f for f, _ in pairs}) == ([], set(flows_config(standard).flows))
-
-
-def test_every_tier_is_lockable() -> None:
-    assert tuple(LOCKABLE_TIERS) == TIERS
-
-
-def test_report_schema_enumerates_the_kits_tiers_and_statuses() -> None:
-    definitions = json.loads(schema_path().read_text())["$defs"]
-    assert (definitions["tier"]["enum"], definitions["status"]["enum"]) == (
-        list(TIERS), [status.value for status in Status])
 
 
 def test_judged_stages_are_statuses_or_stage_failures() -> None:

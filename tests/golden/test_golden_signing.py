@@ -76,11 +76,11 @@ def test_unsafe_test_id_is_a_warning(tmp_path: Path, programs: list[Program], te
 
 def test_writer_is_configured_per_process(tmp_path: Path) -> None:
     try:
-        writer = configure(tmp_path)
+        writer = configure(tmp_path, tmp_path / "workers")
         assert golden_writer() is writer and writer is not None
         assert writer.log_path == tmp_path / WORKERS_DIR / UNWRITTEN_LOG
     finally:
-        configure(None)
+        configure(None, tmp_path)
     assert golden_writer() is None
 
 

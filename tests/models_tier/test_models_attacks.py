@@ -9,7 +9,7 @@ import torch
 from models_tier_helpers import cpu_context
 
 from kit.outcomes import NumericMismatch, ResultMismatch
-from kit.tiers.models import SOURCES, ModelCase, find_case
+from kit.tiers.models.cases import SOURCES, ModelCase, find_case
 from kit.tiers.models.flows import check_eager, compare_outputs, eager_output, reference_output
 from kit.tiers.models.interface import BuiltModel
 

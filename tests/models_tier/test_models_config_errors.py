@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kit.errors import InputError
-from kit.tiers.models import SOURCES
+from kit.tiers.models.cases import SOURCES
 from kit.tiers.models.config import load_models_config
 from kit.tiers.models.flows import FLOWS
 

@@ -9,7 +9,7 @@ import torch
 from models_tier_helpers import cpu_context
 
 from kit.standard import load_standard
-from kit.tiers.models import SOURCES, all_cases, find_case
+from kit.tiers.models.cases import SOURCES, all_cases, find_case
 from kit.tiers.models.flows import call_module, select_output
 from kit.tiers.models.interface import BuiltModel, seeded
 

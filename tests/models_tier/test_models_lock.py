@@ -9,7 +9,7 @@ import pytest
 from kit.errors import InputError
 from kit.flows import flow_names
 from kit.standard import load_standard
-from kit.tiers.models import SOURCES, all_cases, all_test_ids, find_case
+from kit.tiers.models.cases import SOURCES, all_cases, all_test_ids, find_case
 
 ID_SHAPE = re.compile(r"^models/(?P<source>[a-z]+)/(?P<model>[a-z0-9_.-]+)/(?P<flow>[a-z0-9_]+)$")
 #: The families the standard promises to cover with Hugging Face models.

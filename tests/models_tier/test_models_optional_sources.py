@@ -11,7 +11,7 @@ import pytest
 from models_tier_helpers import MODEL_TIER_SUITE, junit_outcomes
 
 from kit.standard import load_standard
-from kit.tiers.models import SOURCES, all_test_ids
+from kit.tiers.models.cases import SOURCES, all_test_ids
 
 pytest_plugins = ["pytester"]
 

@@ -8,7 +8,7 @@ import pytest
 from models_tier_helpers import MODEL_TIER_SUITE, TODAY, junit_outcomes, write_vendor
 
 from kit.pytest_plugin import build_context
-from kit.tiers.models import run_model_case
+from kit.tiers.models.cases import run_model_case
 
 pytest_plugins = ["pytester"]
 

@@ -29,13 +29,14 @@ from kit.hashing import sha256_bytes
 from kit.patterns import matches_any
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, find_submissions, run_id_for, torch_release_of
-from kit.results import TIERS, Status, TestRecord
+from kit.results import Status, TestRecord
 from kit.signing.dsse import decode_envelope
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import ENVELOPE_NAME, sign_output_dir
 from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
+from kit.tiers.registry import tier_names
 from kit.vendors import SkipManifest, load_vendor
 from kit.verification.verify import verify_envelope
 
@@ -98,7 +99,7 @@ def build_run_report(run: Run) -> dict[str, Any]:
     )
     if run.docs_url is not None:
         vendor = dataclasses.replace(vendor, docs_url=run.docs_url)
-    tiers = list(TIERS)
+    tiers = list(tier_names())
     test_ids = [
         t
         for tier in tiers

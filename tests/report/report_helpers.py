@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from kit.results import TIERS, Status, TestRecord
+from kit.results import Status, TestRecord
+from kit.tiers.registry import tier_names
 
 TODAY = dt.date(2026, 11, 22)
 
@@ -19,7 +20,7 @@ OPTIONAL = "unit/opinfo/sin/float64/0"
 
 def run_info(complete: bool = True, **changes: Any) -> dict[str, Any]:
     run: dict[str, Any] = {
-        "tiers": list(TIERS),
+        "tiers": list(tier_names()),
         "select": [],
         "timeout_s": 60.0,
         "started_at": "2026-11-22T10:00:00+00:00",

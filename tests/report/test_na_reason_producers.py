@@ -13,7 +13,7 @@ from kit.context import KitContext
 from kit.outcomes import na_reason_of
 from kit.results import NotApplicableReason
 from kit.standard import load_standard
-from kit.tiers.models import run_model_case
+from kit.tiers.models.cases import run_model_case
 from kit.vendors import SkipManifest, load_vendor
 
 

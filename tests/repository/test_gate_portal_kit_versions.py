@@ -34,9 +34,10 @@ from kit.errors import ExitCode
 from kit.formats.files import write_report_files
 from kit.grading import build_report, collect_environment
 from kit.hashing import kit_digest, sha256_bytes
-from kit.results import NA_REASON_KEY, TIERS, NotApplicableReason, Status, TestRecord
+from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord
 from kit.signing.sign import sign_output_dir
 from kit.standard import load_standard
+from kit.tiers.registry import tier_names
 from kit.vendors import SkipManifest, load_vendor
 
 NEW_KIT = "0.2.0"
@@ -89,7 +90,7 @@ def _report(run: Run, now: dt.datetime) -> dict[str, Any]:
     """A complete run of every locked test, as the kit's builder writes it."""
     standard = load_standard()
     finished = (now - dt.timedelta(hours=run.hours_ago)).replace(microsecond=0)
-    tiers = list(TIERS)
+    tiers = list(tier_names())
     records = [_record(t, run.failing) for tier in tiers for t in standard.test_ids(tier)]
     report = build_report(
         records=records, standard=standard, vendor=load_vendor(run.vendor),

@@ -37,7 +37,7 @@ def test_cpu_run_is_conformant_and_covers_every_locked_test(certified: dict[str,
     report = json.loads((certified["out"] / "report.json").read_text())
     assert report["grade"]["name"] == "conformant"
     standard = load_standard()
-    # The default tiers: every one but deploy (kit.grading.policy.REPORTED_TIERS).
+    # The default tiers: every one but deploy (kit.tiers.registry.complete_run_tiers).
     expected = {t for tier in ("unit", "models", "flows") for t in standard.test_ids(tier)}
     statuses = {record["id"]: record["status"] for record in report["records"]}
     assert set(statuses) == expected

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from kit.errors import InputError
-from kit.grading.policy import REPORTED_TIERS, is_complete_run
+from kit.grading.policy import is_complete_run
 from kit.runner.plan import (
     BY_DURATIONS,
     BY_HASH,
@@ -19,8 +19,9 @@ from kit.runner.plan import (
     scope_tests,
 )
 from kit.standard import load_standard
+from kit.tiers.registry import complete_run_tiers
 
-TIERS = ("unit", "models", "flows")
+TIERS = complete_run_tiers()
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_a_malformed_shard_is_one_line(text: str, words: str) -> None:
 
 
 def test_complete_means_every_locked_test_has_a_record(standard) -> None:
-    every = {t for tier in REPORTED_TIERS for t in standard.test_ids(tier)}
+    every = {t for tier in complete_run_tiers() for t in standard.test_ids(tier)}
     run = {"tiers": ["unit"], "select": ["nothing"], "shard": {"index": 0, "count": 2}}
     # The records decide, not the command line the run section tells of.
     assert is_complete_run(standard, run, every)

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kit import paths
 from kit.cli import main
 from kit.errors import InputError
 from kit.standard import Standard, Tolerance, load_standard
-from kit.standard.catalogue import carried_versions, current_version
+from kit.standard.catalogue import carried_versions, current_version, standard_directory
 from kit.tiers.unit.config import load_unit_config
 from kit.tiers.unit.opspecs import load_op_specs, opspec_test_ids
 
@@ -37,7 +36,7 @@ NAMED_FILES = ("unit.yaml", "models.yaml", "flows.yaml", "NUMERICS.md", "report.
 def standards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The standards root of a kit home holding a copy of v1 and the v2 above."""
     root = tmp_path / "home" / "standards"
-    shutil.copytree(paths.standard_dir("v1"), root / "v1")
+    shutil.copytree(standard_directory("v1"), root / "v1")
     write_standard(root, "v2", V2)
     monkeypatch.setenv("CKIT_HOME", str(root.parent))
     return root

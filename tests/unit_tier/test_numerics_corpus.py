@@ -19,7 +19,7 @@ from kit import paths
 from kit.cli import main
 from kit.numerics import ClassSpec
 from kit.standard import load_standard
-from kit.tiers.unit import unit_case
+from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.vacuity import unfailable_tests
 
 SHARED_CORPUS = Path(

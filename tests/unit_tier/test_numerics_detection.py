@@ -20,7 +20,7 @@ import torch
 from kit.compare import measure_all, worst_of
 from kit.numerics import accumulation_length
 from kit.standard import load_standard
-from kit.tiers.unit import unit_case
+from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import UnitCase, case_bound
 from kit.tiers.unit.trees import map_tensors, to_cpu
 

@@ -11,7 +11,7 @@ import torch
 from kit.compare import ErrorBound, measure_all, worst_of
 from kit.numerics import Override
 from kit.standard import load_standard
-from kit.tiers.unit import unit_case
+from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import case_bound, magnitude_reference
 
 STANDARD = load_standard()

@@ -25,7 +25,7 @@ from kit.outcomes import (
 )
 from kit.pytest_plugin import build_context
 from kit.results import Status
-from kit.tiers.unit import run_unit_case
+from kit.tiers.unit.cases import run_unit_case
 from kit.tiers.unit.checking import ReferenceFailure, UnitCase, check_case
 from kit.tiers.unit.config import Comparison
 

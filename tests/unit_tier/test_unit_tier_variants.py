@@ -17,11 +17,11 @@ import pytest
 import torch
 from unit_tier_helpers import cpu_context
 
-from kit import paths
 from kit.cli import main
 from kit.errors import InputError
 from kit.standard import load_standard
-from kit.tiers.unit import run_unit_case, unit_case
+from kit.standard.catalogue import standard_directory
+from kit.tiers.unit.cases import run_unit_case, unit_case
 from kit.tiers.unit.config import load_unit_config, parse_unit_config
 from kit.tiers.unit.identity import DIGEST_LENGTH, unit_test_digest
 from kit.tiers.unit.opinfo_cases import parse_opinfo_id, sample_indices, selected_positions
@@ -237,7 +237,7 @@ def test_the_locked_list_records_each_tests_input_digest() -> None:
 def test_lock_refuses_an_id_whose_regenerated_inputs_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copytree(paths.standard_dir(), tmp_path / "standards" / "v1")
+    shutil.copytree(standard_directory(), tmp_path / "standards" / "v1")
     unit_yaml = tmp_path / "standards" / "v1" / "unit.yaml"
     text = unit_yaml.read_text()
     assert text.count("length: 300") == 1

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from vendors_fixtures import skip_entry, skips_yaml, write_locked_standard, write_vendor
 
-from kit import paths
 from kit.cli import main
 from kit.errors import InputError
 from kit.standard import load_standard
+from kit.standard.catalogue import standard_directory
 from kit.vendors import load_skip_manifest, load_vendor
 from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
 
@@ -96,7 +96,7 @@ def test_stale_entries_match_no_test(tmp_path: Path) -> None:
 @pytest.fixture
 def kit_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A kit home whose standard v1 has a locked unit list; vendors live in tmp_path/vendors."""
-    source = paths.standard_dir() / "standard.yaml"
+    source = standard_directory() / "standard.yaml"
     home = write_locked_standard(tmp_path / "home", source, LOCKED_UNIT_IDS)
     monkeypatch.setenv("CKIT_HOME", str(home))
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path / "vendors"))
@@ -220,7 +220,7 @@ def test_no_stale_warning_before_lists_are_locked(
     # A kit home whose standard has no tests/ directory yet: stale detection is skipped.
     standard = tmp_path / "home" / "standards" / "v1"
     standard.mkdir(parents=True)
-    (standard / "standard.yaml").write_bytes((paths.standard_dir() / "standard.yaml").read_bytes())
+    (standard / "standard.yaml").write_bytes((standard_directory() / "standard.yaml").read_bytes())
     monkeypatch.setenv("CKIT_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path / "vendors"))
     write_vendor(tmp_path / "vendors", skips=skips_yaml(skip_entry("unit/opinfo/gone/**")))

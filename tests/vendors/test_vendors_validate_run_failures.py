@@ -16,6 +16,7 @@ from vendors_fixtures import (
 
 from kit import paths
 from kit.cli import main
+from kit.standard.catalogue import standard_directory
 
 LOCKED_UNIT_IDS = [
     "unit/opinfo/add/float32/sample0",
@@ -27,7 +28,7 @@ LOCKED_UNIT_IDS = [
 @pytest.fixture
 def vendors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The vendors directory of a kit home whose standard v1 has a locked unit list."""
-    source = paths.standard_dir() / "standard.yaml"
+    source = standard_directory() / "standard.yaml"
     home = write_locked_standard(tmp_path / "home", source, LOCKED_UNIT_IDS)
     monkeypatch.setenv("CKIT_HOME", str(home))
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path / "vendors"))

@@ -18,7 +18,7 @@ import pytest
 
 from kit.context import KitContext
 from kit.device import DeviceInfo
-from kit.tiers.deploy import (
+from kit.tiers.deploy.cases import (
     EXPORT_RUN,
     SMOKE_OP,
     DeployCheckFailed,

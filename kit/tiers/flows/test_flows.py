@@ -9,7 +9,7 @@ import pytest
 
 from kit.context import KitContext
 from kit.standard import load_standard
-from kit.tiers.flows import run_flow_case
+from kit.tiers.flows.cases import run_flow_case
 
 FLOW_TEST_IDS = load_standard().test_ids("flows")
 

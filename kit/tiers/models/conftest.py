@@ -7,4 +7,4 @@ def pytest_ckit_warm_up(config: pytest.Config) -> None:
     # transformers imports in seconds; a worker pays it before its first test.
     import transformers  # noqa: F401
 
-    import kit.tiers.models  # noqa: F401
+    import kit.tiers.models.cases  # noqa: F401

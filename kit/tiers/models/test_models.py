@@ -9,7 +9,7 @@ import pytest
 
 from kit.context import KitContext
 from kit.standard import load_standard
-from kit.tiers.models import run_model_case
+from kit.tiers.models.cases import run_model_case
 
 MODEL_TEST_IDS = load_standard().test_ids("models")
 

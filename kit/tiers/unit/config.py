@@ -17,10 +17,10 @@ from kit.errors import InputError
 from kit.numerics import Override, parse_overrides
 from kit.standard import Standard
 from kit.tiers.unit.coverage import Coverage, parse_coverage
+from kit.tiers.unit.dtypes import parse_dtypes, reject_duplicates
 from kit.yamlio import load_yaml
 
 #: The dtypes the unit tier may test, in the order ids and listings use.
-UNIT_DTYPES = ("float32", "float64", "bfloat16", "float16", "int64", "int32", "bool")
 FLOAT64_REFERENCE = "float64"
 SAME_DTYPE_REFERENCE = "same-dtype"
 REFERENCES = (FLOAT64_REFERENCE, SAME_DTYPE_REFERENCE)
@@ -130,7 +130,7 @@ def parse_unit_config(data: Any, source: Path) -> UnitConfig:
     if not isinstance(raw_ops, list) or not raw_ops:
         raise InputError(f"{where}: ops: expected a non-empty list")
     ops = tuple(_parse_op(raw, f"{where}: ops[{i}]") for i, raw in enumerate(raw_ops))
-    _reject_duplicates([op.key for op in ops], f"{where}: ops")
+    reject_duplicates([op.key for op in ops], f"{where}: ops")
     coverage = parse_coverage(data.get("coverage"), where, tuple(op.key for op in ops))
     return UnitConfig(source, ops, source.parent / op_specs, coverage)
 
@@ -152,16 +152,6 @@ def _parse_op(raw: Any, where: str) -> OpEntry:
     return OpEntry(name, variant, dtypes, parse_comparison(raw, where, dtypes))
 
 
-def parse_dtypes(raw: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(raw, list) or not raw:
-        raise InputError(f"{where}: expected a non-empty list of dtypes from {list(UNIT_DTYPES)}")
-    for dtype in raw:
-        if dtype not in UNIT_DTYPES:
-            raise InputError(
-                f"{where}: unknown dtype {dtype!r} (expected one of {list(UNIT_DTYPES)})"
-            )
-    _reject_duplicates(raw, where)
-    return tuple(raw)
 
 
 #: The fields op entries and op spec templates share: how the result is judged.
@@ -218,10 +208,3 @@ def _reject_unknown(raw: Mapping[str, Any], allowed: set[str], where: str) -> No
     if unknown:
         raise InputError(f"{where}: unknown field {unknown[0]!r} (allowed: {sorted(allowed)})")
 
-
-def _reject_duplicates(values: list[Any], where: str) -> None:
-    seen: set[Any] = set()
-    for value in values:
-        if value in seen:
-            raise InputError(f"{where}: {value!r} is listed twice")
-        seen.add(value)

@@ -28,7 +28,7 @@ import torch
 from kit.compare import Measurement, measure_all, worst_of
 from kit.errors import InputError
 from kit.standard import Standard
-from kit.tiers.unit import unit_case
+from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import case_bound
 
 #: The parts of one recorded output.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit.errors import InputError
+from kit.tiers.unit.dtypes import parse_dtypes
 
 #: The reserved group naming every op of the tier (not ``all``: that is an op).
 ALL_OPS = "all_ops"
@@ -193,8 +194,6 @@ def _members(name: Any, groups: Mapping[str, tuple[str, ...]], where: str) -> tu
 
 
 def _parse_dtypes(raw: Any, where: str) -> tuple[str, ...] | None:
-    from kit.tiers.unit.config import parse_dtypes
-
     return None if raw is None else parse_dtypes(raw, where)
 
 

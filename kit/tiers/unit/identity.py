@@ -39,7 +39,7 @@ def case_digest(case: UnitCase, extra: Any = ()) -> str:
 
 
 def unit_test_digest(standard: Standard, test_id: str) -> str:
-    from kit.tiers.unit import OPSPEC_PREFIX, unit_case
+    from kit.tiers.unit.cases import OPSPEC_PREFIX, unit_case
 
     case = unit_case(standard, test_id)
     extra: Any = ()
@@ -93,3 +93,9 @@ def _plain(value: Any) -> str:
     if callable(value) and not isinstance(value, type):
         return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
     return repr(value)
+
+
+def input_digests(standard: Standard, test_ids: list[str]) -> dict[str, str]:
+    """Per test id, the digest of its inputs: the lock records them so that an id can never
+    silently name other inputs."""
+    return {test_id: unit_test_digest(standard, test_id) for test_id in test_ids}

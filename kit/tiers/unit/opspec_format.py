@@ -19,13 +19,8 @@ import torch
 
 from kit.errors import InputError
 from kit.tiers.unit import composites
-from kit.tiers.unit.config import (
-    COMPARISON_FIELDS,
-    UNIT_DTYPES,
-    Comparison,
-    parse_comparison,
-    parse_dtypes,
-)
+from kit.tiers.unit.config import COMPARISON_FIELDS, Comparison, parse_comparison
+from kit.tiers.unit.dtypes import UNIT_DTYPES, parse_dtypes
 
 #: The name standards give the kit's own composites. It is part of the standard's text (and of
 #: each case's locked input digest), so it stays fixed wherever the module lives.

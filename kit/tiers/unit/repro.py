@@ -36,7 +36,7 @@ def pytest_command(test_id: str, vendor_id: str) -> str:
 
 def unit_repro(standard: Standard, test_id: str, vendor_id: str) -> dict[str, Any]:
     """``{"inputs", "seed", "pytest"}`` for one unit test id of ``standard``."""
-    from kit.tiers.unit import unit_case
+    from kit.tiers.unit.cases import unit_case
 
     case = unit_case(standard, test_id)
     inputs = bounded(describe_call(case.make_inputs("cpu", False)))
@@ -46,7 +46,7 @@ def unit_repro(standard: Standard, test_id: str, vendor_id: str) -> dict[str, An
 
 def seed_of_test(standard: Standard, test_id: str) -> int:
     """The seed the test's inputs were generated under (``kit.tiers.unit.samples``, ``opspecs``)."""
-    from kit.tiers.unit import OPINFO_PREFIX
+    from kit.tiers.unit.cases import OPINFO_PREFIX
     from kit.tiers.unit.config import load_unit_config
     from kit.tiers.unit.opinfo_cases import parse_opinfo_id
     from kit.tiers.unit.samples import seed_of

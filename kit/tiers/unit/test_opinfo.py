@@ -10,7 +10,7 @@ import pytest
 
 from kit.context import KitContext
 from kit.standard import load_standard
-from kit.tiers.unit import OPINFO_PREFIX, run_unit_case
+from kit.tiers.unit.cases import OPINFO_PREFIX, run_unit_case
 
 IDS = [i for i in load_standard().test_ids("unit") if i.startswith(OPINFO_PREFIX)]
 

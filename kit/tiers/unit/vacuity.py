@@ -15,7 +15,7 @@ import torch
 
 from kit.compare import measure_all
 from kit.standard import Standard
-from kit.tiers.unit import unit_case
+from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import case_bound, compared_part, cpu_references
 from kit.tiers.unit.trees import map_tensors, numel_of, tensor_leaves
 

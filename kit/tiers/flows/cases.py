@@ -1,0 +1,182 @@
+"""The flows tier: op specs, exportable OpInfo samples and models through each program flow.
+
+Stable ids are ``flows/<flow>/<unit id without "unit/">`` (``flows/onnxruntime_cpu/opinfo/add/
+float32/0``): every float32 op spec case and sample 0 of every float32 OpInfo op of the unit
+tier whose subject exports with ``torch.export`` on the CPU, through every flow ``flows.yaml``
+lists. ``ckit standard lock`` decides which (``all_test_ids``); the suite reads the locked list.
+Models through program flows keep their model-tier ids (``models/<source>/<model>/<flow>``).
+
+A test's device half builds the subject and runs it through the flow (``kit.flows.pipeline``),
+in the vendor's process; the judge rebuilds the subject, runs it eagerly on the CPU and
+decides (``kit.tiers.flows.judging``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kit.context import KitContext
+from kit.errors import InputError
+from kit.execution import run_split
+from kit.outcomes import not_applicable
+from kit.standard import Standard
+from kit.tiers.flows.config import TIER, flows_config
+
+if TYPE_CHECKING:
+    import torch
+
+    from kit.flows.interface import FlowRun, Subject
+
+PREFIX = f"{TIER}/"
+UNIT_PREFIX = "unit/"
+#: The dtype every subject is built in: flows are judged against eager CPU float32.
+SUBJECT_DTYPE = "float32"
+
+
+def flow_test_id(flow: str, unit_id: str) -> str:
+    """``flows/<flow>/opinfo/add/float32/0`` for unit id ``unit/opinfo/add/float32/0``."""
+    return f"{PREFIX}{flow}/{unit_id.removeprefix(UNIT_PREFIX)}"
+
+
+def parse_flow_id(test_id: str) -> tuple[str, str]:
+    """``(flow, unit id)`` of a flows tier id."""
+    parts = test_id.split("/", 2)
+    if len(parts) != 3 or parts[0] != TIER or not parts[1] or not parts[2]:
+        raise InputError(f"not a flows test id: {test_id!r}")
+    return parts[1], UNIT_PREFIX + parts[2]
+
+
+def candidate_unit_ids(standard: Standard) -> list[str]:
+    """Every float32 op spec case and sample 0 of every float32 OpInfo op of the unit tier."""
+    from kit.tiers.unit.cases import OPINFO_PREFIX, OPSPEC_PREFIX
+
+    ids = standard.test_ids("unit")
+    specs = [i for i in ids if i.startswith(OPSPEC_PREFIX) and _dtype(i) == SUBJECT_DTYPE]
+    samples = [i for i in ids if i.startswith(OPINFO_PREFIX) and _dtype(i) == SUBJECT_DTYPE
+               and i.rsplit("/", 1)[1] == "0"]
+    return specs + samples
+
+
+def _dtype(unit_id: str) -> str:
+    return unit_id.split("/")[3]
+
+
+def exportable_unit_ids(standard: Standard) -> list[str]:
+    """The candidates whose subject ``torch.export`` takes on the CPU (seconds per hundred)."""
+    return [i for i in candidate_unit_ids(standard) if _exports(standard, i)]
+
+
+def _exports(standard: Standard, unit_id: str) -> bool:
+    import torch
+
+    subject = build_subject(standard, unit_id)
+    try:
+        torch.export.export(subject.module, subject.inputs, strict=False)
+    except Exception:  # noqa: BLE001 - any failure to export leaves the sample out
+        return False
+    return True
+
+
+def all_test_ids(standard: Standard) -> list[str]:
+    """Every flows test id of ``standard``: what ``ckit standard lock`` writes."""
+    subjects = exportable_unit_ids(standard)
+    return sorted(flow_test_id(flow, i) for flow in flows_config(standard).flows for i in subjects)
+
+
+def build_subject(standard: Standard, unit_id: str, test_id: str | None = None) -> Subject:
+    from kit.tiers.flows.subjects import unit_subject
+    from kit.tiers.unit.cases import unit_case
+
+    return unit_subject(test_id or unit_id, unit_case(standard, unit_id))
+
+
+def require_flow(ckit: KitContext, flow: str) -> None:
+    """End the test NOT_APPLICABLE when the vendor does not claim ``flow`` or it is absent."""
+    from kit.applicability import flow_inapplicable
+
+    found = flow_inapplicable(ckit.vendor, flow)
+    if found is not None:
+        not_applicable(found.reason, found.words)
+
+
+def run_flow_case(ckit: KitContext, test_id: str) -> None:
+    """Run one flows test: the device half here; the judge decides (``kit.execution``)."""
+    flow, unit_id = parse_flow_id(test_id)
+    require_flow(ckit, flow)
+    details = run_split(
+        ckit.evidence_path,
+        lambda: execute_flow(ckit, flow, build_subject(ckit.standard, unit_id, test_id)),
+        lambda evidence: judge_flow_evidence(ckit.standard, test_id, evidence),
+    )
+    ckit.notes.update(details or {})
+
+
+def execute_flow(ckit: KitContext, flow_name: str, subject: Subject) -> dict[str, Any]:
+    """The vendor half: the subject through the flow with the vendor's options, as evidence."""
+    from kit.flows import get_flow
+    from kit.flows.evidence import to_evidence
+    from kit.flows.pipeline import run_flow
+
+    options = ckit.vendor.flow_options.get(flow_name, {})
+    return to_evidence(run_flow(get_flow(flow_name), subject, options, program_cache()))
+
+
+def program_cache() -> Any:
+    """The run's program cache (quantized programs are not re-lowered on a re-run)."""
+    from kit.flows.cache import ProgramCache, default_cache_root
+    from kit.hashing import kit_digest
+
+    return ProgramCache(default_cache_root(), kit_digest())
+
+
+def judge_flow_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    """Judge the device's evidence for ``test_id`` against eager CPU, computed here."""
+    flow, unit_id = parse_flow_id(test_id)
+    subject = build_subject(standard, unit_id, test_id)
+    expected = eager_outputs(subject)
+    return judge_run(test_id, flow, evidence, subject.inputs, expected,
+                     flows_config(standard).criterion(flow))
+
+
+def eager_outputs(subject: Subject) -> tuple[torch.Tensor, ...]:
+    import torch
+
+    with torch.no_grad():
+        return tuple(subject.module(*subject.inputs))
+
+
+def judge_run(
+    test_id: str,
+    flow_name: str,
+    evidence: Any,
+    inputs: tuple[torch.Tensor, ...],
+    expected: tuple[torch.Tensor, ...],
+    criterion: Any,
+) -> dict[str, Any]:
+    """The decision on a flow's evidence; after a PASS the golden writer keeps the artifacts."""
+    from kit.flows import get_flow
+    from kit.flows.evidence import from_evidence
+    from kit.tiers.flows.judging import decide
+
+    run: FlowRun = from_evidence(evidence)
+    if run.flow != flow_name:
+        raise InputError(f"the evidence is of flow {run.flow!r}, not {flow_name!r}")
+    details = decide(run, get_flow(flow_name).requires_delegation, expected, criterion)
+    save_golden(test_id, flow_name, inputs, expected, run)
+    return details
+
+
+def save_golden(
+    test_id: str,
+    flow: str,
+    inputs: tuple[torch.Tensor, ...],
+    expected: tuple[torch.Tensor, ...],
+    run: FlowRun,
+) -> None:
+    try:
+        from kit.golden import golden_writer  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    except ImportError:  # the golden artifacts are another branch's; absent, nothing to keep
+        return
+    writer = golden_writer()
+    if writer is not None:
+        writer.save(test_id, flow, inputs, expected, run.program)

@@ -1,0 +1,37 @@
+"""The flows tier: op specs and exportable OpInfo samples through each program flow."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kit.applicability import Inapplicable, flow_inapplicable, unclaimed_dtype
+from kit.tiers.interface import Tier
+
+if TYPE_CHECKING:
+    from kit.standard import Standard
+    from kit.vendors import VendorProfile
+
+
+
+class FlowsTier(Tier):
+    name = "flows"
+    op_offset = 2
+
+    def generate_ids(self, standard: Standard) -> list[str]:
+        from kit.tiers.flows.cases import all_test_ids
+
+        return all_test_ids(standard)
+
+    def inapplicable(
+        self, standard: Standard, vendor: VendorProfile, test_id: str
+    ) -> Inapplicable | None:
+        from kit.tiers.flows.cases import parse_flow_id
+        from kit.tiers.unit.tier import unit_dtype_of
+
+        flow, unit_id = parse_flow_id(test_id)
+        return flow_inapplicable(vendor, flow) or unclaimed_dtype(vendor, unit_dtype_of(unit_id))
+
+    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+        from kit.tiers.flows.cases import judge_flow_evidence
+
+        return judge_flow_evidence(standard, test_id, evidence)

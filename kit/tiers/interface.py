@@ -1,0 +1,90 @@
+"""The one interface every tier implements; ``kit.tiers.registry`` lists the tiers.
+
+A tier owns a family of stable test ids (``<tier>/...``): how ``ckit standard lock`` generates
+them, which of them the kit decides do not apply to a vendor, whether the vendor's worker decides
+a test or only executes it for the kit's judge, how the judge judges the evidence, and the pytest
+suite the worker collects (the tier's package directory). Everything else (the plan, the
+orchestrator, the report, the portal) asks the tier, never a hand-kept list of names.
+
+A tier object is light to import: its heavy parts (OpInfo, model sources, flows) are imported
+inside the methods that need them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from kit.applicability import Inapplicable
+    from kit.standard import Standard
+    from kit.vendors import VendorProfile
+
+
+class Tier(ABC):
+    #: The tier's name: the first segment of its test ids and its key in ``standard.yaml``.
+    name: ClassVar[str]
+    #: False for a tier that checks the device itself, so it runs even where the device is
+    #: unusable (the others are skipped with the device's problem then).
+    needs_device: ClassVar[bool] = True
+    #: Whether a complete run covers the tier (and ``ckit run`` runs it by default).
+    in_complete_run: ClassVar[bool] = True
+    #: For ids that name an op and dtype, the segments before ``<family>/<op>/<dtype>``
+    #: (``unit/opinfo/add/float32/0``: 1); None where ids name no op.
+    op_offset: ClassVar[int | None] = None
+
+    @property
+    def suite_dir(self) -> Path:
+        """The pytest suite a worker collects: the tier's package directory."""
+        return Path(__file__).resolve().parent / self.name
+
+    def judged_apart(self, test_id: str) -> bool:
+        """Whether the kit's judge decides ``test_id`` (the worker only executes it)."""
+        return True
+
+    @abstractmethod
+    def generate_ids(self, standard: Standard) -> list[str]:
+        """Every test id of the tier under ``standard`` (``ckit standard lock``; may be slow)."""
+
+    def input_digests(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
+        """Per id, the digest of the inputs it names (locked beside the id); empty when the
+        tier's ids name no generated inputs."""
+        return {}
+
+    #: Whether ``unfailable_ids`` checks the tier's tests (``ckit standard lock --check``).
+    checks_failability: ClassVar[bool] = False
+
+    def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
+        """The tests that could not fail (an all-zero result would pass them)."""
+        return []
+
+    def inapplicable(
+        self, standard: Standard, vendor: VendorProfile, test_id: str
+    ) -> Inapplicable | None:
+        """Why ``test_id`` does not apply to ``vendor`` (the kit's decision), or None."""
+        return None
+
+    @abstractmethod
+    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+        """The details of a passing test from a worker's evidence; raises for any other verdict."""
+
+    def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
+        """What a failing record adds to its details (how to reproduce it, say)."""
+        return {}
+
+    def op_and_dtype(self, test_id: str) -> tuple[str, str] | None:
+        """The op and dtype ``test_id`` names, or None where the tier's ids name none."""
+        if self.op_offset is None:
+            return None
+        parts = test_id.split("/")
+        if len(parts) < self.op_offset + 4:
+            return None
+        return parts[self.op_offset + 1], parts[self.op_offset + 2]
+
+    def op_group(self, test_id: str) -> str | None:
+        """``unit/opinfo/add`` for ``unit/opinfo/add/float32/0``: the id up to the op."""
+        if self.op_and_dtype(test_id) is None:
+            return None
+        assert self.op_offset is not None
+        return "/".join(test_id.split("/")[: self.op_offset + 2])

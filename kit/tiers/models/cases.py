@@ -1,0 +1,146 @@
+"""The model tier: whole models from several sources, run on the vendor device per flow.
+
+Stable ids are ``models/<source>/<model>/<flow>`` (``models/hf/llama/eager``). The cases come from
+the standard's ``models.yaml``; optional sources (TIMM, TorchBench) keep their cases in the
+standard and end NOT_APPLICABLE with the reason where their package is absent, never PASS.
+Reading the standard imports no model package: they are imported when a model is built.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from kit.context import KitContext
+from kit.errors import InputError
+from kit.execution import run_split
+from kit.flows import flow_names
+from kit.outcomes import KitOutcome, not_applicable
+from kit.results import NotApplicableReason
+from kit.standard import Standard
+from kit.tiers.models.config import ModelsConfig, load_models_config
+from kit.tiers.models.flows import FLOWS, judge_output
+from kit.tiers.models.hf import HuggingFaceSource
+from kit.tiers.models.interface import BuiltModel, ModelCase, ModelSource
+from kit.tiers.models.timm_source import TimmSource
+from kit.tiers.models.torchbench import TorchBenchSource
+
+TIER = "models"
+#: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
+EAGER = "eager"
+#: The dtype every model of the tier is built and run in on the device.
+MODEL_DTYPE = "float32"
+
+SOURCES: dict[str, ModelSource] = {
+    source.name: source for source in (HuggingFaceSource(), TimmSource(), TorchBenchSource())
+}
+
+
+def models_config(standard: Standard) -> ModelsConfig:
+    return _load(standard.tier_file(TIER))
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: Path) -> ModelsConfig:
+    return load_models_config(path, SOURCES, flow_names())
+
+
+def all_cases(standard: Standard) -> list[ModelCase]:
+    config = models_config(standard)
+    return [case for source in SOURCES.values() for case in source.cases(config)]
+
+
+def all_test_ids(standard: Standard) -> list[str]:
+    """Every model test id of ``standard``, sorted: what ``ckit standard lock`` writes."""
+    return sorted(case.test_id for case in all_cases(standard))
+
+
+def find_case(standard: Standard, test_id: str) -> ModelCase:
+    for case in all_cases(standard):
+        if case.test_id == test_id:
+            return case
+    raise InputError(f"{test_id}: not a model test of standard {standard.version}")
+
+
+def run_model_case(ckit: KitContext, test_id: str) -> None:
+    """Run one model test; returns on PASS, raises a kit outcome or skips otherwise."""
+    case = find_case(ckit.standard, test_id)
+    if case.flow not in ckit.vendor.flows:
+        not_applicable(
+            NotApplicableReason.UNCLAIMED_FLOW,
+            f"vendor {ckit.vendor.id} does not claim flow {case.flow}",
+        )
+    ckit.require_dtype(MODEL_DTYPE)
+    source = SOURCES[case.source]
+    reason = source.unavailable_reason()
+    if reason is not None and source.optional:
+        not_applicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, reason)
+    if reason is not None:
+        raise KitOutcome(f"{reason}; the kit needs it: reinstall the kit's requirements")
+    if case.flow != EAGER:
+        run_model_through_flow(ckit, case, source)
+        return
+    run_split(
+        ckit.evidence_path,
+        lambda: FLOWS[case.flow](source.build(case), case, ckit.device),
+        lambda evidence: judge_model_evidence(ckit.standard, test_id, evidence),
+    )
+
+
+def run_model_through_flow(ckit: KitContext, case: ModelCase, source: ModelSource) -> None:
+    """A program flow: the built model's subject through the flow, judged by the kit."""
+    from kit.tiers.flows.cases import execute_flow, require_flow
+
+    require_flow(ckit, case.flow)
+    details = run_split(
+        ckit.evidence_path,
+        lambda: execute_flow(ckit, case.flow, _subject_of(case, source)),
+        lambda evidence: judge_model_evidence(ckit.standard, case.test_id, evidence),
+    )
+    ckit.notes.update(details or {})
+
+
+def _subject_of(case: ModelCase, source: ModelSource) -> Any:
+    from kit.tiers.flows.subjects import model_subject
+
+    return model_subject(case.test_id, source.build(case), case)
+
+
+def judge_model_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    """Judge a device's output for ``test_id`` against a model built here, never the device's."""
+    case = find_case(standard, test_id)
+    if case.flow != EAGER:
+        return judge_model_flow(standard, case, evidence)
+    judge_output(SOURCES[case.source].build(case), case, evidence)
+    return {}
+
+
+def judge_model_flow(standard: Standard, case: ModelCase, evidence: Any) -> dict[str, Any]:
+    """The model tier's reference and tolerance; a quantized flow's SQNR floor instead."""
+    from kit.flows import get_flow
+    from kit.tiers.flows.cases import judge_run
+    from kit.tiers.flows.config import flows_config
+    from kit.tiers.flows.subjects import flat_tensors, model_subject
+    from kit.tiers.models.flows import reference_output
+
+    built = SOURCES[case.source].build(case)
+    expected = flat_tensors(reference_output(built, case))
+    quantized = get_flow(case.flow).quantized
+    criterion = flows_config(standard).criterion(case.flow) if quantized else case.tolerance
+    inputs = model_subject(case.test_id, built, case).inputs
+    return judge_run(case.test_id, case.flow, evidence, inputs, expected, criterion)
+
+
+__all__ = [
+    "SOURCES",
+    "BuiltModel",
+    "ModelCase",
+    "ModelSource",
+    "all_cases",
+    "all_test_ids",
+    "find_case",
+    "judge_model_evidence",
+    "models_config",
+    "run_model_case",
+]

@@ -1,0 +1,74 @@
+"""The unit tier: OpInfo samples and YAML op specs, each run on the vendor device.
+
+``all_test_ids`` generates the tier's stable ids and ``input_digests`` what each names
+(``ckit standard lock`` writes both to the standard's locked list); ``run_unit_case`` runs one
+of them. Collection never imports this package's heavy parts: the tier suites read the locked
+list.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kit.context import KitContext
+from kit.errors import InputError
+from kit.execution import run_split
+from kit.standard import Standard
+from kit.tiers.unit.config import load_unit_config
+
+if TYPE_CHECKING:
+    from kit.tiers.unit.checking import UnitCase
+
+OPINFO_PREFIX = "unit/opinfo/"
+OPSPEC_PREFIX = "unit/opspec/"
+
+
+def all_test_ids(standard: Standard) -> list[str]:
+    """Every unit test id of ``standard``, sorted (imports OpInfo's op_db: seconds)."""
+    from kit.tiers.unit.opinfo_cases import opinfo_test_ids
+    from kit.tiers.unit.opspecs import opspec_test_ids
+
+    config = load_unit_config(standard)
+    ids = opinfo_test_ids(config) + opspec_test_ids(config)
+    return sorted(ids)
+
+
+
+
+def unit_case(standard: Standard, test_id: str) -> UnitCase:
+    """The inputs and call of one unit test (imports OpInfo for OpInfo ids)."""
+    config = load_unit_config(standard)
+    if test_id.startswith(OPINFO_PREFIX):
+        from kit.tiers.unit.opinfo_cases import opinfo_unit_case
+
+        return opinfo_unit_case(config, test_id)
+    if test_id.startswith(OPSPEC_PREFIX):
+        from kit.tiers.unit.opspecs import opspec_unit_case
+
+        return opspec_unit_case(config, test_id)
+    raise InputError(f"not a unit test id: {test_id!r}")
+
+
+def run_unit_case(ckit: KitContext, test_id: str) -> None:
+    """Run one unit test; raises what the plugin classifies (NumericMismatch, skips, ...).
+
+    Under ``ckit run`` only the device half runs here (``kit.execution``).
+    """
+    from kit.tiers.unit.checking import execute_case
+
+    case = unit_case(ckit.standard, test_id)
+    ckit.require_dtype(case.dtype)
+    details = run_split(
+        ckit.evidence_path,
+        lambda: execute_case(ckit.device, case),
+        lambda evidence: judge_unit_evidence(ckit.standard, test_id, evidence),
+    )
+    ckit.notes.update(details or {})
+
+
+def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps."""
+    from kit.outcomes import numerics_details
+    from kit.tiers.unit.checking import judge_case
+
+    return numerics_details(judge_case(standard, unit_case(standard, test_id), evidence))

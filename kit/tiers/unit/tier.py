@@ -1,0 +1,65 @@
+"""The unit tier: each op x dtype x sample of the standard on the device, judged by the kit."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from kit.applicability import Inapplicable, unclaimed_dtype
+from kit.printable import printable
+from kit.tiers.interface import Tier
+
+if TYPE_CHECKING:
+    from kit.standard import Standard
+    from kit.vendors import VendorProfile
+
+#: Rebuilding samples seeds torch's global generators: one orchestrator thread at a time.
+_REPRO_LOCK = threading.Lock()
+
+
+def unit_dtype_of(test_id: str) -> str:
+    """``unit/opinfo/add/float32/0`` and ``unit/opspec/sdpa/bfloat16/long`` -> the dtype."""
+    return test_id.split("/")[3]
+
+
+class UnitTier(Tier):
+    name = "unit"
+    op_offset = 1
+    checks_failability = True
+
+    def generate_ids(self, standard: Standard) -> list[str]:
+        from kit.tiers.unit.cases import all_test_ids
+
+        return all_test_ids(standard)
+
+    def input_digests(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
+        from kit.tiers.unit.identity import input_digests
+
+        return input_digests(standard, test_ids)
+
+    def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
+        from kit.tiers.unit.vacuity import unfailable_tests
+
+        return list(unfailable_tests(standard, test_ids))
+
+    def inapplicable(
+        self, standard: Standard, vendor: VendorProfile, test_id: str
+    ) -> Inapplicable | None:
+        return unclaimed_dtype(vendor, unit_dtype_of(test_id))
+
+    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+        from kit.tiers.unit.cases import judge_unit_evidence
+
+        return judge_unit_evidence(standard, test_id, evidence)
+
+    def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
+        """How to reproduce the failure (``kit.tiers.unit.repro``), rebuilt in the kit's process;
+        a rebuild that fails says why instead of failing the run."""
+        from kit.tiers.unit.repro import pytest_command, unit_repro
+
+        try:
+            with _REPRO_LOCK:
+                return {"repro": unit_repro(standard, test_id, vendor)}
+        except Exception as exc:  # noqa: BLE001 - the record stands; only its repro is missing
+            return {"repro": {"unavailable": f"{type(exc).__name__}: {printable(str(exc))[:300]}",
+                              "pytest": pytest_command(test_id, vendor)}}
