@@ -94,18 +94,18 @@ def locked_tests(standard: Standard) -> LockedTests:
 def _check_files(profile: VendorProfile) -> None:
     if profile.install_script and not (profile.directory / profile.install_script).is_file():
         raise InputError(
-            f"{profile.profile_path}: field install_script: expected a file relative to "
+            f"{profile.profile_path}: install_script: expected a file relative to "
             f"{profile.directory}, got {profile.install_script!r} which does not exist"
         )
     checked_requirements(profile)
 
 
 def _check_reasons(manifest: SkipManifest, standard: Standard) -> None:
-    # The schema lists the reasons too, but the standard is the authority on its policy.
+    # kit.vendors.skips knows every reason, but the standard is the authority on its policy.
     for index, entry in enumerate(manifest.entries):
         if entry.reason not in standard.skip_reasons:
             raise InputError(
-                f"{manifest.source}: field skips.{index}.reason: expected one of "
+                f"{manifest.source}: skips.{index}.reason: expected one of "
                 f"{', '.join(standard.skip_reasons)}, got {entry.reason!r}"
             )
 
@@ -113,7 +113,7 @@ def _check_reasons(manifest: SkipManifest, standard: Standard) -> None:
 def _placeholder_warnings(profile: VendorProfile) -> list[str]:
     values = {"contact": profile.contact, "docs_url": profile.docs_url}
     return [
-        f"{profile.profile_path}: field {name} still holds the scaffold placeholder {value!r}"
+        f"{profile.profile_path}: {name}: still holds the scaffold placeholder {value!r}"
         for name, value in values.items()
         if PLACEHOLDERS.get(name) == value
     ]

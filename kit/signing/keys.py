@@ -21,7 +21,8 @@ from kit.hashing import sha256_bytes
 
 KEY_ENV = "CKIT_SIGNING_KEY"
 PASSPHRASE_ENV = "CKIT_KEY_PASSPHRASE"
-#: The vendor id rule of ``vendor.schema.json``; ids become file and directory names here.
+#: The vendor id rule (``kit.vendors.profile`` reads ids with it); ids become file and directory
+#: names here.
 VENDOR_ID = re.compile(r"[a-z][a-z0-9-]{1,31}")
 KEYID = re.compile(r"[0-9a-f]{64}")
 

@@ -69,7 +69,7 @@ def checked_requirements(profile: VendorProfile) -> list[str]:
     """The profile's resolved requirements, refusing pip options and missing local paths."""
     resolved = profile.resolved_requirements()
     for index, (raw, final) in enumerate(zip(profile.requirements, resolved, strict=True)):
-        where = f"{profile.profile_path}: field requirements.{index}"
+        where = f"{profile.profile_path}: requirements.{index}"
         problem = requirement_problem(raw)
         if problem is not None:
             # Checked when the profile loads; again here, the last step before pip sees it.

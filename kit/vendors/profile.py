@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kit import paths
+from kit.config_reader import Node
 from kit.errors import InputError
 from kit.flows import flow_names
 from kit.hashing import sha256_file
+from kit.signing.keys import VENDOR_ID
 from kit.vendors.requirement_syntax import is_local_requirement, requirement_problem
-from kit.vendors.validation import validate
-from kit.yamlio import load_yaml
 
 PROFILE_FILE = "vendor.yaml"
 
@@ -87,22 +88,113 @@ class VendorProfile:
         }
 
 
-def check_requirements(requirements: list[str], source: Path) -> None:
+#: The fields of a profile: these it must give, and the optional ones after them.
+REQUIRED_FIELDS = (
+    "id", "display_name", "contact", "docs_url", "device_type", "dtypes", "skip_manifest"
+)
+OPTIONAL_FIELDS = (
+    "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
+    "accepts_grade", "container",
+)
+CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
+#: The dtypes a profile may claim.
+DTYPES = (
+    "float64", "float32", "float16", "bfloat16", "complex64",
+    "int64", "int32", "int16", "int8", "uint8", "bool",
+)
+DEVICE_TYPE = re.compile(r"[a-z][a-z0-9_]*")
+MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+LINK = re.compile(r"https?://\S+")
+CONTACT = re.compile(r".{3,}", re.DOTALL)
+DEVICE_PATH = re.compile(r"/dev/\S+")
+SHM_SIZE = re.compile(r"[0-9]+[bkmg]?")
+
+
+def read_requirements(node: Node) -> tuple[str, ...]:
     """Each requirement is one PEP 508 specifier or one local path, never a pip option."""
+    requirements = node.strings(expected="a requirement or a path")
     for index, requirement in enumerate(requirements):
         problem = requirement_problem(requirement)
         if problem is not None:
-            raise InputError(f"{source}: field requirements.{index}: {problem}")
+            raise node.child(index, requirement).error(problem)
+    return requirements
 
 
-def check_flows(flows: list[str], source: Path) -> None:
+def read_flows(node: Node) -> tuple[str, ...]:
     """Each claimed flow is one the registry knows: a built-in or an installed vendor flow."""
-    known = flow_names()
-    for flow in flows:
-        if flow not in known:
-            raise InputError(
-                f"{source}: field flows: unknown flow {flow!r} (known: {', '.join(known)})"
-            )
+    return node.choices(flow_names(), unique=True)
+
+
+def read_flow_options(node: Node) -> dict[str, dict[str, Any]]:
+    """Each flow's options, as its flow accepts them (an unknown flow or option is refused)."""
+    from kit.flows import get_flow
+
+    options: dict[str, dict[str, Any]] = {}
+    for flow, values in node.entries(what="a mapping of flow to its options"):
+        options[flow] = {key: option.value for key, option in values.entries()}
+        try:
+            problem = get_flow(flow).option_problem(options[flow])
+        except InputError as exc:  # an unknown flow, named with the known ones
+            raise values.error(str(exc)) from None
+        if problem is not None:
+            raise values.error(problem)
+    return options
+
+
+def _env(node: Node) -> dict[str, str]:
+    return {name: value.text(empty_ok=True) for name, value in node.entries()}
+
+
+def read_container(node: Node) -> ContainerOptions:
+    section = node.section(optional=CONTAINER_FIELDS)
+    return ContainerOptions(
+        devices=section.optional(
+            "devices", (), Node.strings, pattern=DEVICE_PATH, expected="a /dev/ path"
+        ),
+        env=section.optional("env", {}, _env),
+        shm_size=section.optional(
+            "shm_size", None, Node.text, pattern=SHM_SIZE, expected="a size such as 2g"
+        ),
+        group_add=section.optional("group_add", (), Node.strings),
+        privileged=section.optional("privileged", False, Node.flag),
+    )
+
+
+def _id(node: Node, directory: Path) -> str:
+    vendor_id = node.text(pattern=VENDOR_ID, expected="a lower-case id of 2 to 32 a-z, 0-9, -")
+    if vendor_id != directory.name:
+        raise node.expected(f"the directory name {directory.name!r}")
+    return vendor_id
+
+
+def read_profile(node: Node, directory: Path) -> VendorProfile:
+    """The profile ``node`` holds, for the vendor directory ``directory``."""
+    fields = node.section(REQUIRED_FIELDS, OPTIONAL_FIELDS, what="a mapping of profile fields")
+    return VendorProfile(
+        id=_id(fields["id"], directory),
+        display_name=fields["display_name"].text(),
+        contact=fields["contact"].text(pattern=CONTACT, expected="contact details"),
+        docs_url=fields["docs_url"].text(pattern=LINK, expected="an http:// or https:// link"),
+        device_type=fields["device_type"].text(
+            pattern=DEVICE_TYPE, expected="a torch device type such as cpu, cuda or npu"
+        ),
+        import_modules=fields.optional(
+            "import_modules", (), Node.strings, pattern=MODULE_NAME, expected="a module name"
+        ),
+        requirements=fields.optional("requirements", (), read_requirements),
+        install_script=fields.optional("install_script", None, Node.text),
+        dtypes=fields["dtypes"].choices(DTYPES, non_empty=True, unique=True),
+        flows=fields.optional("flows", ("eager",), read_flows),
+        skip_manifest=fields["skip_manifest"].text(),
+        container=fields.optional("container", ContainerOptions(), read_container),
+        directory=directory.resolve(),
+        accepts_grade=fields.optional("accepts_grade", None, Node.text),
+        flow_options=fields.optional("flow_options", {}, read_flow_options),
+        device_env=fields.optional(
+            "device_env", None, Node.text, pattern=ENV_NAME, expected="a variable name"
+        ),
+    )
 
 
 def _looks_like_path(vendor: str) -> bool:
@@ -133,53 +225,4 @@ def load_vendor(vendor: str | Path, root: Path | None = None) -> VendorProfile:
     if not source.exists():
         known = ", ".join(list_vendor_ids(root)) or "none"
         raise InputError(f"{source}: no vendor profile for {vendor!r} (known vendors: {known})")
-    data = load_yaml(source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source}: expected a mapping of profile fields")
-    validate(data, "vendor.schema.json", source)
-    check_requirements(data.get("requirements", []), source)
-    check_flows(data.get("flows", []), source)
-    if data["id"] != directory.name:
-        raise InputError(
-            f"{source}: field id: expected the directory name {directory.name!r}, "
-            f"got {data['id']!r}"
-        )
-    container = data.get("container", {})
-    return VendorProfile(
-        id=data["id"],
-        display_name=data["display_name"],
-        contact=data["contact"],
-        docs_url=data["docs_url"],
-        device_type=data["device_type"],
-        import_modules=tuple(data.get("import_modules", [])),
-        requirements=tuple(data.get("requirements", [])),
-        install_script=data.get("install_script"),
-        dtypes=tuple(data["dtypes"]),
-        flows=tuple(data.get("flows", ["eager"])),
-        skip_manifest=data["skip_manifest"],
-        container=ContainerOptions(
-            devices=tuple(container.get("devices", [])),
-            env=dict(container.get("env", {})),
-            shm_size=container.get("shm_size"),
-            group_add=tuple(container.get("group_add", [])),
-            privileged=bool(container.get("privileged", False)),
-        ),
-        directory=directory.resolve(),
-        accepts_grade=data.get("accepts_grade"),
-        flow_options=checked_flow_options(data.get("flow_options", {}), source),
-        device_env=data.get("device_env"),
-    )
-
-
-def checked_flow_options(options: dict[str, Any], source: Path) -> dict[str, dict[str, Any]]:
-    """Each flow's options, as its flow accepts them (an unknown flow or option is refused)."""
-    from kit.flows import get_flow
-
-    for flow, values in options.items():
-        try:
-            problem = get_flow(flow).option_problem(values)
-        except InputError as exc:
-            raise InputError(f"{source}: field flow_options.{flow}: {exc}") from None
-        if problem is not None:
-            raise InputError(f"{source}: field flow_options.{flow}: {problem}")
-    return {flow: dict(values) for flow, values in options.items()}
+    return read_profile(Node.read(source), directory)

@@ -44,7 +44,7 @@ def check_device_named(profile: VendorProfile) -> None:
     if profile.device_type in BUILTIN_DEVICE_TYPES or profile.import_modules:
         return
     raise InputError(
-        f"{profile.profile_path}: field device_type: {profile.device_type!r} is not a device "
+        f"{profile.profile_path}: device_type: {profile.device_type!r} is not a device "
         "torch registers itself and import_modules is empty: edit vendor.yaml to name the "
         "device type your backend registers and the modules that register it"
     )
@@ -61,7 +61,7 @@ def check_imports(profile: VendorProfile, python: str = sys.executable) -> None:
         )
     except subprocess.TimeoutExpired:
         raise InputError(
-            f"{profile.profile_path}: field import_modules: importing "
+            f"{profile.profile_path}: import_modules: importing "
             f"{', '.join(profile.import_modules)} took over {IMPORT_TIMEOUT_S:g} s in {python}"
         ) from None
     if completed.returncode == 0:
@@ -69,7 +69,7 @@ def check_imports(profile: VendorProfile, python: str = sys.executable) -> None:
     lines = completed.stdout.strip().splitlines() or [f"?\texit code {completed.returncode}"]
     module, _, problem = lines[-1].partition("\t")
     raise InputError(
-        f"{profile.profile_path}: field import_modules: {printable(module)!r} does not import "
+        f"{profile.profile_path}: import_modules: {printable(module)!r} does not import "
         f"in {python}: {printable(problem)}"
     )
 
@@ -127,7 +127,7 @@ def check_accepts_grade(profile: VendorProfile, standard: Standard) -> None:
     names = [g.name for g in standard.grades]
     if profile.accepts_grade is not None and profile.accepts_grade not in names:
         raise InputError(
-            f"{profile.profile_path}: field accepts_grade: expected one of standard "
+            f"{profile.profile_path}: accepts_grade: expected one of standard "
             f"{standard.version}'s grades {', '.join(names)}, got {profile.accepts_grade!r}"
         )
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import kit
+from kit.config_reader import Node
 from kit.errors import InputError
 from kit.standard import Standard
-from kit.vendors.profile import PROFILE_FILE
-from kit.vendors.validation import validate
+from kit.vendors.profile import PROFILE_FILE, read_profile
 
 SKIPS_FILE = "skips.yaml"
 INSTALL_SCRIPT = "install.sh"
@@ -191,7 +191,7 @@ def scaffold_vendor(
     _check_display_name(request.name)
     directory = _target(root, request.vendor_id)
     # Validate before writing so a bad id or device type leaves nothing behind.
-    validate(_profile_fields(request), "vendor.schema.json", directory / PROFILE_FILE)
+    read_profile(Node.of(_profile_fields(request), directory / PROFILE_FILE), directory)
     files = {
         PROFILE_FILE: render_profile(request, standard),
         SKIPS_FILE: render_skips(request.vendor_id, standard, today),

@@ -8,16 +8,15 @@ matched test the standard marks never-skip is a policy violation (no "conformant
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit.errors import InputError
+from kit.config_reader import Node
 from kit.hashing import sha256_file
 from kit.patterns import matches
-from kit.vendors.validation import validate
-from kit.yamlio import load_yaml
 
 #: Every skip-manifest reason starts with this, so a skip can be told from "not applicable".
 SKIP_PREFIX = "skip manifest: "
@@ -99,32 +98,31 @@ class SkipManifest:
         return [e for e in self.entries if e.is_expired(today)]
 
 
-def _parse_date(value: str, source: Path, index: int) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise InputError(
-            f"{source}: field skips.{index}.expires: expected a real date YYYY-MM-DD, got {value!r}"
-        ) from None
+#: The keys of a skip entry: these it must give, and ``note`` optionally.
+ENTRY_FIELDS = ("test", "reason", "tracking", "expires")
+#: The reasons an entry may give (the standard's ``skip_policy.reasons`` may allow fewer).
+REASONS = ("unsupported-op", "unsupported-dtype", "precision", "infra", "upstream-bug")
+TRACKING_LINK = re.compile(r"https?://\S+")
+
+
+def read_skip_entry(node: Node) -> SkipEntry:
+    fields = node.section(ENTRY_FIELDS, ("note",), what="a mapping of skip entry fields")
+    return SkipEntry(
+        test=fields["test"].text(expected="a test id or glob"),
+        reason=fields["reason"].choice(REASONS),
+        tracking=fields["tracking"].text(
+            pattern=TRACKING_LINK, expected="an http:// or https:// link"
+        ),
+        # Quoted or not: a manifest written by hand or by a tool reads the same.
+        expires=fields["expires"].date(quoted=True),
+        note=fields.optional("note", "", Node.text, empty_ok=True),
+    )
 
 
 def load_skip_manifest(source: Path) -> SkipManifest:
-    data = load_yaml(source)
-    if data is None:
-        data = {"skips": []}
-    # YAML reads an unquoted 2027-01-31 as a date; the schema speaks strings.
-    for item in data.get("skips", []) if isinstance(data, dict) else []:
-        if isinstance(item, dict) and isinstance(item.get("expires"), dt.date):
-            item["expires"] = item["expires"].isoformat()
-    validate(data, "skips.schema.json", source)
-    entries = tuple(
-        SkipEntry(
-            test=item["test"],
-            reason=item["reason"],
-            tracking=item["tracking"],
-            expires=_parse_date(item["expires"], source, index),
-            note=item.get("note", ""),
-        )
-        for index, item in enumerate(data["skips"])
-    )
+    document = Node.read(source)
+    if document.value is None:  # an empty file skips nothing
+        return SkipManifest(entries=(), source=source, sha256=sha256_file(source))
+    skips = document.section(("skips",), what="a mapping with the key skips")["skips"]
+    entries = tuple(read_skip_entry(item) for item in skips.items(what="a list of skip entries"))
     return SkipManifest(entries=entries, source=source, sha256=sha256_file(source))

@@ -98,21 +98,21 @@ def test_smuggled_requirement_is_refused_when_the_profile_loads(
 ) -> None:
     directory = write_vendor(tmp_path, profile=_profile_with_requirements(requirements))
     result = _validate(tmp_path)
-    _assert_refused(result, str(directory / "vendor.yaml"), "field requirements.0")
+    _assert_refused(result, str(directory / "vendor.yaml"), ": requirements.0: ")
 
 
 def test_requirement_with_newline_smuggles_index_url(tmp_path: Path) -> None:
     # The probe from the issue, spelled out: the message says why a line break is refused.
     text = SMUGGLED_REQUIREMENTS["requirement_with_newline_smuggles_index_url"]
     write_vendor(tmp_path, profile=_profile_with_requirements(text))
-    line = _assert_refused(_validate(tmp_path), "field requirements.0", "line break")
+    line = _assert_refused(_validate(tmp_path), ": requirements.0: ", "line break")
     assert "\\n--index-url" in line  # shown escaped, so the message stays one line
 
 
 def test_requirement_with_trusted_host_option(tmp_path: Path) -> None:
     text = SMUGGLED_REQUIREMENTS["requirement_with_trusted_host_option"]
     write_vendor(tmp_path, profile=_profile_with_requirements(text))
-    _assert_refused(_validate(tmp_path), "field requirements.0", "pip option", "--trusted-host")
+    _assert_refused(_validate(tmp_path), ": requirements.0: ", "pip option", "--trusted-host")
 
 
 def test_requirement_with_newline_never_reaches_the_image_requirements_file(

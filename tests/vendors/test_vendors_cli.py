@@ -117,7 +117,7 @@ def test_init_scaffolds_a_vendor_that_validates_once_a_device_is_named(
     assert main(["vendors", "validate", "acme-npu"]) == 3
     err = capsys.readouterr().err
     assert err == (
-        f"ckit: error: {directory / 'vendor.yaml'}: field device_type: 'npu' is not a device "
+        f"ckit: error: {directory / 'vendor.yaml'}: device_type: 'npu' is not a device "
         "torch registers itself and import_modules is empty: edit vendor.yaml to name the "
         "device type your backend registers and the modules that register it\n"
     )
@@ -129,8 +129,8 @@ def test_init_scaffolds_a_vendor_that_validates_once_a_device_is_named(
     assert main(["vendors", "validate", "acme-npu"]) == 0
     out, err = capsys.readouterr()
     assert out == "OK acme-npu\n"
-    assert "field contact still holds the scaffold placeholder" in err
-    assert "field docs_url still holds the scaffold placeholder" in err
+    assert ": contact: still holds the scaffold placeholder" in err
+    assert ": docs_url: still holds the scaffold placeholder" in err
 
 
 def test_init_example_skip_entry_is_valid_once_uncommented(vendors_dir: Path) -> None:
@@ -178,8 +178,11 @@ def test_init_refuses_a_non_empty_directory(
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["Acme_NPU"], "field id"),
-        (["acme", "--device-type", "Acme NPU"], "field device_type"),
+        (["Acme_NPU"], "vendor.yaml: id: expected a lower-case id"),
+        (
+            ["acme", "--device-type", "Acme NPU"],
+            "vendor.yaml: device_type: expected a torch device type",
+        ),
         (["acme", "--display-name", "two\nlines"], "--display-name"),
     ],
     ids=["id-not-lower-case", "device-type-with-space", "display-name-two-lines"],

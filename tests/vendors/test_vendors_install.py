@@ -174,4 +174,4 @@ def test_pip_option_in_requirements_never_reaches_pip(
     write_vendor(tmp_path, profile=_profile(["--extra-index-url=https://evil.example/"], []))
     assert main(["vendors", "install", "acme"]) == 3
     err = capsys.readouterr().err
-    assert "field requirements.0: expected a requirement or a path, got the pip option" in err
+    assert ": requirements.0: expected a requirement or a path, got the pip option" in err

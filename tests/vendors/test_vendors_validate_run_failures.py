@@ -94,7 +94,7 @@ def test_accepts_grade_that_the_standard_does_not_have(
         3,
         "",
         [
-            f"ckit: error: {directory / 'vendor.yaml'}: field accepts_grade: expected one of "
+            f"ckit: error: {directory / 'vendor.yaml'}: accepts_grade: expected one of "
             "standard v1's grades conformant, conformant-with-exceptions, non-conformant, "
             "not-certifiable, got 'good-enough'"
         ],
@@ -121,7 +121,7 @@ def test_typo_in_an_import_module_names_the_module_and_the_import_error(
     code, out, errors = _validate(capsys)
     assert (code, out, len(errors)) == (3, "", 1)
     assert errors[0].startswith(
-        f"ckit: error: {directory / 'vendor.yaml'}: field import_modules: 'jsn' does not import "
+        f"ckit: error: {directory / 'vendor.yaml'}: import_modules: 'jsn' does not import "
         "in "
     )
     assert errors[0].endswith(": ModuleNotFoundError: No module named 'jsn'")
@@ -182,7 +182,7 @@ def test_raw_scaffold_is_an_error_until_a_device_is_named(
     code, _, errors = _validate(capsys)
     assert (code, len(errors)) == (3, 1)
     assert errors[0] == (
-        f"ckit: error: {vendors / 'acme' / 'vendor.yaml'}: field device_type: 'privateuseone' "
+        f"ckit: error: {vendors / 'acme' / 'vendor.yaml'}: device_type: 'privateuseone' "
         "is not a device torch registers itself and import_modules is empty: edit vendor.yaml "
         "to name the device type your backend registers and the modules that register it"
     )
