@@ -219,16 +219,29 @@ class Node:
             raise self.expected("true or false (unquoted)")
         return self.value
 
-    def integer(self, *, minimum: int | None = None, maximum: int | None = None) -> int:
-        """A whole number within the bounds (each inclusive); true and 1.0 are not one."""
+    def integer(
+        self,
+        *,
+        minimum: int | None = None,
+        maximum: int | None = None,
+        what: str = "a whole number",
+    ) -> int:
+        """A whole number within the bounds (each inclusive); true and 1.0 are not one.
+        ``what`` names it in messages (``a whole number of days``)."""
         value = self.value
         if isinstance(value, bool) or not isinstance(value, int) or not _within(
             value, minimum, maximum
         ):
-            raise self.expected("a whole number" + _bounds(minimum, maximum))
+            raise self.expected(what + _bounds(minimum, maximum))
         return value
 
-    def number(self, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    def number(
+        self,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        what: str = "a number",
+    ) -> float:
         """A finite number within the bounds (each inclusive); true and ``.nan`` are not one."""
         value = self.value
         if (
@@ -237,7 +250,7 @@ class Node:
             or not math.isfinite(value)
             or not _within(value, minimum, maximum)
         ):
-            raise self.expected("a number" + _bounds(minimum, maximum))
+            raise self.expected(what + _bounds(minimum, maximum))
         return float(value)
 
     def date(self, *, quoted: bool = False) -> dt.date:

@@ -23,11 +23,11 @@ from kit.acceptance.result_checks import (
     VendorCheck,
     grade_order,
 )
+from kit.config_reader import Node, Section
 from kit.errors import InputError
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.report.model import Report
 from kit.verification.content import KitStanding
-from kit.yamlio import load_yaml
 
 
 @dataclass(frozen=True)
@@ -82,69 +82,65 @@ def accepted(outcomes: Sequence[PolicyOutcome]) -> bool:
 
 @dataclass(frozen=True)
 class _Context:
-    """What a policy file's values are read against; a reader's ``InputError`` says what is
-    wrong with its key's value, and ``_check`` names the file and the key."""
+    """What a policy file's values are read against."""
 
-    path: Path
-    data: dict[str, Any]
+    fields: Section
     vendor: str | None
     released_kits: tuple[ReleasedKit, ...]
 
-    def text(self, key: str) -> str:
-        value = self.data[key]
-        if not isinstance(value, str) or not value:
-            raise InputError(f"expected a quoted string, got {value!r}")
-        return value
 
-    def flag(self, key: str) -> bool:
-        value = self.data[key]
-        if not isinstance(value, bool):
-            raise InputError(f"expected true or false, got {value!r}")
-        return value
+def _built(node: Node, make: Callable[..., AcceptanceCheck], *args: Any) -> AcceptanceCheck:
+    """``make(*args)``; a check refusing its value is refused naming the file and ``node``'s
+    key."""
+    try:
+        return make(*args)
+    except InputError as exc:
+        raise node.error(str(exc)) from None
 
 
-def _released_kit(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    return ReleasedKitCheck(ctx.released_kits) if ctx.flag(key) else None
+def _text(node: Node) -> str:
+    return node.text(expected="a quoted string")
 
 
-def _standard(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    return StandardCheck(ctx.text(key))
+def _released_kit(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    return ReleasedKitCheck(ctx.released_kits) if node.flag() else None
 
 
-def _torch_release(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    return TorchReleaseCheck(ctx.text(key))
+def _standard(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    return _built(node, StandardCheck, _text(node))
 
 
-def _vendor(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    return VendorCheck(ctx.text(key))
+def _torch_release(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    return _built(node, TorchReleaseCheck, _text(node))
 
 
-def _vendor_is_submission_path(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    if not ctx.flag(key):
+def _vendor(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    return _built(node, VendorCheck, _text(node))
+
+
+def _vendor_is_submission_path(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    if not node.flag():
         return None
     if ctx.vendor is None:
-        raise InputError("needs the vendor of the submission path (ckit verify --vendor)")
+        raise node.error("needs the vendor of the submission path (ckit verify --vendor)")
     return VendorCheck(ctx.vendor)
 
 
-def _min_grade(ctx: _Context, key: str) -> AcceptanceCheck | None:
+def _min_grade(ctx: _Context, node: Node) -> AcceptanceCheck | None:
     # Grades are the policy's standard's, when it names one; else the kit's current one's.
-    version = ctx.text("standard") if "standard" in ctx.data else None
-    return MinGradeCheck(ctx.text(key), grade_order(version))
+    version = ctx.fields.optional("standard", None, _text)
+    return _built(node, MinGradeCheck, _text(node), grade_order(version))
 
 
-def _max_age_days(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    value = ctx.data[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"expected a whole number of days, got {value!r}")
-    return MaxAgeCheck(value)
+def _max_age_days(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    return MaxAgeCheck(node.integer(minimum=0, what="a whole number of days"))
 
 
-def _skip_policy_clean(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    return SkipPolicyCheck() if ctx.flag(key) else None
+def _skip_policy_clean(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    return SkipPolicyCheck() if node.flag() else None
 
 
-Reader = Callable[[_Context, str], AcceptanceCheck | None]
+Reader = Callable[[_Context, Node], AcceptanceCheck | None]
 #: The vocabulary of a policy file, in the order its checks run.
 KEYS: dict[str, Reader] = {
     "released_kit": _released_kit,
@@ -158,13 +154,6 @@ KEYS: dict[str, Reader] = {
 }
 
 
-def _check(ctx: _Context, key: str) -> AcceptanceCheck | None:
-    try:
-        return KEYS[key](ctx, key)
-    except InputError as exc:
-        raise InputError(f"{ctx.path}: {key}: {exc}") from None
-
-
 def load_policy(
     path: Path,
     *,
@@ -176,17 +165,15 @@ def load_policy(
     ``vendor`` is the vendor of the submission path, for ``vendor_is_submission_path``;
     ``released_kits`` the list ``released_kit`` judges against (default: the kit home's).
     """
-    data = load_yaml(path)
-    if not isinstance(data, dict) or not data:
-        raise InputError(f"{path}: expected a mapping of acceptance conditions ({', '.join(KEYS)})")
-    unknown = [str(key) for key in data if key not in KEYS]
-    if unknown:
-        raise InputError(
-            f"{path}: unknown key {unknown[0]!r}; the keys are {', '.join(KEYS)}"
-        )
+    fields = Node.read(path).section(optional=KEYS, what="a mapping of acceptance conditions")
     kits = load_released_kits() if released_kits is None else tuple(released_kits)
-    ctx = _Context(path, data, vendor, kits)
-    checks = tuple(check for key in KEYS if key in data if (check := _check(ctx, key)) is not None)
+    ctx = _Context(fields, vendor, kits)
+    checks = tuple(
+        check
+        for key, read in KEYS.items()
+        if (node := fields.get(key)) is not None
+        if (check := read(ctx, node)) is not None
+    )
     try:
         return AcceptancePolicy(checks)
     except InputError as exc:

@@ -51,8 +51,9 @@ def test_a_policy_file_with_an_unknown_key_is_refused_in_one_line(tmp_path: Path
     with pytest.raises(InputError) as refused:
         load_policy(path)
     assert str(refused.value) == (
-        f"{path}: unknown key 'max_age'; the keys are released_kit, standard, torch_release, "
-        "vendor, vendor_is_submission_path, min_grade, max_age_days, skip_policy_clean"
+        f"{path}: max_age: unknown key; the keys here are released_kit, standard, "
+        "torch_release, vendor, vendor_is_submission_path, min_grade, max_age_days, "
+        "skip_policy_clean"
     )
 
 
@@ -61,9 +62,9 @@ def test_a_policy_file_with_an_unknown_key_is_refused_in_one_line(tmp_path: Path
     [
         ("torch_release: 2.13\n", "torch_release: expected a quoted string, got 2.13"),
         ("torch_release: 'latest'\n", "torch_release: torch release 'latest': expected MAJOR"),
-        ("released_kit: 'yes'\n", "released_kit: expected true or false, got 'yes'"),
-        ("max_age_days: '30'\n", "max_age_days: expected a whole number of days, got '30'"),
-        ("max_age_days: -1\n", "max_age_days: max age -1: expected a whole number of days"),
+        ("released_kit: 'yes'\n", "released_kit: expected true or false (unquoted), got 'yes'"),
+        ("max_age_days: '30'\n", "max_age_days: expected a whole number of days >= 0, got '30'"),
+        ("max_age_days: -1\n", "max_age_days: expected a whole number of days >= 0, got -1"),
         ("min_grade: great\n", "min_grade: no grade named 'great'"),
         ("vendor: ACME\n", "vendor: vendor 'ACME' is not a vendor id"),
         ("standard: 1\n", "standard: expected a quoted string, got 1"),
