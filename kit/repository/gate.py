@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit.errors import InputError
+from kit.config_reader import Node
 from kit.report.model import Report
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.signing.keys import VENDOR_ID
@@ -56,68 +56,31 @@ class GatePolicy:
         }
 
 
-def _refuse(path: Path, problem: str) -> InputError:
-    return InputError(f"{path}: gate policy: {problem}")
-
-
-def _rate(path: Path, tier: Any, value: Any) -> float:
-    if tier not in tier_names():
-        known = ", ".join(tier_names())
-        raise _refuse(path, f"min_pass_rate: unknown tier {tier!r} (tiers: {known})")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise _refuse(path, f"min_pass_rate.{tier}: {value!r} is not a number from 0 to 1")
-    return float(value)
-
-
-def _min_pass_rate(path: Path, value: Any) -> dict[str, float]:
-    if not isinstance(value, dict):
-        raise _refuse(path, "min_pass_rate must map tiers to numbers from 0 to 1")
-    rates = {str(tier): _rate(path, tier, rate) for tier, rate in value.items()}
-    return {tier: rates[tier] for tier in tier_names() if tier in rates}
-
-
-def _accepted_grades(path: Path, value: Any) -> tuple[str, ...]:
-    names = [grade.name for grade in load_standard().grades]
-    if value not in names:
-        raise _refuse(path, f"min_grade: {value!r} is not a grade ({', '.join(names)})")
-    return tuple(names[: names.index(value) + 1])
-
-
-def _required_vendors(path: Path, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise _refuse(path, "required_vendors must be a list of vendor ids")
-    for vendor in value:
-        if not isinstance(vendor, str) or not VENDOR_ID.fullmatch(vendor):
-            raise _refuse(path, f"required_vendors: {vendor!r} is not a vendor id")
-    if len(set(value)) != len(value):
-        raise _refuse(path, "required_vendors lists a vendor twice")
-    return tuple(sorted(value))
-
-
-def _max_age(path: Path, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        raise _refuse(path, f"max_failing_age_hours: {value!r} is not a number of hours >= 0")
-    if not math.isfinite(value):
-        raise _refuse(path, "max_failing_age_hours must be finite")
-    return float(value)
+def _min_pass_rate(node: Node) -> dict[str, float]:
+    names = tier_names()
+    tiers = node.section(optional=names, what="a mapping of tiers to numbers from 0 to 1")
+    rates = {tier: tiers[tier].number(minimum=0, maximum=1) for tier in tiers.keys()}
+    return {tier: rates[tier] for tier in names if tier in rates}
 
 
 def parse_gate_policy(data: Any, path: Path) -> GatePolicy:
     """The policy in ``data`` (a parsed YAML document); ``InputError`` naming ``path`` if not."""
-    if not isinstance(data, dict):
-        raise _refuse(path, "expected a mapping of " + ", ".join(POLICY_KEYS))
-    unknown = sorted(str(key) for key in data if key not in POLICY_KEYS)
-    if unknown:
-        raise _refuse(path, f"unknown key {unknown[0]!r} (known: {', '.join(POLICY_KEYS)})")
-    absent = [key for key in POLICY_KEYS if key not in data]
-    if absent:
-        raise _refuse(path, f"missing key {absent[0]!r}")
+    fields = Node.of(data, path).section(
+        POLICY_KEYS, what="a gate policy: a mapping of " + ", ".join(POLICY_KEYS)
+    )
+    grades = [grade.name for grade in load_standard().grades]  # best first
+    min_grade = fields["min_grade"].choice(grades)
+    vendors = fields["required_vendors"].strings(
+        pattern=VENDOR_ID, expected="a vendor id", unique=True
+    )
     return GatePolicy(
-        min_pass_rate=_min_pass_rate(path, data["min_pass_rate"]),
-        min_grade=data["min_grade"],
-        accepted_grades=_accepted_grades(path, data["min_grade"]),
-        required_vendors=_required_vendors(path, data["required_vendors"]),
-        max_failing_age_hours=_max_age(path, data["max_failing_age_hours"]),
+        min_pass_rate=_min_pass_rate(fields["min_pass_rate"]),
+        min_grade=min_grade,
+        accepted_grades=tuple(grades[: grades.index(min_grade) + 1]),
+        required_vendors=tuple(sorted(vendors)),
+        max_failing_age_hours=fields["max_failing_age_hours"].number(
+            minimum=0, what="a number of hours"
+        ),
     )
 
 
