@@ -13,11 +13,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from kit.config_reader import Node
 from kit.errors import InputError
 from kit.hashing import released_kits_path
-from kit.yamlio import load_yaml
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 FIELDS = ("version", "digest", "date")
@@ -39,27 +38,20 @@ def load_released_kits(path: Path | None = None) -> tuple[ReleasedKit, ...]:
     path = path or released_kits_path()
     if not path.is_file():
         return ()
-    data = load_yaml(path)
-    entries = data.get("released") if isinstance(data, dict) else None
-    if not isinstance(entries, list) or set(data) != {"released"}:
-        raise InputError(f"{path}: expected one key, released, holding a list")
-    kits = tuple(_entry(path, index, entry) for index, entry in enumerate(entries))
+    document = Node.read(path).section(("released",), what="a mapping with the key released")
+    entries = document["released"].items(what="a list of released kits")
+    kits = tuple(_entry(entry) for entry in entries)
     _refuse_duplicates(path, kits)
     return kits
 
 
-def _entry(path: Path, index: int, entry: Any) -> ReleasedKit:
-    where = f"{path}: released.{index}"
-    if not isinstance(entry, dict) or sorted(entry) != sorted(FIELDS):
-        raise InputError(f"{where}: expected exactly the fields {', '.join(FIELDS)}")
-    version, digest, date = (entry[key] for key in FIELDS)
-    if not isinstance(version, str) or not version:
-        raise InputError(f"{where}: field version: expected the kit version, got {version!r}")
-    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
-        raise InputError(f"{where}: field digest: expected 64 lowercase hex digits")
-    if not isinstance(date, dt.date) or isinstance(date, dt.datetime):
-        raise InputError(f"{where}: field date: expected a date YYYY-MM-DD, got {date!r}")
-    return ReleasedKit(version, digest, date)
+def _entry(node: Node) -> ReleasedKit:
+    fields = node.section(FIELDS, what="a mapping of " + ", ".join(FIELDS))
+    return ReleasedKit(
+        version=fields["version"].text(expected="the kit version"),
+        digest=fields["digest"].text(pattern=_SHA256, expected="64 lowercase hex digits"),
+        date=fields["date"].date(),
+    )
 
 
 def _refuse_duplicates(path: Path, kits: tuple[ReleasedKit, ...]) -> None:

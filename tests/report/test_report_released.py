@@ -105,12 +105,12 @@ def test_a_kit_home_without_the_list_has_released_nothing(kit_home: Path, make_r
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("released: {}\n", "expected one key, released, holding a list"),
-        ("released: []\nextra: 1\n", "expected one key, released, holding a list"),
-        ("released:\n  - {version: '0.1.0', digest: 'ab'}\n", "released.0: expected exactly"),
-        ("released:\n" + entry("AB" * 32), "released.0: field digest: expected 64 lowercase"),
-        ("released:\n" + entry("ab" * 32, date="'soon'"), "released.0: field date"),
-        ("released:\n" + entry("ab" * 32, version=""), "released.0: field version"),
+        ("released: {}\n", "released: expected a list of released kits, got a mapping"),
+        ("released: []\nextra: 1\n", "extra: unknown key; the keys here are released$"),
+        ("released:\n  - {version: '0.1.0', digest: 'ab'}\n", "released.0.date: missing"),
+        ("released:\n" + entry("AB" * 32), "released.0.digest: expected 64 lowercase"),
+        ("released:\n" + entry("ab" * 32, date="'soon'"), "released.0.date: expected a real date"),
+        ("released:\n" + entry("ab" * 32, version=""), "released.0.version: expected the kit"),
         ("released:\n" + entry("ab" * 32) + entry("ab" * 32, version="0.2.0"), "listed twice"),
     ],
 )
