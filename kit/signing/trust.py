@@ -28,13 +28,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from kit import paths
 from kit.bounded_read import FileMissing, read_regular_file
+from kit.config_reader import Node
 from kit.errors import InputError, VerificationError
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keyring import (
@@ -54,7 +54,6 @@ from kit.signing.keyring import (
 )
 from kit.signing.keys import KEYID, keyid_of, load_public_key
 from kit.signing.strict_json import loads_strict
-from kit.yamlio import load_yaml
 
 ROOTS_CONFIG = "roots.yaml"
 #: Root public keys are small; a roots directory holding more is not one.
@@ -155,24 +154,24 @@ def _load_root_key(path: Path) -> tuple[str, Ed25519PublicKey]:
     return keyid, key
 
 
+def _read_threshold(path: Path, root_count: int) -> int:
+    config = Node.read(path).section(("threshold",), what="a mapping with the key threshold")
+    node = config["threshold"]
+    threshold = node.integer(minimum=1, what="a whole number of root signatures")
+    if threshold > root_count:
+        raise node.error(f"{threshold} exceeds the {root_count} root key(s) beside it")
+    return threshold
+
+
 def _threshold(roots_dir: Path, root_count: int) -> int:
+    """How many roots must sign (``roots.yaml``'s ``threshold``, default 1)."""
     path = roots_dir / ROOTS_CONFIG
     if not path.exists():
         return 1
     try:
-        config: Any = load_yaml(path)
+        return _read_threshold(path, root_count)
     except InputError as exc:
         raise VerificationError(f"bad trust roots: {exc}") from None
-    if not isinstance(config, dict) or set(config) != {"threshold"}:
-        raise VerificationError(f"{path}: expected exactly one field, threshold")
-    threshold = config["threshold"]
-    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:
-        raise VerificationError(f"{path}: threshold must be a positive integer")
-    if threshold > root_count:
-        raise VerificationError(
-            f"{path}: threshold {threshold} exceeds the {root_count} root key(s) beside it"
-        )
-    return threshold
 
 
 def load_roots(roots_dir: Path) -> TrustRoots:

@@ -266,6 +266,26 @@ def test_roots_inside_the_keyring_are_refused(trusted_run: TrustedRun) -> None:
         load_trusted_keyring(trusted_run.run.keyring_dir, planted)
 
 
+@pytest.mark.parametrize(
+    ("roots_yaml", "problem"),
+    [
+        ("threshold: '2'\n", "threshold: expected a whole number of root signatures >= 1, got '2'"),
+        ("threshold: 0\n", "threshold: expected a whole number of root signatures >= 1, got 0"),
+        ("threshold: 2\n", "threshold: 2 exceeds the 1 root key\\(s\\) beside it"),
+        ("threshold: 1\nquorum: 1\n", "quorum: unknown key; the keys here are threshold"),
+    ],
+    ids=["quoted", "zero", "more-than-the-roots", "unknown-key"],
+)
+def test_malformed_roots_yaml_is_refused_naming_the_file_and_key(
+    trusted_run: TrustedRun, roots_yaml: str, problem: str
+) -> None:
+    path = trusted_run.roots_dir / "roots.yaml"
+    path.write_text(roots_yaml, encoding="utf-8")
+    with pytest.raises(VerificationError) as refused:
+        trusted_run.trusted()
+    assert re.fullmatch(f"bad trust roots: {re.escape(str(path))}: {problem}", str(refused.value))
+
+
 # Attacks on the report: verify_envelope refuses at step 4 or step 6 ------------------------
 
 ReportAttack = Callable[[TrustedRun], None]
