@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import kit
 from kit import paths
+from kit.config_reader import Node
 from kit.errors import InputError
-from kit.yamlio import load_yaml
 
 IMAGE_FILE = "image.yaml"
 VENDOR_LAYER = "vendor-layer"
@@ -23,6 +22,12 @@ DEFAULT_OS = "debian12"
 REPOSITORY = "ckit"
 #: Image names ``<os>-<name>`` the kit uses itself, so no vendor id may take them.
 RESERVED_NAMES = ("kit", "base")
+#: The keys of ``image.yaml``: these it must give, and the optional ones.
+IMAGE_FIELDS = ("os", "python", "python_executable", "default_base", "bootstrap")
+#: ``registry_bases`` and ``installs`` document the image for people choosing a base; the kit
+#: does not use them.
+OPTIONAL_IMAGE_FIELDS = ("display_name", "registry_bases", "installs")
+BOOTSTRAP_FIELDS = ("suite", "variant", "mirror", "components", "keyring", "sources")
 
 # Labels the Dockerfiles set; the in-container run reads them back for the report.
 LABEL_LAYER = "org.ckit.layer"
@@ -85,36 +90,34 @@ def load_os_image(name: str) -> OsImage:
     if not source.is_file():
         known = ", ".join(list_os_names()) or "none"
         raise InputError(f"{source}: no reference image {name!r} (known: {known})")
-    data = load_yaml(source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source}: expected a mapping of image fields")
-    for key in ("os", "python", "python_executable", "default_base", "bootstrap"):
-        if key not in data:
-            raise InputError(f"{source}: missing required field {key!r}")
-    if data["os"] != name:
-        raise InputError(f"{source}: field os: expected the directory name {name!r}")
+    return read_os_image(Node.read(source), name, directory)
+
+
+def read_os_image(node: Node, name: str, directory: Path) -> OsImage:
+    fields = node.section(IMAGE_FIELDS, OPTIONAL_IMAGE_FIELDS, what="a mapping of image fields")
+    if fields["os"].text() != name:
+        raise fields["os"].expected(f"the directory name {name!r}")
     return OsImage(
         name=name,
-        display_name=str(data.get("display_name", name)),
-        python=str(data["python"]),
-        python_executable=str(data["python_executable"]),
-        default_base=str(data["default_base"]),
-        bootstrap=_bootstrap(data["bootstrap"], source),
+        display_name=fields.optional("display_name", name, Node.text),
+        python=fields["python"].text(expected="a Python version such as '3.11' (quoted)"),
+        python_executable=fields["python_executable"].text(),
+        default_base=fields["default_base"].text(),
+        bootstrap=_bootstrap(fields["bootstrap"]),
         directory=directory,
     )
 
 
-def _bootstrap(data: Any, source: Path) -> Bootstrap:
-    if not isinstance(data, dict) or "method" not in data:
-        raise InputError(f"{source}: field bootstrap: expected a mapping with a 'method'")
+def _bootstrap(node: Node) -> Bootstrap:
+    fields = node.section(("method",), BOOTSTRAP_FIELDS, what="a mapping with a method")
     return Bootstrap(
-        method=str(data["method"]),
-        suite=str(data.get("suite", "")),
-        variant=str(data.get("variant", "minbase")),
-        mirror=str(data.get("mirror", "")),
-        components=tuple(data.get("components", ["main"])),
-        keyring=str(data.get("keyring", "")),
-        sources=tuple(str(line) for line in data.get("sources", [])),
+        method=fields["method"].text(),
+        suite=fields.optional("suite", "", Node.text),
+        variant=fields.optional("variant", "minbase", Node.text),
+        mirror=fields.optional("mirror", "", Node.text),
+        components=fields.optional("components", ("main",), Node.strings, non_empty=True),
+        keyring=fields.optional("keyring", "", Node.text),
+        sources=fields.optional("sources", (), Node.strings),
     )
 
 
