@@ -49,8 +49,8 @@ def test_profile_claiming_an_unknown_flow_is_refused_at_load(
     code = main(["vendors", "validate", str(directory)])
     assert code == ExitCode.INPUT_ERROR
     assert capsys.readouterr().err.strip().endswith(
-        "vendor.yaml: field flows: unknown flow 'tensorrt' (known: eager, executorch_xnnpack, "
-        "executorch_xnnpack_int8, onnxruntime_cpu)"
+        "vendor.yaml: flows.1: expected one of eager, executorch_xnnpack, "
+        "executorch_xnnpack_int8, onnxruntime_cpu, got 'tensorrt'"
     )
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from kit.config_reader import Node
 from kit.errors import InputError
 from kit.standard import Standard, Tolerance
-from kit.yamlio import load_yaml
 
 TIER = "flows"
 
@@ -51,31 +50,29 @@ class FlowsConfig:
 
 
 def flows_config(standard: Standard) -> FlowsConfig:
-    return _load(standard.tier_file(TIER))
+    return load_flows_config(standard.tier_file(TIER))
 
 
 @functools.lru_cache(maxsize=8)
-def _load(path: Path) -> FlowsConfig:
-    data = load_yaml(path)
-    if not isinstance(data, dict) or set(data) != {"flows"} or not isinstance(data["flows"], dict):
-        raise InputError(f"{path}: expected one mapping `flows: {{<flow>: ...}}`")
-    entries = data["flows"].items()
-    return FlowsConfig(path, {str(f): _criterion(path, str(f), v) for f, v in entries})
+def load_flows_config(path: Path) -> FlowsConfig:
+    """The flows tier file at ``path``, read once per process."""
+    document = Node.read(path).section(("flows",), what="one mapping `flows: {<flow>: ...}`")
+    flows = document["flows"].entries(what="a mapping of each flow to its criterion")
+    return FlowsConfig(path, {flow: _criterion(node, flow) for flow, node in flows})
 
 
-def _criterion(path: Path, flow: str, entry: Any) -> Criterion:
+def _criterion(node: Node, flow: str) -> Criterion:
     from kit.flows import get_flow
 
-    quantized = get_flow(flow).quantized  # an unknown flow is an InputError naming the known
-    if get_flow(flow).program_format is None:
-        raise InputError(f"{path}: flows.{flow}: not a program flow (eager runs in the unit tier)")
-    wanted = "sqnr_floor_db" if quantized else "tolerance"
-    if not isinstance(entry, dict) or set(entry) != {wanted}:
-        raise InputError(f"{path}: flows.{flow}: expected exactly `{wanted}` "
-                         f"({'a quantized' if quantized else 'a float'} flow)")
     try:
-        if quantized:
-            return SqnrFloor(float(entry[wanted]))
-        return Tolerance(float(entry[wanted]["atol"]), float(entry[wanted]["rtol"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{path}: flows.{flow}.{wanted}: malformed ({exc})") from None
+        declared = get_flow(flow)
+    except InputError as exc:  # an unknown flow, named with the known ones
+        raise node.error(str(exc)) from None
+    if declared.program_format is None:
+        raise node.error("not a program flow (eager runs in the unit tier)")
+    if declared.quantized:
+        quantized = node.section(("sqnr_floor_db",), what="a quantized flow's sqnr_floor_db")
+        return SqnrFloor(quantized["sqnr_floor_db"].number(what="a number of decibels"))
+    tolerance = node.section(("tolerance",), what="a float flow's tolerance")["tolerance"]
+    bounds = tolerance.section(("atol", "rtol"), what="a mapping of atol and rtol")
+    return Tolerance(bounds["atol"].number(minimum=0), bounds["rtol"].number(minimum=0))
