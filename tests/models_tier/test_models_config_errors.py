@@ -35,7 +35,7 @@ sources:
 
 #: Attack name -> (text replaced in VALID, replacement, expected field and problem in the error).
 ATTACKS = {
-    "unknown_source": ("  timm:\n", "  pypi:\n", "sources.pypi: unknown source"),
+    "unknown_source": ("  timm:\n", "  pypi:\n", "sources.pypi: unknown key; the keys here are"),
     "model_name_escapes_the_id": (
         "    llama:\n", "    llama/../../unit:\n", "sources.hf.llama/../../unit: model names"
     ),
@@ -53,7 +53,7 @@ ATTACKS = {
         "{atol: 1.0e-4,", "{atol: -1.0,", "tolerance.atol: expected a number >= 0"
     ),
     "unknown_flow": (
-        "flows: [eager]", "flows: [eager, tensorrt]", "flows: unknown flow 'tensorrt'"
+        "flows: [eager]", "flows: [eager, tensorrt]", "flows.1: expected one of eager"
     ),
     "duplicated_model_key": (
         "  torchbench:\n    dcgan:",
