@@ -13,6 +13,7 @@ naming it and the known keys, so a misspelt key never silently drops out, and a 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import re
@@ -66,6 +67,8 @@ class Node:
     #: The file the value was read from, as messages name it.
     source: str
     path: tuple[str, ...] = ()
+    #: ``source`` already ends with a path (``within``): keys continue it after a dot.
+    continues: bool = False
 
     @classmethod
     def read(cls, path: Path) -> Node:
@@ -81,7 +84,7 @@ class Node:
     def within(cls, value: Any, where: str) -> Node:
         """``value`` at ``where``, a ``<file>: <path>`` prefix a caller was handed (parsers
         that still pass locations as text): messages read ``<where>: <problem>``."""
-        return cls(value, where)
+        return cls(value, where, continues=True)
 
     # Where ------------------------------------------------------------------------------------
 
@@ -93,7 +96,9 @@ class Node:
     @property
     def location(self) -> str:
         """``<file>: <dotted.path>``, the prefix of this node's messages."""
-        return f"{self.source}: {self.where}" if self.path else self.source
+        if not self.path:
+            return self.source
+        return f"{self.source}{'.' if self.continues else ': '}{self.where}"
 
     def error(self, problem: str) -> InputError:
         """The one-line refusal of this value: ``<file>: <path>: <problem>``."""
@@ -104,12 +109,12 @@ class Node:
         return self.error(f"expected {what}, got {found(self.value)}")
 
     def child(self, key: str | int, value: Any) -> Node:
-        return Node(value, self.source, (*self.path, str(key)))
+        return dataclasses.replace(self, value=value, path=(*self.path, str(key)))
 
     def labelled(self, label: str) -> Node:
         """This node with ``label`` after its last key (``ops.3 (add)``), for messages."""
         *parents, last = self.path or ("",)
-        return Node(self.value, self.source, (*parents, f"{last} ({label})".lstrip()))
+        return dataclasses.replace(self, path=(*parents, f"{last} ({label})".lstrip()))
 
     # Mappings ---------------------------------------------------------------------------------
 

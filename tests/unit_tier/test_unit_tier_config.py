@@ -37,25 +37,25 @@ def broken(change: Any) -> dict[str, Any]:
 BROKEN_CONFIGS = {
     "unknown_dtype_smuggled_in": (
         broken(lambda d: d["ops"][0]["dtypes"].append("float8")),
-        "ops[0] (add).dtypes",
+        "ops.0 (add).dtypes",
     ),
     "same_dtype_reference_without_why": (
         broken(lambda d: d["ops"][0].update(reference="same-dtype")),
-        "ops[0] (add).why",
+        "ops.0 (add).why",
     ),
     "unknown_reference_kind": (
         broken(lambda d: d["ops"][0].update(reference="float128")),
-        "ops[0] (add).reference",
+        "ops.0 (add).reference",
     ),
     "numerics_override_without_why": (
         broken(lambda d: d["ops"][0].update(numerics={"float32": {"ulps": 8}})),
-        "ops[0] (add).numerics.float32.why",
+        "ops.0 (add).numerics.float32.why",
     ),
     "negative_ulps": (
         broken(
             lambda d: d["ops"][0].update(numerics={"float32": {"ulps": -1, "why": "x"}})
         ),
-        "ops[0] (add).numerics.float32.ulps",
+        "ops.0 (add).numerics.float32.ulps",
     ),
     "accumulation_in_an_unknown_dtype": (
         broken(
@@ -63,17 +63,19 @@ BROKEN_CONFIGS = {
                 numerics={"float32": {"accumulation_dtype": "float8", "why": "x"}}
             )
         ),
-        "ops[0] (add).numerics.float32.accumulation_dtype",
+        "ops.0 (add).numerics.float32.accumulation_dtype",
     ),
     "same_op_listed_twice": (broken(lambda d: d["ops"].append(dict(d["ops"][0]))), "ops"),
-    "typo_in_field_name": (broken(lambda d: d["ops"][1].update(varaint="x")), "ops[1] (max)"),
+    "typo_in_field_name": (
+        broken(lambda d: d["ops"][1].update(varaint="x")), "ops.1 (max).varaint: unknown key"
+    ),
     "retired_max_samples_per_case": (
         broken(lambda d: d.update(max_samples_per_case=4)),
-        "unknown field 'max_samples_per_case'",
+        "max_samples_per_case: unknown key; the keys here are ops, coverage, op_specs",
     ),
     "compare_outputs_not_positions": (
         broken(lambda d: d["ops"][1].update(compare_outputs="values", why="ties")),
-        "ops[1] (max).compare_outputs",
+        "ops.1 (max).compare_outputs",
     ),
 }
 

@@ -1,23 +1,25 @@
 """The unit tier's configuration (``standards/<v>/unit.yaml``), parsed and validated.
 
-Every problem is a one-line ``InputError`` naming the file and the field, e.g.
-``unit.yaml: ops[3] (add).dtypes: unknown dtype 'float8'``.
+Every problem is a one-line ``InputError`` naming the file and the key (``kit.config_reader``),
+e.g. ``unit.yaml: ops.3 (add).dtypes.1: expected one of float32, ..., bool, got 'float8'``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kit.config_reader import Node, Section
 from kit.errors import InputError
 from kit.numerics import Override, parse_overrides
 from kit.standard import Standard
 from kit.tiers.unit.coverage import Coverage, parse_coverage
-from kit.tiers.unit.dtypes import parse_dtypes, reject_duplicates
+from kit.tiers.unit.dtypes import parse_dtypes
 from kit.yamlio import load_yaml
 
 #: The dtypes the unit tier may test, in the order ids and listings use.
@@ -119,92 +121,73 @@ def check_op_classes(config: UnitConfig, standard: Standard) -> None:
 
 
 def parse_unit_config(data: Any, source: Path) -> UnitConfig:
-    where = str(source)
-    if not isinstance(data, dict):
-        raise InputError(f"{where}: expected a mapping at the top level")
-    _reject_unknown(data, {"coverage", "op_specs", "ops"}, where)
-    op_specs = data.get("op_specs", "ops")
-    if not isinstance(op_specs, str) or not op_specs:
-        raise InputError(f"{where}: op_specs: expected a directory relative to the file")
-    raw_ops = data.get("ops")
-    if not isinstance(raw_ops, list) or not raw_ops:
-        raise InputError(f"{where}: ops: expected a non-empty list")
-    ops = tuple(_parse_op(raw, f"{where}: ops[{i}]") for i, raw in enumerate(raw_ops))
-    reject_duplicates([op.key for op in ops], f"{where}: ops")
-    coverage = parse_coverage(data.get("coverage"), where, tuple(op.key for op in ops))
+    top = Node.of(data, source).section(("ops",), ("coverage", "op_specs"), what="a mapping")
+    op_specs = top.optional(
+        "op_specs", "ops", Node.text, expected="a directory relative to the file"
+    )
+    ops = tuple(_parse_op(item) for item in top["ops"].items(non_empty=True, what="a list of ops"))
+    keys = [op.key for op in ops]
+    for index, key in enumerate(keys):
+        if key in keys[:index]:
+            raise top["ops"].error(f"{key!r} is listed twice")
+    coverage = parse_coverage(top.data.get("coverage"), str(source), tuple(keys))
     return UnitConfig(source, ops, source.parent / op_specs, coverage)
 
 
-def _parse_op(raw: Any, where: str) -> OpEntry:
-    if not isinstance(raw, dict):
-        raise InputError(f"{where}: expected a mapping with at least 'op' and 'dtypes'")
-    name = raw.get("op")
-    if not isinstance(name, str) or not name:
-        raise InputError(f"{where}.op: expected the OpInfo name, e.g. 'add'")
-    where = f"{where} ({name})"
-    _reject_unknown(
-        raw, {"op", "variant", "dtypes", *COMPARISON_FIELDS}, where
-    )
-    variant = raw.get("variant", "")
-    if not isinstance(variant, str):
-        raise InputError(f"{where}.variant: expected the OpInfo variant_test_name")
-    dtypes = parse_dtypes(raw.get("dtypes"), f"{where}.dtypes")
-    return OpEntry(name, variant, dtypes, parse_comparison(raw, where, dtypes))
+def _op_name(node: Node) -> str:
+    """The op's OpInfo name, read first: the op's other messages are labelled with it."""
+    fields = dict(node.entries(what="a mapping with at least op and dtypes"))
+    if "op" not in fields:
+        raise node.child("op", None).error("missing; this key is required")
+    return fields["op"].text(expected="the OpInfo name, e.g. 'add'")
+
+
+def _parse_op(node: Node) -> OpEntry:
+    name = _op_name(node)
+    op = node.labelled(name).section(("op", "dtypes"), ("variant", *COMPARISON_FIELDS))
+    variant = op.optional("variant", "", Node.text, expected="the OpInfo variant_test_name",
+                          empty_ok=True)
+    dtypes = parse_dtypes(op["dtypes"])
+    return OpEntry(name, variant, dtypes, parse_comparison(op, dtypes))
 
 
 
 
 #: The fields op entries and op spec templates share: how the result is judged.
 COMPARISON_FIELDS = ("reference", "compare_outputs", "class", "numerics", "mutates", "why")
+#: ``args[1]``, ``kwargs['weight']``: an input of the op's call.
+INPUT_PATH = re.compile(r"(?:args|kwargs)\[.*\]", re.DOTALL)
 
 
-def parse_comparison(raw: Mapping[str, Any], where: str, dtypes: tuple[str, ...]) -> Comparison:
+def parse_comparison(fields: Section, dtypes: tuple[str, ...]) -> Comparison:
     """The shared ``reference`` / ``compare_outputs`` / ``class`` / ``numerics`` / ``why``."""
-    reference = raw.get("reference", FLOAT64_REFERENCE)
-    if reference not in REFERENCES:
-        raise InputError(
-            f"{where}.reference: expected one of {list(REFERENCES)}, got {reference!r}"
-        )
-    compare_outputs = raw.get("compare_outputs")
-    if compare_outputs is not None and (
-        not isinstance(compare_outputs, list)
-        or not compare_outputs
-        or not all(
-            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in compare_outputs
-        )
-    ):
-        raise InputError(f"{where}.compare_outputs: expected a list of result positions, e.g. [0]")
-    why = raw.get("why")
-    mutates = raw.get("mutates", [])
-    if not isinstance(mutates, list) or not all(_is_input_path(m) for m in mutates):
-        raise InputError(f"{where}.mutates: expected input paths like 'args[1]'")
+    reference = fields.optional("reference", FLOAT64_REFERENCE, Node.choice, REFERENCES)
+    compare_outputs = fields.optional("compare_outputs", None, _positions)
+    mutates = fields.optional(
+        "mutates", (), Node.strings, pattern=INPUT_PATH, expected="an input path like 'args[1]'"
+    )
+    why = fields.optional("why", "", Node.text, expected="a reason", empty_ok=True)
     deviates = reference != FLOAT64_REFERENCE or compare_outputs is not None or bool(mutates)
-    if deviates and (not isinstance(why, str) or not why.strip()):
-        raise InputError(
-            f"{where}.why: say why this op needs its reference, compare_outputs or mutates"
+    if deviates and not why.strip():
+        raise fields.node.child("why", None).error(
+            "say why this op needs its reference, compare_outputs or mutates"
         )
+    numerics = fields.get("numerics")
     return Comparison(
         reference=reference,
-        compare_outputs=tuple(compare_outputs) if compare_outputs is not None else None,
-        op_class=_parse_class_name(raw.get("class"), f"{where}.class"),
-        overrides=parse_overrides(raw.get("numerics"), f"{where}.numerics", dtypes),
-        mutates=tuple(mutates),
+        compare_outputs=compare_outputs,
+        # Checked against the standard's classes when the standard is loaded with the tier.
+        op_class=fields.optional(
+            "class", None, Node.text, expected="an op class name of the standard's numerics"
+        ),
+        overrides={} if numerics is None else parse_overrides(
+            numerics.value, numerics.location, dtypes
+        ),
+        mutates=mutates,
     )
 
 
-def _is_input_path(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(("args[", "kwargs[")) and value[-1] == "]"
-
-
-def _parse_class_name(raw: Any, where: str) -> str | None:
-    # Checked against the standard's classes when the standard is loaded with the tier.
-    if raw is not None and (not isinstance(raw, str) or not raw):
-        raise InputError(f"{where}: expected an op class name of the standard's numerics")
-    return raw
-
-
-def _reject_unknown(raw: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(set(map(str, raw)) - allowed)
-    if unknown:
-        raise InputError(f"{where}: unknown field {unknown[0]!r} (allowed: {sorted(allowed)})")
-
+def _positions(node: Node) -> tuple[int, ...]:
+    """Result positions compared, e.g. sort's values (0) but not its indices."""
+    items = node.items(non_empty=True, what="a list of result positions, e.g. [0]")
+    return tuple(item.integer(minimum=0, what="a result position") for item in items)

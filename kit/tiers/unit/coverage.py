@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kit.config_reader import Node
 from kit.errors import InputError
 from kit.tiers.unit.dtypes import parse_dtypes
 
@@ -194,7 +195,7 @@ def _members(name: Any, groups: Mapping[str, tuple[str, ...]], where: str) -> tu
 
 
 def _parse_dtypes(raw: Any, where: str) -> tuple[str, ...] | None:
-    return None if raw is None else parse_dtypes(raw, where)
+    return None if raw is None else parse_dtypes(Node.within(raw, where))
 
 
 def _is_int(value: Any) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from kit.config_reader import Node
 from kit.errors import InputError
 from kit.tiers.unit import composites
 from kit.tiers.unit.config import COMPARISON_FIELDS, Comparison, parse_comparison
@@ -133,7 +134,7 @@ def _parse_template(
     _reject_unknown(raw, _TEMPLATE_KEYS, where)
     target, is_module = _parse_target(raw, where)
     variables = _parse_vars(raw.get("vars", {}), dims, f"{where}.vars")
-    dtypes = parse_dtypes(raw.get("dtypes"), f"{where}.dtypes")
+    dtypes = parse_dtypes(Node.within(raw.get("dtypes"), f"{where}.dtypes"))
     names = set(dims) | set(variables)
     init = raw.get("init", {})
     if not isinstance(init, dict) or set(init) - {"args", "kwargs", "randomize"}:
@@ -163,7 +164,9 @@ def _parse_template(
         dtypes=dtypes,
         cases=tuple(cases),
         presets={p: presets[p] for p in cases},
-        comparison=parse_comparison(raw, where, dtypes),
+        comparison=parse_comparison(
+            Node.within(raw, where).section(optional=_TEMPLATE_KEYS), dtypes
+        ),
     )
 
 
