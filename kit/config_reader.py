@@ -33,7 +33,7 @@ P = ParamSpec("P")
 _SHOWN_CHARS = 80
 
 
-def found(value: Any) -> str:
+def _found(value: Any) -> str:
     """How a message shows a value the file holds (as its YAML reads, not as Python prints)."""
     if value is None:
         return "nothing (null)"
@@ -106,9 +106,10 @@ class Node:
 
     def expected(self, what: str) -> InputError:
         """``<file>: <path>: expected <what>, got <the value>``."""
-        return self.error(f"expected {what}, got {found(self.value)}")
+        return self.error(f"expected {what}, got {_found(self.value)}")
 
     def child(self, key: str | int, value: Any) -> Node:
+        """``value`` one key (or list index) below this node."""
         return dataclasses.replace(self, value=value, path=(*self.path, str(key)))
 
     def labelled(self, label: str) -> Node:
@@ -151,7 +152,7 @@ class Node:
             raise self.expected(what)
         for key in self.value:
             if not isinstance(key, str):
-                raise self.error(f"keys are text, got the key {found(key)}")
+                raise self.error(f"keys are text, got the key {_found(key)}")
         return self.value
 
     # Lists ------------------------------------------------------------------------------------
@@ -285,9 +286,6 @@ class Section:
     node: Node
     data: dict[str, Any]
 
-    def __contains__(self, key: str) -> bool:
-        return key in self.data
-
     def __getitem__(self, key: str) -> Node:
         """The node of ``key``; refused as missing when the file does not give it."""
         if key not in self.data:
@@ -295,6 +293,7 @@ class Section:
         return self.node.child(key, self.data[key])
 
     def get(self, key: str) -> Node | None:
+        """The node of ``key``, or None when the file does not give it."""
         return self.node.child(key, self.data[key]) if key in self.data else None
 
     def optional(
@@ -311,4 +310,5 @@ class Section:
         return default if node is None else read(node, *args, **kwargs)
 
     def keys(self) -> Iterator[str]:
+        """The keys the file gives, in its order."""
         return iter(self.data)
