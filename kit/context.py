@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from kit.device import DeviceInfo
+from kit.numerics.criteria import Tolerance
 from kit.outcomes import not_applicable
 from kit.results import NotApplicableReason
-from kit.standard import Standard, Tolerance
+from kit.standard import Standard
 from kit.vendors import SkipManifest, VendorProfile
 
 

@@ -8,14 +8,40 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import pytest
 
 from kit.results import NotApplicableReason, Status
 
-if TYPE_CHECKING:
-    from kit.compare import Measurement
+
+class Measurement(Protocol):
+    """What an outcome reads of a compared tensor's figures (``kit.numerics.comparison`` has
+    them): declared here, so that outcomes import nothing of the numerics they report."""
+
+    @property
+    def where(self) -> str: ...
+    @property
+    def numel(self) -> int: ...
+    @property
+    def mismatched(self) -> int: ...
+    @property
+    def ratio(self) -> float: ...
+    @property
+    def max_abs_err(self) -> float: ...
+    @property
+    def max_rel_err(self) -> float: ...
+    @property
+    def max_ulps(self) -> float: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def bound(self) -> Mapping[str, Any]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+Measured = TypeVar("Measured", bound=Measurement)
 
 
 class KitOutcome(Exception):
@@ -131,7 +157,7 @@ def classify_exception(exc: BaseException) -> Status:
     return Status.ERROR
 
 
-def worst_of(measurements: Sequence[Measurement]) -> Measurement | None:
+def worst_of(measurements: Sequence[Measured]) -> Measured | None:
     """The measurement that decides: any with mismatches first, then the largest error ratio."""
     if not measurements:
         return None

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from kit.errors import InputError
-from kit.numerics import NumericsRules, parse_numerics
+from kit.numerics.criteria import Tolerance
+from kit.numerics.model import NumericsRules
+from kit.numerics.parsing import parse_numerics
 from kit.patterns import matches_any
 from kit.standard.catalogue import current_version, standard_directory, torch_release_of
 from kit.standard.inheritance import STANDARD_FILE, StandardSource, read_standard_source
@@ -22,12 +24,6 @@ from kit.yamlio import load_yaml
 
 __all__ = ["Grade", "Standard", "Tolerance", "current_torch_release", "load_standard",
            "torch_release_of"]
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 
 @dataclass(frozen=True)
@@ -58,7 +54,7 @@ class Standard:
     directory: Path
     #: End-to-end tolerances (model tier, deploy smoke checks): atol + rtol * |reference|.
     tolerances: dict[str, Tolerance]
-    #: The unit tier's per-op error model (``kit.numerics``).
+    #: The unit tier's per-op error model (``kit.numerics.model``).
     numerics: NumericsRules
     timeouts: dict[str, float]
     tier_files: dict[str, str]

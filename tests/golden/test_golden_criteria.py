@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import torch
 
-from kit.golden.criteria import (
-    FALLBACK_FLOAT,
-    FALLBACK_QUANTIZED,
-    Closeness,
-    SignalToNoise,
-    criterion_of,
-    mismatch,
-)
+from kit.golden.criteria import FALLBACK_FLOAT, FALLBACK_QUANTIZED, criterion_of, mismatch
+from kit.numerics.criteria import SqnrFloor, Tolerance
 
 STORED = (torch.linspace(-1.0, 1.0, 64).reshape(8, 8), torch.arange(8))
 
 
 def test_quantized_flow_is_judged_by_signal_to_noise() -> None:
-    assert isinstance(criterion_of("executorch_xnnpack_int8"), SignalToNoise)
-    assert isinstance(criterion_of("executorch_xnnpack"), Closeness)
+    assert isinstance(criterion_of("executorch_xnnpack_int8"), SqnrFloor)
+    assert isinstance(criterion_of("executorch_xnnpack"), Tolerance)
 
 
 def test_an_unknown_flow_gets_the_float_bound() -> None:
@@ -38,7 +32,10 @@ def test_quantization_noise_passes_the_floor_and_a_wrong_scale_fails() -> None:
 def test_integer_outputs_must_be_equal_under_any_criterion() -> None:
     off_by_one = (STORED[0], STORED[1] + (torch.arange(8) == 3))
     for criterion in (FALLBACK_FLOAT, FALLBACK_QUANTIZED):
-        assert mismatch(off_by_one, STORED, criterion) == "output 1 differs (int64: exact)"
+        problem = mismatch(off_by_one, STORED, criterion)
+        assert problem is not None
+        assert problem.startswith("1/8 elements outside the bound in output[1]: max abs err 1,")
+        assert "of int64, infx the bound" in problem
 
 
 def test_missing_output_fails() -> None:

@@ -14,8 +14,9 @@ import simnpu
 import torch
 from simnpu.faults import FaultConfigError, Kind, parse_rules
 
-from kit.compare import assert_close, unit_bound
+from kit.numerics.judging import assert_close
 from kit.outcomes import NumericMismatch
+from kit.tiers.unit.checking import unit_bound
 
 DEVICE = "simnpu"
 

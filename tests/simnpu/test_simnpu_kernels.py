@@ -8,8 +8,9 @@ import pytest
 import simnpu  # noqa: F401  (registers the device)
 import torch
 
-from kit.compare import assert_close, unit_bound
-from kit.numerics import accumulation_length
+from kit.numerics.accumulation import accumulation_length
+from kit.numerics.judging import assert_close
+from kit.tiers.unit.checking import unit_bound
 
 DEVICE = "simnpu"
 FLOATS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}

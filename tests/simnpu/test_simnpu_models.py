@@ -8,7 +8,7 @@ import simnpu  # noqa: F401  (registers the device)
 import torch
 from torch import nn
 
-from kit.compare import assert_close
+from kit.numerics.judging import assert_close
 from kit.standard import load_standard
 
 DEVICE = "simnpu"

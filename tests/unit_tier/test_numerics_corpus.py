@@ -17,7 +17,7 @@ import torch
 
 from kit import paths
 from kit.cli import main
-from kit.numerics import ClassSpec
+from kit.numerics.model import ClassSpec
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.vacuity import unfailable_tests

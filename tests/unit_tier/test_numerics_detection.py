@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 import torch
 
-from kit.compare import measure_all, worst_of
-from kit.numerics import accumulation_length
+from kit.numerics.accumulation import accumulation_length
+from kit.numerics.comparison import measure_all
+from kit.outcomes import worst_of
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import UnitCase, case_bound

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import torch
 
-from kit.compare import ErrorBound, measure_all, worst_of
-from kit.numerics import Override
+from kit.numerics.comparison import measure_all
+from kit.numerics.criteria import ErrorBound
+from kit.numerics.model import Override
+from kit.outcomes import worst_of
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import case_bound, magnitude_reference
@@ -64,7 +66,7 @@ def test_accumulation_dtype_override_widens_only_the_accumulation_term() -> None
     bfloat16_sums = ErrorBound(RULES, "reduction", override, length=16)
     widened = bfloat16_sums.allowed(reference, torch.bfloat16)
     assert bool((widened > float32_sums.allowed(reference, torch.bfloat16)).all())
-    assert bfloat16_sums.describe(torch.bfloat16)["accumulation_dtype"] == "bfloat16"
+    assert bfloat16_sums.describe("bfloat16")["accumulation_dtype"] == "bfloat16"
     assert torch.equal(
         bfloat16_sums.allowed(reference, torch.float32),
         float32_sums.allowed(reference, torch.float32),

@@ -85,7 +85,7 @@ def judge_deploy_evidence(standard: Any, test_id: str, evidence: Any) -> dict[st
     """Compare the device's output for a computing deploy test with the float64 reference."""
     import torch
 
-    from kit.compare import assert_close
+    from kit.numerics.judging import assert_close
     from kit.outcomes import ResultMismatch, numerics_details
 
     references = {SMOKE_OP: smoke_reference, EXPORT_RUN: export_reference}

@@ -5,7 +5,8 @@
       <flow>: {sqnr_floor_db: D}                 # quantized flows: signal-to-noise >= D dB
 
 Every flow named must be a registered program flow (``kit.flows``), judged the way it is
-declared: a quantized flow by its SQNR floor, any other by a tolerance.
+declared: a quantized flow by its SQNR floor, any other by a tolerance (both criteria of
+``kit.numerics.criteria``, read by ``kit.numerics.parsing``).
 """
 
 from __future__ import annotations
@@ -16,20 +17,11 @@ from pathlib import Path
 
 from kit.config_reader import Node
 from kit.errors import InputError
-from kit.standard import Standard, Tolerance
+from kit.numerics.criteria import Criterion
+from kit.numerics.parsing import read_sqnr_floor, read_tolerance
+from kit.standard import Standard
 
 TIER = "flows"
-
-
-@dataclass(frozen=True)
-class SqnrFloor:
-    """Quantized outputs pass when 10 log10(|ref|^2 / |out - ref|^2) is at least ``db``."""
-
-    db: float
-
-
-#: How one flow's outputs are judged against their reference.
-Criterion = Tolerance | SqnrFloor
 
 
 @dataclass(frozen=True)
@@ -72,7 +64,6 @@ def _criterion(node: Node, flow: str) -> Criterion:
         raise node.error("not a program flow (eager runs in the unit tier)")
     if declared.quantized:
         quantized = node.section(("sqnr_floor_db",), what="a quantized flow's sqnr_floor_db")
-        return SqnrFloor(quantized["sqnr_floor_db"].number(what="a number of decibels"))
+        return read_sqnr_floor(quantized["sqnr_floor_db"])
     tolerance = node.section(("tolerance",), what="a float flow's tolerance")["tolerance"]
-    bounds = tolerance.section(("atol", "rtol"), what="a mapping of atol and rtol")
-    return Tolerance(bounds["atol"].number(minimum=0), bounds["rtol"].number(minimum=0))
+    return read_tolerance(tolerance)

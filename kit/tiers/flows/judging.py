@@ -6,7 +6,8 @@ the kit's own process, decides on a reference it computed itself:
 - ``EXPORT_FAIL``: ``torch.export`` of the kit's own subject failed: the kit's error, an ERROR;
 - ``LOWER_FAIL`` .. ``RUN_FAIL``: ERROR, or UNSUPPORTED where the message says not implemented;
 - a flow that must delegate, with nothing delegated: ``NOT_DELEGATED`` (never a pass);
-- then the numbers: a tolerance (float flows) or an SQNR floor (quantized flows).
+- then the numbers: the flow's criterion (``kit.numerics.criteria``), a tolerance (float flows)
+  or an SQNR floor (quantized flows).
 
 Every record keeps the stage facts and the error statistics, passing or not; the statistics
 are measured apart from the decision, so a passing record shows how close it came.
@@ -14,17 +15,16 @@ are measured apart from the decision, so a passing record shows how close it cam
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from kit.flows.interface import FlowRun, Stage
+from kit.numerics.comparison import sqnr_db
+from kit.numerics.criteria import Criterion
 from kit.outcomes import KitOutcome, classify_exception
 from kit.results import Status
-from kit.standard import Tolerance
-from kit.tiers.flows.config import Criterion, SqnrFloor
 
 #: How many undelegated op names a record keeps (the most frequent).
 UNDELEGATED_KEPT = 20
@@ -89,15 +89,6 @@ def error_statistics(
     }
 
 
-def sqnr_db(signal: float, noise: float) -> float:
-    """10 log10(signal / noise); infinite for an exact result."""
-    if noise == 0.0:
-        return math.inf
-    if signal == 0.0:
-        return -math.inf
-    return 10.0 * math.log10(signal / noise)
-
-
 def decide(
     run: FlowRun,
     requires_delegation: bool,
@@ -114,11 +105,11 @@ def decide(
                           f"the backend of {run.flow} took no op (left outside: {names})", details)
     actual = tuple(run.outputs or ())
     statistics = error_statistics(actual, expected)
-    problem = _numeric_problem(actual, expected, criterion, statistics)
+    problem = _numeric_problem(actual, expected, criterion)
     if problem is not None:
-        details = {**stage_facts(run, Stage.FAIL_NUMERIC), **statistics, **_bound(criterion)}
+        details = {**stage_facts(run, Stage.FAIL_NUMERIC), **statistics, **criterion.describe()}
         raise FlowVerdict(Status.FAIL_NUMERIC, problem, details)
-    return {**stage_facts(run, Stage.PASS), **statistics, **_bound(criterion)}
+    return {**stage_facts(run, Stage.PASS), **statistics, **criterion.describe()}
 
 
 def _stage_failure(run: FlowRun) -> FlowVerdict:
@@ -140,50 +131,12 @@ def _failure_status(error: str) -> Status:
     return Status.UNSUPPORTED if status is Status.UNSUPPORTED else Status.ERROR
 
 
-def _bound(criterion: Criterion) -> dict[str, Any]:
-    if isinstance(criterion, SqnrFloor):
-        return {"sqnr_floor_db": criterion.db}
-    return {"atol": criterion.atol, "rtol": criterion.rtol}
-
-
 def _numeric_problem(
-    actual: Sequence[torch.Tensor],
-    expected: Sequence[torch.Tensor],
-    criterion: Criterion,
-    statistics: dict[str, Any],
+    actual: Sequence[torch.Tensor], expected: Sequence[torch.Tensor], criterion: Criterion
 ) -> str | None:
     if len(actual) != len(expected):
         return f"the program returned {len(actual)} outputs, eager {len(expected)}"
     for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
         if a.shape != e.shape:
             return f"output {index}: shape {tuple(a.shape)}, eager {tuple(e.shape)}"
-    if isinstance(criterion, SqnrFloor):
-        return _sqnr_problem(statistics["sqnr_db"], criterion)
-    for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
-        problem = _tolerance_problem(index, a, e, criterion)
-        if problem is not None:
-            return problem
-    return None
-
-
-def _sqnr_problem(measured: float | None, floor: SqnrFloor) -> str | None:
-    if measured is not None and measured >= floor.db:
-        return None
-    return f"SQNR {measured if measured is None else round(measured, 2)} dB below the floor " \
-           f"{floor.db} dB"
-
-
-def _tolerance_problem(
-    index: int, actual: torch.Tensor, expected: torch.Tensor, tolerance: Tolerance
-) -> str | None:
-    if not (expected.is_floating_point() or expected.is_complex()):
-        same = torch.equal(actual.to(expected.dtype), expected)
-        return None if same else f"output {index}: integer results differ from eager"
-    a, e = actual.to(torch.float64), expected.to(torch.float64)
-    close = torch.isclose(a, e, rtol=tolerance.rtol, atol=tolerance.atol, equal_nan=True)
-    bad = int((~close).sum())
-    if bad == 0:
-        return None
-    worst = float((a - e).abs().nan_to_num(nan=math.inf).max())
-    return (f"output {index}: {bad}/{e.numel()} elements outside atol {tolerance.atol} + rtol "
-            f"{tolerance.rtol} of eager (max abs err {worst:.3g})")
+    return criterion.judge(tuple(actual), tuple(expected)).problem

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.config_reader import Node
-from kit.standard import Tolerance
+from kit.numerics.criteria import Tolerance
+from kit.numerics.parsing import read_tolerance
 from kit.tiers.models.interface import ModelCase, ModelSource
 
 MODEL_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -45,11 +46,6 @@ class ModelsConfig:
         return [case for case in self.cases if case.source == source]
 
 
-def _tolerance(node: Node) -> Tolerance:
-    bounds = node.section(("atol", "rtol"), what="a mapping of atol and rtol")
-    return Tolerance(atol=bounds["atol"].number(minimum=0), rtol=bounds["rtol"].number(minimum=0))
-
-
 def _flows(node: Node, known: Collection[str]) -> tuple[str, ...]:
     return node.choices(sorted(known), non_empty=True, unique=True)
 
@@ -58,7 +54,7 @@ def load_models_config(
     path: Path, sources: Mapping[str, ModelSource], known_flows: Collection[str]
 ) -> ModelsConfig:
     top = Node.read(path).section(TOP_KEYS, what="a mapping of " + ", ".join(TOP_KEYS))
-    tolerance = _tolerance(top["tolerance"])
+    tolerance = read_tolerance(top["tolerance"])
     flows = _flows(top["flows"], known_flows)
     top["sources"].section(optional=sources, what="a mapping of sources")  # no unknown source
     cases: list[ModelCase] = []
@@ -91,7 +87,7 @@ def _cases_of_entry(
     fields = dict(entry.entries(non_empty=True, what="mapping of the model's fields"))
     _needs_reason(entry, fields)
     reference = fields["reference"].choice(REFERENCE_DTYPES) if "reference" in fields else "float64"
-    tolerance = _tolerance(fields["tolerance"]) if "tolerance" in fields else default_tolerance
+    tolerance = read_tolerance(fields["tolerance"]) if "tolerance" in fields else default_tolerance
     flows = _flows(fields["flows"], known_flows) if "flows" in fields else default_flows
     specific = {key: node.value for key, node in fields.items() if key not in COMMON_FIELDS}
     source.validate_entry(model, specific, entry.location)

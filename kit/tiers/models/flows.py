@@ -7,8 +7,9 @@ under ``torch.no_grad()``. Which flows exist is the registry's (``kit.flows``); 
 
 Every flow compares with the same reference: a deep copy of the model built on the CPU, in the
 case's reference dtype (float64 unless ``models.yaml`` says otherwise), with floating inputs
-upcast. The output field the standard names for the model is compared under the model-tier
-tolerance with ``kit.compare.assert_close``; floating device results must stay float32.
+upcast. The output field the standard names for the model is judged by the model-tier
+tolerance (a ``kit.numerics.criteria.Tolerance``, through ``kit.numerics.judging.assert_close``);
+floating device results must stay float32.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 
 import torch
 
-from kit.compare import assert_close, assert_same_dtype
 from kit.errors import InputError
+from kit.numerics.comparison import assert_same_dtype
+from kit.numerics.judging import assert_close
 from kit.outcomes import ResultMismatch
 from kit.tiers.models.interface import BuiltModel, ModelCase
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kit.standard import Tolerance
+from kit.numerics.criteria import Tolerance
 
 if TYPE_CHECKING:
     import torch

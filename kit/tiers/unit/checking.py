@@ -9,9 +9,9 @@ calls the code under test on them. The check:
 3. the device call must leave its inputs unchanged (an out-of-place op that writes into an
    input is wrong even when its own result is right, and the damage would be blamed on
    whatever reads that tensor next);
-4. the device result must have those dtypes and lie within the standard's numerics bound
-   (``kit.numerics``) of the reference, judged per output dtype; the figures are recorded for
-   passing tests too.
+4. the device result must have those dtypes and lie within the standard's error model bound
+   (``kit.numerics.criteria.ErrorBound``) of the reference, judged per output dtype; the
+   figures are recorded for passing tests too.
 
 Errors raised by the device call propagate untouched, so the plugin can classify them (a
 ``NotImplementedError`` is UNSUPPORTED); an error from a CPU reference is an ERROR: the kit's
@@ -26,11 +26,13 @@ from typing import Any
 
 import torch
 
-from kit.compare import ErrorBound, Measurement, assert_close
 from kit.context import KitContext
-from kit.numerics import accumulation_length
+from kit.numerics.accumulation import accumulation_length
+from kit.numerics.comparison import Measurement
+from kit.numerics.criteria import ErrorBound
+from kit.numerics.judging import assert_close
 from kit.outcomes import KitOutcome, ResultMismatch, numerics_details
-from kit.standard import Standard
+from kit.standard import Standard, load_standard
 from kit.tiers.unit.config import FLOAT64_REFERENCE, Comparison
 from kit.tiers.unit.trees import (
     assert_same_dtypes,
@@ -150,6 +152,13 @@ def case_bound(
         length=accumulation_length((cpu_inputs, case.extra_operands), output_numel),
         magnitude=magnitude_reference(case) if standard.numerics.uses_magnitude(op_class) else 0.0,
     )
+
+
+def unit_bound(op_class: str | None, length: int = 1, standard: Standard | None = None
+               ) -> ErrorBound:
+    """The bound the unit tier applies to an op of ``op_class`` with no overrides, accumulating
+    ``length`` terms (default standard: the kit's); for a vendor's own kernel tests."""
+    return ErrorBound((standard or load_standard()).numerics, op_class, {}, length)
 
 
 def magnitude_reference(case: UnitCase) -> float:

@@ -16,7 +16,8 @@ from typing import Any
 
 from kit.config_reader import Node, Section
 from kit.errors import InputError
-from kit.numerics import Override, parse_overrides
+from kit.numerics.model import Override
+from kit.numerics.parsing import parse_overrides
 from kit.standard import Standard
 from kit.tiers.unit.coverage import Coverage, parse_coverage
 from kit.tiers.unit.dtypes import parse_dtypes

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from kit.compare import Measurement, measure_all, worst_of
 from kit.errors import InputError
+from kit.numerics.comparison import Measurement
+from kit.outcomes import worst_of
 from kit.standard import Standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import case_bound
@@ -115,7 +116,7 @@ def judge_recording(
     measurements = [
         m
         for i, o in enumerate(compared)
-        for m in measure_all(o.actual, o.reference, bound, f"output[{i}]")
+        for m in bound.judge(o.actual, o.reference, f"output[{i}]").measurements
     ]
     worst = worst_of(measurements)
     failed = worst is not None and worst.mismatched > 0

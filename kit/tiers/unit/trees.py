@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from kit.compare import assert_same_dtype
+from kit.numerics.comparison import assert_same_dtype
 from kit.outcomes import ResultMismatch
 
 #: The unit tier's dtype names.
@@ -90,7 +90,8 @@ def upcast_floating(value: Any) -> Any:
 def assert_same_dtypes(actual: Any, expected: Any, where: str = "output") -> None:
     """Every tensor of ``actual`` has the dtype of the tensor at the same place in ``expected``.
 
-    Structure differences are left to ``kit.compare.assert_close``, which names them better.
+    Structure differences are left to the criterion's judgement (``kit.numerics.judging``),
+    which names them better.
     """
     if isinstance(expected, torch.Tensor):
         if isinstance(actual, torch.Tensor):

@@ -1,15 +1,11 @@
-"""Comparing a device result with its reference, elementwise, under a bound.
+"""Comparing a result with its reference, tensor by tensor, under a criterion's per-element bound.
 
-Two kinds of bound:
-
-- ``ErrorBound`` (the unit tier): the standard's numerics model (``kit.numerics``): the
-  reference rounded to the output dtype, plus ulps of the output dtype, plus accumulation error
-  scaled by the output's magnitude. Integer and boolean results, and ``exact`` op classes, must
-  equal the rounded reference.
-- ``Tolerance`` (end-to-end checks: models, deploy smoke tests): ``atol + rtol * |expected|``.
+The criteria (``kit.numerics.criteria``) give the bound: the error model's, ``atol + rtol *
+|expected|``, or any finite error for an SQNR floor (which then judges the sum of the errors).
+Integer and boolean results, and ``exact`` op classes, must equal the rounded reference.
 
 NaN passes only where the reference is NaN, an infinity only where the (rounded) reference is
-the same infinity. Shape, dtype and structure must match. Every compared tensor yields a
+the same infinity. Shape and structure must match. Every compared tensor yields a
 ``Measurement`` (kept for passing results too): the worst error as a ratio to its bound, in
 ulps of the output dtype, absolute and relative, and the bound's parameters.
 """
@@ -17,15 +13,14 @@ ulps of the output dtype, absolute and relative, and the bound's parameters.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 
-from kit.numerics import ErrorModel, NumericsRules, epsilon, smallest_normal
-from kit.outcomes import NumericMismatch, ResultMismatch, worst_of
-from kit.standard import Tolerance
+from kit.numerics.model import dtype_name, epsilon, smallest_normal
+from kit.outcomes import ResultMismatch
 
 
 class Bound(Protocol):
@@ -37,94 +32,13 @@ class Bound(Protocol):
         """The reference as the output dtype can hold it (float64)."""
         ...
 
-    def is_exact(self, out_dtype: torch.dtype) -> bool: ...
-
-    def describe(self, out_dtype: torch.dtype) -> dict[str, Any]: ...
-
-
-@dataclass(frozen=True)
-class ToleranceBound:
-    tolerance: Tolerance
-
-    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-        return self.tolerance.atol + self.tolerance.rtol * reference.abs()
-
-    def rounded(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-        return reference
-
     def is_exact(self, out_dtype: torch.dtype) -> bool:
-        return not (out_dtype.is_floating_point or out_dtype.is_complex)
+        """Whether results of ``out_dtype`` must equal the rounded reference."""
+        ...
 
-    def describe(self, out_dtype: torch.dtype) -> dict[str, Any]:
-        return {"atol": self.tolerance.atol, "rtol": self.tolerance.rtol}
-
-
-@dataclass(frozen=True)
-class ErrorBound:
-    """The standard's numerics model for one op, given its accumulation length."""
-
-    rules: NumericsRules
-    op_class: str | None
-    overrides: Mapping[str, Any]
-    length: int
-    #: ``max |op(|x|)|`` in float64, for classes scaled by the magnitude reference (else 0).
-    magnitude: float = 0.0
-
-    def model(self, out_dtype: torch.dtype) -> ErrorModel:
-        return self.rules.model(self.op_class, dtype_name(out_dtype), self.overrides)
-
-    def is_exact(self, out_dtype: torch.dtype) -> bool:
-        return self.model(out_dtype).exact
-
-    def rounded(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-        if not out_dtype.is_floating_point:
-            return reference
-        return reference.to(out_dtype).to(torch.float64)
-
-    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-        model = self.model(out_dtype)
-        name = dtype_name(out_dtype)
-        rounding = (self.rounded(reference, out_dtype) - reference).abs().nan_to_num(0.0)
-        if model.exact:
-            return rounding
-        size = reference.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
-        scale = float(size.max()) if size.numel() else 0.0
-        if model.magnitude:
-            scale = max(scale, self.magnitude)
-        grown = math.sqrt(self.length) if model.accumulates else 1.0
-        accumulated_in = model.accumulation_dtype or self.rules.accumulation_dtype(name)
-        accumulated = model.accumulation * epsilon(accumulated_in)
-        return (
-            rounding
-            + model.ulps * epsilon(name) * size
-            + (model.normwise * epsilon(name) + accumulated * grown) * scale
-            + smallest_normal(name)
-        )
-
-    def describe(self, out_dtype: torch.dtype) -> dict[str, Any]:
-        model = self.model(out_dtype)
-        described = model.describe()
-        if not model.exact and model.accumulates:
-            described["length"] = self.length
-        if not model.exact and model.magnitude:
-            described["magnitude"] = self.magnitude
-        return described
-
-
-def unit_bound(op_class: str | None, length: int = 1, standard: Any = None) -> ErrorBound:
-    """The bound the unit tier applies to an op of ``op_class`` (default: the kit's standard)."""
-    from kit.standard import load_standard
-
-    rules = (standard or load_standard()).numerics
-    return ErrorBound(rules, op_class, {}, length)
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def as_bound(bound: Bound | Tolerance) -> Bound:
-    return ToleranceBound(bound) if isinstance(bound, Tolerance) else bound
+    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+        """The bound's parameters for results of ``dtype``, as records keep them."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -163,50 +77,49 @@ def _finite_or_str(value: float) -> float | str:
 
 
 def measure_all(
-    actual: Any, expected: Any, bound: Bound | Tolerance, where: str = "output"
+    actual: Any, expected: Any, bound: Bound, where: str = "output"
 ) -> list[Measurement]:
     """Measure every tensor of ``actual`` against ``expected``; structure errors raise."""
-    found: list[Measurement] = []
-    _walk(actual, expected, as_bound(bound), where, found)
-    return found
+    return [measure(a, e, bound, at) for at, a, e in paired_tensors(actual, expected, where)]
 
 
-def assert_close(
-    actual: Any, expected: Any, bound: Bound | Tolerance, where: str = "output"
-) -> list[Measurement]:
-    """Raise ``NumericMismatch``/``ResultMismatch`` unless ``actual`` matches ``expected``.
-
-    ``expected`` may be in a wider dtype (a float64 reference); dtype checks are the caller's
-    job (``assert_same_dtype``). Returns the measurements when everything is within bounds.
-    """
-    measurements = measure_all(actual, expected, bound, where)
-    worst = worst_of(measurements)
-    if worst is not None and worst.mismatched:
-        raise NumericMismatch(worst, measurements)
-    return measurements
-
-
-def _walk(actual: Any, expected: Any, bound: Bound, where: str, found: list[Measurement]) -> None:
+def paired_tensors(
+    actual: Any, expected: Any, where: str = "output"
+) -> Iterator[tuple[str, torch.Tensor, torch.Tensor]]:
+    """``(where, actual, expected)`` for every tensor (or number) of ``expected``, in order,
+    on the CPU; raises ``ResultMismatch`` where the structure or a shape differs."""
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, torch.Tensor):
             raise ResultMismatch(f"{where}: expected a tensor, got {type(actual).__name__}")
-        found.append(_measure(actual, expected, bound, where))
+        yield where, *_same_shape(actual.detach().cpu(), expected.detach().cpu(), where)
     elif isinstance(expected, Mapping):
         if not isinstance(actual, Mapping) or set(actual) != set(expected):
             raise ResultMismatch(f"{where}: expected mapping keys {sorted(map(str, expected))}")
         for key in expected:
-            _walk(actual[key], expected[key], bound, f"{where}[{key!r}]", found)
+            yield from paired_tensors(actual[key], expected[key], f"{where}[{key!r}]")
     elif isinstance(expected, Sequence) and not isinstance(expected, str):
         if not isinstance(actual, Sequence) or len(actual) != len(expected):
             raise ResultMismatch(f"{where}: expected a sequence of length {len(expected)}")
         for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
-            _walk(a, e, bound, f"{where}[{index}]", found)
+            yield from paired_tensors(a, e, f"{where}[{index}]")
     elif isinstance(expected, (bool, int, float, complex)):
         if not isinstance(actual, (bool, int, float, complex)):
             raise ResultMismatch(f"{where}: expected a number, got {type(actual).__name__}")
-        found.append(_measure(torch.tensor(actual), torch.tensor(expected), bound, where))
+        yield where, torch.tensor(actual), torch.tensor(expected)
     elif actual != expected:
         raise ResultMismatch(f"{where}: expected {expected!r}, got {actual!r}")
+
+
+def _same_shape(
+    actual: torch.Tensor, expected: torch.Tensor, where: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    if actual.shape != expected.shape:
+        raise ResultMismatch(
+            f"{where}: shape {tuple(actual.shape)} != expected {tuple(expected.shape)}",
+            actual_shape=list(actual.shape),
+            expected_shape=list(expected.shape),
+        )
+    return actual, expected
 
 
 def assert_same_dtype(actual: Any, expected_dtype: torch.dtype, where: str = "output") -> None:
@@ -218,17 +131,10 @@ def assert_same_dtype(actual: Any, expected_dtype: torch.dtype, where: str = "ou
         )
 
 
-def _measure(
+def measure(
     actual: torch.Tensor, expected: torch.Tensor, bound: Bound, where: str
 ) -> Measurement:
-    actual = actual.detach().cpu()
-    expected = expected.detach().cpu()
-    if actual.shape != expected.shape:
-        raise ResultMismatch(
-            f"{where}: shape {tuple(actual.shape)} != expected {tuple(expected.shape)}",
-            actual_shape=list(actual.shape),
-            expected_shape=list(expected.shape),
-        )
+    """How far ``actual`` is from ``expected`` (same shape, on the CPU) under ``bound``."""
     out_dtype = actual.dtype
     wide = torch.complex128 if actual.is_complex() or expected.is_complex() else torch.float64
     a = actual.to(wide)
@@ -286,10 +192,32 @@ def _measurement(
         max_rel_err=max_rel,
         max_ulps=max_ulps,
         dtype=name,
-        bound=bound.describe(out_dtype),
+        bound=bound.describe(name),
     )
 
 
 def _max(values: torch.Tensor) -> float:
     values = values[torch.isfinite(values)]
     return float(values.max()) if values.numel() else 0.0
+
+
+def signal_to_noise(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> float:
+    """``10 log10(sum expected^2 / sum (actual - expected)^2)`` in dB over every element of the
+    ``(actual, expected)`` pairs that is finite on both sides (NaN and infinities are judged
+    elementwise); infinite for an exact result."""
+    if not pairs:
+        return math.inf
+    actual = torch.cat([a.detach().reshape(-1).to(torch.float64) for a, _ in pairs])
+    expected = torch.cat([e.detach().reshape(-1).to(torch.float64) for _, e in pairs])
+    finite = torch.isfinite(actual) & torch.isfinite(expected)
+    actual, expected = actual[finite], expected[finite]
+    return sqnr_db(float((expected**2).sum()), float(((actual - expected) ** 2).sum()))
+
+
+def sqnr_db(signal: float, noise: float) -> float:
+    """10 log10(signal / noise); infinite for an exact result."""
+    if noise == 0.0:
+        return math.inf
+    if signal == 0.0:
+        return -math.inf
+    return 10.0 * math.log10(signal / noise)

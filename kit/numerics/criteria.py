@@ -1,0 +1,163 @@
+"""The criteria a result is judged by: one interface, three kinds.
+
+- ``ErrorBound``: the unit tier's error model (``kit.numerics.model``) for one op: its class and
+  overrides, its accumulation length and magnitude reference;
+- ``Tolerance``: ``|actual - expected| <= atol + rtol * |expected|`` per element (end-to-end
+  checks: the model tier, deploy smoke checks, float program flows, golden re-runs);
+- ``SqnrFloor``: ``10 log10(sum expected^2 / sum (actual - expected)^2) >= db`` over every
+  floating element (quantized program flows), any finite error per element.
+
+Every kind judges a result (a tensor, a number, or sequences and mappings of them) against its
+reference with ``judge``, a ``kit.numerics.judging.Judgement``: a measurement of every compared
+tensor, pass or fail, and why the result fails; and says what records keep of it with
+``describe``. Each is also the per-element bound ``kit.numerics.comparison`` measures with:
+integer and boolean results must be equal under every kind. The standards' files are read into
+criteria by ``kit.numerics.parsing``.
+
+This module loads neither torch nor pytest (the standard holds its tolerances as ``Tolerance``);
+judging does.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kit.numerics.model import (
+    ErrorModel,
+    NumericsRules,
+    Override,
+    dtype_name,
+    epsilon,
+    smallest_normal,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+    from kit.numerics.judging import Judgement
+
+
+class Criterion(ABC):
+    """How close a result must come to its reference."""
+
+    def judge(self, actual: Any, expected: Any, where: str = "output") -> Judgement:
+        """``actual`` against ``expected`` (same structure): every tensor measured under the
+        per-element bound. Raises ``ResultMismatch`` where the structure or a shape differs."""
+        from kit.numerics.judging import judge_elementwise
+
+        return judge_elementwise(self, actual, expected, where)
+
+    @abstractmethod
+    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+        """The criterion's parameters as records keep them, for a result of ``dtype`` (the
+        error model's constants depend on it; the other kinds take none)."""
+
+    @abstractmethod
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+        """The largest allowed ``|actual - reference|`` per element (float64)."""
+
+    def rounded(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+        """The reference as the result is held to it (float64): itself, unless rounded."""
+        return reference
+
+    def is_exact(self, out_dtype: torch.dtype) -> bool:
+        """Whether results of ``out_dtype`` must equal the (rounded) reference: integers and
+        booleans."""
+        return not (out_dtype.is_floating_point or out_dtype.is_complex)
+
+
+@dataclass(frozen=True)
+class ErrorBound(Criterion):
+    """The standard's numerics model for one op, given its accumulation length."""
+
+    rules: NumericsRules
+    op_class: str | None
+    overrides: Mapping[str, Override] = field(default_factory=dict)
+    length: int = 1
+    #: ``max |op(|x|)|`` in float64, for classes scaled by the magnitude reference (else 0).
+    magnitude: float = 0.0
+
+    def model(self, dtype: str) -> ErrorModel:
+        """The error model of results of ``dtype`` (a name: ``float32``)."""
+        return self.rules.model(self.op_class, dtype, self.overrides)
+
+    def is_exact(self, out_dtype: torch.dtype) -> bool:
+        return self.model(dtype_name(out_dtype)).exact
+
+    def rounded(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+        import torch
+
+        if not out_dtype.is_floating_point:
+            return reference
+        return reference.to(out_dtype).to(torch.float64)
+
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+        name = dtype_name(out_dtype)
+        model = self.model(name)
+        rounding = (self.rounded(reference, out_dtype) - reference).abs().nan_to_num(0.0)
+        if model.exact:
+            return rounding
+        size = reference.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
+        scale = float(size.max()) if size.numel() else 0.0
+        if model.magnitude:
+            scale = max(scale, self.magnitude)
+        grown = math.sqrt(self.length) if model.accumulates else 1.0
+        accumulated_in = model.accumulation_dtype or self.rules.accumulation_dtype(name)
+        accumulated = model.accumulation * epsilon(accumulated_in)
+        return (
+            rounding
+            + model.ulps * epsilon(name) * size
+            + (model.normwise * epsilon(name) + accumulated * grown) * scale
+            + smallest_normal(name)
+        )
+
+    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+        if dtype is None:
+            raise ValueError("the error model is described for a result dtype")
+        model = self.model(dtype)
+        described = model.describe()
+        if not model.exact and model.accumulates:
+            described["length"] = self.length
+        if not model.exact and model.magnitude:
+            described["magnitude"] = self.magnitude
+        return described
+
+
+@dataclass(frozen=True)
+class Tolerance(Criterion):
+    """``|actual - expected| <= atol + rtol * |expected|`` per element."""
+
+    atol: float
+    rtol: float
+
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+        return self.atol + self.rtol * reference.abs()
+
+    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+        return {"atol": self.atol, "rtol": self.rtol}
+
+
+@dataclass(frozen=True)
+class SqnrFloor(Criterion):
+    """Quantized outputs pass when ``10 log10(|expected|^2 / |actual - expected|^2)``, over
+    every floating element finite on both sides, is at least ``db``. Per element, any finite
+    error passes; NaN and infinities only where the reference has the same."""
+
+    db: float
+
+    def judge(self, actual: Any, expected: Any, where: str = "output") -> Judgement:
+        from kit.numerics.judging import judge_signal_to_noise
+
+        return judge_signal_to_noise(self, actual, expected, where)
+
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+        import torch
+
+        return torch.full(reference.shape, math.inf, dtype=torch.float64)
+
+    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+        return {"sqnr_floor_db": self.db}
