@@ -151,7 +151,8 @@ def test_output_forged_with_its_digest(golden_run: GoldenRun,
     code, out, _ = golden_check(golden_run.run_dir, capsys)
     assert code == ExitCode.VERIFICATION_FAILED
     line = out.splitlines()[0]
-    assert line.startswith(f"FAIL {PTE_FLOW} {PTE_TEST} (re-run): output 0 differs by up to ")
+    assert line.startswith(f"FAIL {PTE_FLOW} {PTE_TEST} (re-run): 12/12 elements outside the "
+                           "bound in output[0]: max abs err ")
     assert line.endswith("(atol 0.0001, rtol 0.001)")
 
 
