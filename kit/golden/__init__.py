@@ -23,9 +23,9 @@ def configure(out_dir: Path | None, log_dir: Path | None = None) -> GoldenWriter
     if out_dir is None:
         _writer = None
     else:
-        from kit.runner.outdir import WORKERS_DIR
+        from kit.rundir import RunDir
 
-        _writer = GoldenWriter(out_dir, log_dir or out_dir / WORKERS_DIR)
+        _writer = GoldenWriter(out_dir, log_dir or RunDir(out_dir).workers)
     return _writer
 
 

@@ -19,6 +19,7 @@ from kit.report.figures import Figures, figures_of, op_and_dtype
 from kit.report.model import Report
 from kit.report.read import LoadedReport
 from kit.results import TIERS, Status
+from kit.rundir import REPORT_JSON
 from kit.runner.config import PreviousRun
 
 #: Statuses always shown as a column; others only when some tier has one.
@@ -181,7 +182,7 @@ def _header(view: ShowView) -> list[str]:
         f"grade: {report.grade.name}",
     ]
     if view.rerun_of is not None:
-        lines.insert(len(lines) - 1, f"rerun of: {view.rerun_of.dir} (its report.json sha256 "
+        lines.insert(len(lines) - 1, f"rerun of: {view.rerun_of.dir} (its {REPORT_JSON} sha256 "
                         f"{view.rerun_of.report_sha256[:16]})")
     return lines + [f"  why: {reason}" for reason in report.grade.reasons]
 
