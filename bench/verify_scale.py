@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import KitError
+from kit.rundir import ENVELOPE_NAME, report_files
 from kit.signing.dsse import b64encode
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key
-from kit.signing.sign import ENVELOPE_NAME, REPORT_FILES, sign_payload
+from kit.signing.sign import sign_payload
 from kit.signing.statement import PAYLOAD_TYPE, Subject, build_statement
 from kit.signing.strict_json import canonical_json
 from kit.verification.verify import verify_envelope
@@ -52,7 +53,7 @@ class Timing:
 
 def _payload() -> bytes:
     report = {"vendor": {"id": VENDOR}, "grade": {"name": "conformant", "reasons": []}}
-    subjects = [Subject(name, "0" * 64) for name in REPORT_FILES]
+    subjects = [Subject(name, "0" * 64) for name in report_files()]
     return canonical_json(build_statement(subjects, report).to_json())
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
+from kit.rundir import REPORT_JSON
 from kit.views.diff import diff_lines, diff_reports
 
 #: What ``ckit diff`` exits with when a test passed in A and not in B (errors are 2-6).
@@ -42,13 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "compare two runs' reports test by test: regressed (PASS in A, not in B), improved, "
         "changed, appeared, vanished, with their error figures",
         ["ckit diff results/cpu/old results/cpu/new",
-         "ckit diff before/report.json after/report.json --json"],
+         f"ckit diff before/{REPORT_JSON} after/{REPORT_JSON} --json"],
     )
     parser.epilog = (parser.epilog or "") + "\n" + _EXIT_CODES
     parser.add_argument("a", type=Path, metavar="A",
-                        help="the earlier run (directory or report.json)")
+                        help=f"the earlier run (directory or {REPORT_JSON})")
     parser.add_argument("b", type=Path, metavar="B",
-                        help="the later run (directory or report.json)")
+                        help=f"the later run (directory or {REPORT_JSON})")
     parser.add_argument("--allow-other-standard", action="store_true",
                         help="compare reports judged by different standards")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",

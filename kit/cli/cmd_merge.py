@@ -11,6 +11,7 @@ from kit.cli import add_command
 from kit.cli.cmd_run import exit_code_of
 from kit.errors import InputError
 from kit.printable import printable
+from kit.rundir import RunDir
 
 #: Missing tests named on the terminal before "and N more".
 _SHOWN_MISSING = 5
@@ -58,7 +59,7 @@ def handle(args: argparse.Namespace) -> int:
     grade = merged.report["grade"]["name"]
     _say_missing(merged.missing)
     records = len(merged.report["records"])
-    print(f"merged {len(args.shards)} shard(s), {records} record(s): {out / 'report.json'}",
+    print(f"merged {len(args.shards)} shard(s), {records} record(s): {RunDir(out).report_json}",
           file=sys.stderr)
     print(f"envelope: {envelope}", file=sys.stderr)
     code = exit_code_of(grade)

@@ -13,6 +13,7 @@ from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
+from kit.rundir import GOLDEN_DIR, REPORT_JSON, RUN_FILE, SUMMARY_MD, RunDir
 from kit.runner.config import RunConfig
 from kit.runner.devices import ALL as ALL_DEVICES
 from kit.runner.devices import parse_devices
@@ -102,12 +103,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--rerun-failed", type=Path, metavar="DIR",
         help="run only the tests the run in DIR did not pass (narrowed further by --tier and "
-        "--select) into a new --out (default DIR-rerun); run.json links back to DIR",
+        f"--select) into a new --out (default DIR-rerun); {RUN_FILE} links back to DIR",
     )
     parser.add_argument(
         "--golden", action="store_true",
         help="keep each passing flow test's program, inputs and reference outputs under "
-        "OUT/golden/ and sign their manifest (check them with `ckit golden check OUT`)",
+        f"OUT/{GOLDEN_DIR}/ and sign their manifest (check them with `ckit golden check OUT`)",
     )
     parser.add_argument(
         "--shard", metavar="K/N",
@@ -118,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--durations", type=Path, metavar="DIR",
         help="with --shard: balance the shards on the test durations a previous run recorded "
-        "(its directory or report.json) instead of by test-id hash",
+        f"(its directory or {REPORT_JSON}) instead of by test-id hash",
     )
     parser.add_argument("--json", action="store_true", help="print the list or the outcome as JSON")
     parser.set_defaults(handler=handle)
@@ -295,8 +296,8 @@ def handle(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     grade = result.report.get("grade", {}).get("name", "unknown")
-    print(f"report: {result.out_dir / 'report.json'}", file=sys.stderr)
-    print(f"summary: {result.out_dir / 'summary.md'}", file=sys.stderr)
+    print(f"report: {RunDir(result.out_dir).report_json}", file=sys.stderr)
+    print(f"summary: {RunDir(result.out_dir).file(SUMMARY_MD)}", file=sys.stderr)
     if result.envelope is not None:
         print(f"envelope: {result.envelope}", file=sys.stderr)
     code = exit_code_of(grade)

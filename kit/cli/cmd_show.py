@@ -9,6 +9,7 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
+from kit.rundir import REPORT_JSON
 from kit.runner.config import previous_run_of
 from kit.views.show import show_lines, show_view
 
@@ -34,10 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "show",
         "show a run's report: grade and why, counts per tier, failures grouped by op and "
         "dtype, and the largest errors (the report is read, not verified: see ckit verify)",
-        ["ckit show results/cpu", "ckit show results/cpu/report.json --json"],
+        ["ckit show results/cpu", f"ckit show results/cpu/{REPORT_JSON} --json"],
     )
     parser.add_argument("report", type=Path, metavar="DIR|REPORT",
-                        help="a run's output directory, or its report.json")
+                        help=f"a run's output directory, or its {REPORT_JSON}")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
                         help=f"failure groups and top errors shown (default {DEFAULT_LIMIT})")
     parser.add_argument("--json", action="store_true", help="print the view as JSON")

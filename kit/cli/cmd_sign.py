@@ -8,11 +8,11 @@ from pathlib import Path
 
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
+from kit.rundir import ENVELOPE_NAME, REPORT_JSON, RunDir
 from kit.signing.dsse import decode_envelope
 from kit.signing.keyring import load_keyring
 from kit.signing.keys import default_key_path, passphrase_from_env, read_passphrase_file
 from kit.signing.sign import (
-    ENVELOPE_NAME,
     refuse_changes_since_unsigned_run,
     report_vendor_id,
     sign_output_dir,
@@ -24,7 +24,7 @@ def _vendor(args: argparse.Namespace) -> str:
     claimed = report_vendor_id(args.dir)
     if args.vendor is not None and args.vendor != claimed:
         raise InputError(
-            f"{args.dir / 'report.json'} claims vendor {claimed!r}, not {args.vendor!r}; "
+            f"{RunDir(args.dir).report_json} claims vendor {claimed!r}, not {args.vendor!r}; "
             "a vendor's key signs only that vendor's reports"
         )
     return claimed
@@ -81,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="private key (default: $CKIT_SIGNING_KEY or <config>/ckit/keys/<vendor>.pem)",
     )
     parser.add_argument(
-        "--vendor", help="vendor whose key signs (default: the vendor report.json names)"
+        "--vendor", help=f"vendor whose key signs (default: the vendor {REPORT_JSON} names)"
     )
     parser.add_argument(
         "--passphrase-file",

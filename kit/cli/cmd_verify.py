@@ -22,8 +22,8 @@ from kit.cli import add_command
 from kit.errors import ExitCode
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.printable import printable
+from kit.rundir import ENVELOPE_NAME
 from kit.signing.keyring import default_keyring_dir
-from kit.signing.sign import ENVELOPE_NAME
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
 from kit.verification.verify import VerifiedReport, verify_envelope
 

@@ -17,7 +17,8 @@ from typing import Any
 from kit.engines.interface import MERGED_DIR, shard_dir_name
 from kit.engines.slurm import SLURM_DIR, SubmittedJobs
 from kit.errors import EnvironmentProblem
-from kit.report.read import REPORT_JSON, read_report
+from kit.report.read import read_report
+from kit.rundir import RunDir
 
 #: Slurm no longer knows the job: it ended long enough ago, or slurmctld lost its state.
 GONE = "GONE"
@@ -105,7 +106,7 @@ def _squeue(job_id: str) -> dict[str, str]:
 def _merge_status(jobs: SubmittedJobs) -> MergeStatus:
     state = next(iter(_squeue(jobs.merge_job_id).values()), GONE)
     merged = Path(jobs.root) / MERGED_DIR
-    has_report = (merged / REPORT_JSON).is_file()
+    has_report = RunDir(merged).report_json.is_file()
     grade = read_report(merged).report.grade.name if has_report else None
     return MergeStatus(state, has_report, grade)
 
@@ -116,8 +117,8 @@ def run_status(jobs: SubmittedJobs) -> RunStatus:
         ShardStatus(
             index=k,
             state=tasks.get(str(k), GONE),
-            has_report=(Path(jobs.root) / shard_dir_name(str(k), jobs.shards) / REPORT_JSON)
-            .is_file(),
+            has_report=RunDir(Path(jobs.root) / shard_dir_name(str(k), jobs.shards))
+            .report_json.is_file(),
         )
         for k in range(jobs.shards)
     )

@@ -14,6 +14,7 @@ from typing import Any
 from kit.formats import view
 from kit.formats.interface import ReportFormat
 from kit.report.op_dtype import op_and_dtype_of
+from kit.rundir import RESULTS_CSV
 
 HEADER = (
     "id",
@@ -58,7 +59,7 @@ def row(report: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
 
 
 class CsvFormat(ReportFormat):
-    filename = "results.csv"
+    filename = RESULTS_CSV
 
     def render(self, report: Mapping[str, Any]) -> bytes:
         buffer = io.StringIO()

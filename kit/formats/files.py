@@ -14,11 +14,24 @@ from kit.formats.json_format import JsonFormat
 from kit.formats.junit import JunitFormat
 from kit.formats.markdown import MarkdownFormat
 from kit.outfiles import write_new_file
-from kit.signing.sign import ENVELOPE_NAME
+from kit.rundir import declare_report_file, finished_report_names
 
-FORMATS: tuple[ReportFormat, ...] = (JsonFormat(), JunitFormat(), CsvFormat(), MarkdownFormat())
-#: Every file a finished run leaves beside its journal: the formats and the envelope over them.
-RUN_REPORT_NAMES: tuple[str, ...] = (*(fmt.filename for fmt in FORMATS), ENVELOPE_NAME)
+# In the order of ``kit.rundir.report_files()``, which names their files for signing.
+_FORMATS: list[ReportFormat] = [JsonFormat(), JunitFormat(), CsvFormat(), MarkdownFormat()]
+
+
+def formats() -> tuple[ReportFormat, ...]:
+    """Every report format a run writes, in the order written."""
+    return tuple(_FORMATS)
+
+
+def register_format(fmt: ReportFormat) -> None:
+    """Add a report format: every run writes its file, and signing makes it a subject.
+
+    ``ValueError`` when its file name is taken (by another format or the run directory).
+    """
+    declare_report_file(fmt.filename)
+    _FORMATS.append(fmt)
 
 
 def write_report_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
@@ -29,11 +42,11 @@ def write_report_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Pa
     before any file is written, so a schema violation leaves no half report.
     """
     out_dir = Path(out_dir)
-    present = [name for name in RUN_REPORT_NAMES if os.path.lexists(out_dir / name)]
+    present = [name for name in finished_report_names() if os.path.lexists(out_dir / name)]
     if present:
         raise InputError(
             f"{out_dir} already holds {', '.join(present)}; the kit never overwrites a report"
         )
-    rendered = {fmt.filename: fmt.render(report) for fmt in FORMATS}
+    rendered = {fmt.filename: fmt.render(report) for fmt in formats()}
     out_dir.mkdir(parents=True, exist_ok=True)
     return {name: write_new_file(out_dir / name, data) for name, data in rendered.items()}

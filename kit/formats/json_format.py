@@ -8,6 +8,7 @@ from typing import Any
 
 from kit.formats.interface import ReportFormat
 from kit.report.schema import validate_report
+from kit.rundir import REPORT_JSON
 
 
 def dumps(report: Mapping[str, Any]) -> str:
@@ -16,7 +17,7 @@ def dumps(report: Mapping[str, Any]) -> str:
 
 
 class JsonFormat(ReportFormat):
-    filename = "report.json"
+    filename = REPORT_JSON
 
     def render(self, report: Mapping[str, Any]) -> bytes:
         validate_report(report)

@@ -15,6 +15,7 @@ from typing import Any
 
 from kit.formats import view
 from kit.formats.interface import ReportFormat
+from kit.rundir import JUNIT_XML
 
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -106,7 +107,7 @@ def testsuite(report: Mapping[str, Any], tier: str) -> ET.Element:
 
 
 class JunitFormat(ReportFormat):
-    filename = "junit.xml"
+    filename = JUNIT_XML
 
     def render(self, report: Mapping[str, Any]) -> bytes:
         name = f"ckit {report['standard']['version']} {report['vendor']['id']}"

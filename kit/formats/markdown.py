@@ -17,6 +17,7 @@ from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
 from kit.report.op_dtype import FailureGroup, group_failures
 from kit.results import Status
+from kit.rundir import REPORT_JSON, RESULTS_CSV, SUMMARY_MD
 from kit.standard import load_standard
 
 #: Rows of the failing-tests table before "... and N more".
@@ -62,7 +63,7 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 
 def _capped(
-    rows: list[list[str]], limit: int, what: str, where: str = "report.json"
+    rows: list[list[str]], limit: int, what: str, where: str = REPORT_JSON
 ) -> tuple[list[list[str]], list[str]]:
     if len(rows) <= limit:
         return rows, []
@@ -190,7 +191,7 @@ def failing_section(report: Mapping[str, Any]) -> list[str]:
     if not failing:
         return []
     rows = [_group_row(group) for group in group_failures(failing)]
-    shown, more = _capped(rows, MAX_FAILING_ROWS, "groups", "results.csv")
+    shown, more = _capped(rows, MAX_FAILING_ROWS, "groups", RESULTS_CSV)
     title = f"## Failing tests ({len(failing)}) by op and dtype ({len(rows)} groups)"
     header = ["op", "dtype", "tests", "statuses", "worst error"]
     return [title, "", *table(header, shown), *more]
@@ -289,7 +290,7 @@ SECTIONS = (
 
 
 class MarkdownFormat(ReportFormat):
-    filename = "summary.md"
+    filename = SUMMARY_MD
 
     def render(self, report: Mapping[str, Any]) -> bytes:
         blocks = [section(report) for section in SECTIONS]

@@ -25,12 +25,12 @@ from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, KitError
 from kit.golden.criteria import criterion_of, mismatch
 from kit.golden.manifest import Manifest, ManifestEntry, ManifestFile, load_manifest
-from kit.golden.names import GOLDEN_DIR
 from kit.golden.runtimes import load_program
 from kit.golden.tensors import tensor_from
 from kit.hashing import sha256_bytes
 from kit.printable import printable
 from kit.repository.layout import MAX_FILE_BYTES
+from kit.rundir import RunDir
 
 if TYPE_CHECKING:
     import torch
@@ -175,7 +175,7 @@ def unlisted_files(directory: Path, manifest: Manifest) -> tuple[str, ...]:
     """Everything under ``golden/`` that is not a directory the manifest's files sit in."""
     listed = manifest.listed_paths()
     found = []
-    for parent, dirs, names in os.walk(directory / GOLDEN_DIR):  # links are never followed
+    for parent, dirs, names in os.walk(RunDir(directory).golden):  # links are never followed
         links = [d for d in dirs if Path(parent, d).is_symlink()]
         for name in sorted(names + links):
             relative = PurePosixPath(Path(parent, name).relative_to(directory).as_posix())

@@ -19,19 +19,11 @@ from typing import Any
 import kit
 from kit.bounded_read import read_regular_file
 from kit.errors import VerificationError
-from kit.golden.names import (
-    GOLDEN_DIR,
-    GOLDEN_MANIFEST,
-    INPUTS,
-    OUTPUTS,
-    PROGRAM_NAMES,
-    STAGING,
-    UNWRITTEN_LOG,
-    entry_path,
-)
+from kit.golden.names import INPUTS, OUTPUTS, PROGRAM_NAMES, STAGING, entry_path
 from kit.hashing import kit_digest, sha256_file
 from kit.outfiles import write_new_file
 from kit.printable import printable
+from kit.rundir import GOLDEN_MANIFEST, GOLDEN_UNWRITTEN_LOG, RunDir
 from kit.signing.shape import exact_object
 from kit.signing.strict_json import loads_strict
 
@@ -123,7 +115,7 @@ def _files_under(root: Path) -> Iterator[Path]:
 def scan_entries(out_dir: Path) -> tuple[ManifestEntry, ...]:
     """Every complete entry under ``out_dir/golden``, each file hashed; strays are warned of."""
     grouped: dict[PurePosixPath, tuple[list[ManifestFile], list[str]]] = {}
-    for path in _files_under(out_dir / GOLDEN_DIR):
+    for path in _files_under(RunDir(out_dir).golden):
         relative = PurePosixPath(path.relative_to(out_dir).as_posix())
         found = _entry_of(PurePosixPath(*relative.parts[1:]))
         if found is None or path.is_symlink() or not path.is_file():
@@ -145,17 +137,17 @@ def _entry(directory: PurePosixPath, files: list[ManifestFile], formats: list[st
 
 def unwritten_count(log_dir: Path) -> int:
     try:
-        return len((log_dir / UNWRITTEN_LOG).read_text(encoding="utf-8").splitlines())
+        return len((log_dir / GOLDEN_UNWRITTEN_LOG).read_text(encoding="utf-8").splitlines())
     except OSError:
         return 0
 
 
 def write_manifest(out_dir: Path, log_dir: Path) -> Manifest:
     """List what the run's judges wrote (dropping half-staged entries) as the manifest."""
-    shutil.rmtree(out_dir / GOLDEN_DIR / STAGING, ignore_errors=True)
+    shutil.rmtree(RunDir(out_dir).golden / STAGING, ignore_errors=True)
     manifest = Manifest(kit.__version__, kit_digest(), unwritten_count(log_dir),
                         scan_entries(out_dir))
-    target = out_dir / GOLDEN_MANIFEST
+    target = RunDir(out_dir).golden_manifest
     if target.exists() and not target.is_symlink():
         target.unlink()  # a resumed run lists its artifacts again, before anything is signed
     import json
@@ -251,7 +243,7 @@ def parse_manifest(document: Any) -> Manifest:
 
 def load_manifest(directory: Path) -> tuple[Manifest, bytes]:
     """The manifest of a run or submission directory and its exact bytes."""
-    path = directory / GOLDEN_MANIFEST
+    path = RunDir(directory).golden_manifest
     data = read_regular_file(path, limit=MAX_MANIFEST_BYTES, what="golden manifest")
     try:
         return parse_manifest(loads_strict(data, what=GOLDEN_MANIFEST)), data

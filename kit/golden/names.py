@@ -11,17 +11,13 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from kit.repository.layout import GOLDEN_DIR
-from kit.signing.sign import GOLDEN_MANIFEST
+from kit.rundir import GOLDEN_DIR
 
 __all__ = [
-    "GOLDEN_DIR",
-    "GOLDEN_MANIFEST",
     "INPUTS",
     "OUTPUTS",
     "PROGRAM_NAMES",
     "STAGING",
-    "UNWRITTEN_LOG",
     "entry_path",
     "unsafe_segment",
 ]
@@ -32,8 +28,6 @@ OUTPUTS = "outputs"
 PROGRAM_NAMES = {"pte": "program.pte", "onnx": "program.onnx"}
 #: Where an entry is written before it is moved into place (removed when the run finishes).
 STAGING = ".staging"
-#: One line per artifact the judge could not write (in the run's workers/ log directory).
-UNWRITTEN_LOG = "golden-unwritten.log"
 
 #: A plain name: never empty, never ``.``/``..`` nor hidden (no leading dot), no separator.
 _SEGMENT = re.compile(r"[A-Za-z0-9_+=,-][A-Za-z0-9._+=,-]{0,127}")

@@ -15,17 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kit.golden.names import (
-    GOLDEN_DIR,
-    INPUTS,
-    OUTPUTS,
-    PROGRAM_NAMES,
-    STAGING,
-    UNWRITTEN_LOG,
-    entry_path,
-)
+from kit.golden.names import INPUTS, OUTPUTS, PROGRAM_NAMES, STAGING, entry_path
 from kit.golden.tensors import tensor_bytes
 from kit.printable import printable
+from kit.rundir import GOLDEN_UNWRITTEN_LOG, RunDir
 
 if TYPE_CHECKING:
     import torch
@@ -38,7 +31,7 @@ class GoldenWriter:
 
     def __init__(self, out_dir: Path, log_dir: Path) -> None:
         self.out_dir = out_dir
-        self.log_path = log_dir / UNWRITTEN_LOG
+        self.log_path = log_dir / GOLDEN_UNWRITTEN_LOG
         #: Artifacts this writer could not write (each also a line in ``log_path``).
         self.failures = 0
 
@@ -65,7 +58,7 @@ class GoldenWriter:
         program: Lowered | None,
     ) -> None:
         target = self.out_dir.joinpath(*entry_path(flow, test_id).parts)
-        staging = self.out_dir / GOLDEN_DIR / STAGING / uuid.uuid4().hex
+        staging = RunDir(self.out_dir).golden / STAGING / uuid.uuid4().hex
         try:
             staging.mkdir(parents=True)
             _write_tensors(staging / INPUTS, inputs)

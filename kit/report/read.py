@@ -14,10 +14,9 @@ from kit.bounded_read import FileMissing, read_regular_file
 from kit.errors import InputError
 from kit.hashing import sha256_bytes
 from kit.report.model import Report, ReportError
+from kit.rundir import REPORT_JSON, RunDir
 from kit.signing.limits import MAX_SUBJECT_BYTES
 from kit.signing.strict_json import loads_strict
-
-REPORT_JSON = "report.json"
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class LoadedReport:
 
 def report_path(target: Path) -> Path:
     """A run directory names its report.json; anything else is taken as the file itself."""
-    return target / REPORT_JSON if target.is_dir() else target
+    return RunDir(target).report_json if target.is_dir() else target
 
 
 def read_report(target: Path) -> LoadedReport:
@@ -40,7 +39,7 @@ def read_report(target: Path) -> LoadedReport:
     try:
         data = read_regular_file(path, limit=MAX_SUBJECT_BYTES, what="report")
     except FileMissing:
-        raise InputError(f"{path}: not found; give a run directory or its report.json") from None
+        raise InputError(f"{path}: not found; give a run directory or its {REPORT_JSON}") from None
     document = loads_strict(data, what=str(path), error=InputError)
     try:
         report = Report.from_json(document)

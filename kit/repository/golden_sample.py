@@ -13,8 +13,9 @@ from pathlib import Path
 from kit.errors import KitError
 from kit.printable import printable
 from kit.repository.interface import CheckResult
-from kit.repository.layout import GOLDEN_DIR, GOLDEN_MANIFEST, SubmissionKey
+from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import GOLDEN, failed, passed
+from kit.rundir import GOLDEN_MANIFEST, RunDir
 from kit.verification.verify import VerifiedReport
 
 #: Programs re-run per submission unless the auditor asks for another number.
@@ -24,7 +25,8 @@ DEFAULT_GOLDEN_SAMPLE = 5
 def check_golden_sample(
     key: SubmissionKey, directory: Path, verified: VerifiedReport, sample: int
 ) -> CheckResult:
-    if not (directory / GOLDEN_MANIFEST).exists() and not (directory / GOLDEN_DIR).exists():
+    submitted = RunDir(directory)
+    if not submitted.golden_manifest.exists() and not submitted.golden.exists():
         return passed(GOLDEN, "no golden artifacts")
     if GOLDEN_MANIFEST not in {subject.name for subject in verified.subjects}:
         return failed(GOLDEN, [f"{GOLDEN_MANIFEST} is not a subject of the signed statement"])

@@ -16,27 +16,30 @@ from pathlib import Path, PurePosixPath
 
 from kit.errors import InputError
 from kit.report.model import Report
+from kit.rundir import ENVELOPE_NAME, OPTIONAL_REPORT_FILES, report_files
 from kit.signing.keys import VENDOR_ID
-from kit.signing.sign import ENVELOPE_NAME, GOLDEN_MANIFEST, REPORT_FILES
 
 #: The top directory of every submission.
 SUBMISSIONS_DIR = "submissions"
 #: The repository's keyring (vendor keys, signed by the repository's root keys).
 KEYRING_DIR = "keyring"
-# GOLDEN_MANIFEST (imported above): the golden-artifact manifest a run may carry; its digest
-# is a subject of the statement, so it is defined beside the report files it is signed with.
-#: Files every submission holds.
-REQUIRED_FILES: tuple[str, ...] = (ENVELOPE_NAME, *REPORT_FILES)
-#: Files a submission may hold besides the required ones.
-OPTIONAL_FILES: tuple[str, ...] = (GOLDEN_MANIFEST,)
+#: Files a submission may hold besides the required ones: the golden-artifact manifest, whose
+#: digest the statement names when the run wrote one (the ``golden/`` directory it lists is
+#: ``kit.rundir.GOLDEN_DIR``).
+OPTIONAL_FILES: tuple[str, ...] = OPTIONAL_REPORT_FILES
 #: The largest file a submission may hold (a full unit-tier report.json is a few MB).
 MAX_FILE_BYTES = 64 << 20
-#: The one directory a submission may hold: the golden artifacts its manifest lists.
-GOLDEN_DIR = "golden"
 #: All golden artifacts of a submission together (each file is within ``MAX_FILE_BYTES``).
 MAX_GOLDEN_BYTES = 1 << 30
 #: The segments of a submission's path below ``submissions/``, in order.
 SEGMENTS = ("torch_release", "vendor", "kit_version", "run_id")
+
+
+
+def required_files() -> tuple[str, ...]:
+    """Files every submission holds: the envelope and every report format's file it signs."""
+    return (ENVELOPE_NAME, *report_files())
+
 
 _SEGMENT_SYNTAX = {
     "torch_release": re.compile(r"[0-9]+\.[0-9]+"),

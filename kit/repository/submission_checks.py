@@ -24,16 +24,14 @@ from kit.printable import printable
 from kit.report.model import Report
 from kit.repository.interface import CheckResult
 from kit.repository.layout import (
-    GOLDEN_DIR,
-    GOLDEN_MANIFEST,
     MAX_FILE_BYTES,
     OPTIONAL_FILES,
-    REQUIRED_FILES,
     LayoutError,
     SubmissionKey,
+    required_files,
     submission_key_for,
 )
-from kit.signing.sign import ENVELOPE_NAME
+from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, RunDir
 from kit.standard import Standard
 from kit.verification.verify import (
     VerifiedReport,
@@ -106,7 +104,7 @@ def _entry_problem(child: Path) -> str | None:
         return f"{name} is a directory (a submission holds plain files only)"
     if not stat.S_ISREG(status.st_mode):
         return f"{name} is not a regular file"
-    if child.name not in (*REQUIRED_FILES, *OPTIONAL_FILES):
+    if child.name not in (*required_files(), *OPTIONAL_FILES):
         return f"unknown file {name}"
     if status.st_size > MAX_FILE_BYTES:
         return f"{name} is {status.st_size} bytes, over the limit of {MAX_FILE_BYTES}"
@@ -120,7 +118,7 @@ def check_layout(directory: Path) -> CheckResult:
         return failed(LAYOUT, [f"cannot list the directory: {exc.strerror}"])
     problems = [p for p in map(_entry_problem, children) if p is not None]
     present = {child.name for child in children}
-    problems += [f"required file {n} is missing" for n in REQUIRED_FILES if n not in present]
+    problems += [f"required file {n} is missing" for n in required_files() if n not in present]
     if GOLDEN_DIR in present and GOLDEN_MANIFEST not in present:
         problems.append(f"{GOLDEN_DIR}/ without {GOLDEN_MANIFEST} listing its files")
     return judged(LAYOUT, problems)
@@ -134,7 +132,7 @@ def verify_integrity(
 ) -> VerifiedSubmission:
     """The verifier's steps 1-11 on ``directory``; ``VerificationError("step N: ...")`` if not."""
     checked = verify_before_grade(
-        directory / ENVELOPE_NAME, keyring_dir, directory, now=now, released_kits=released_kits
+        RunDir(directory).envelope, keyring_dir, directory, now=now, released_kits=released_kits
     )
     return VerifiedSubmission(checked.verified, checked.standard, sha256_bytes(checked.payload))
 
@@ -241,6 +239,6 @@ def check_replay(key: SubmissionKey, digests: Mapping[SubmissionKey, str | None]
 
 def payload_digest(directory: Path) -> str | None:
     try:
-        return sha256_bytes(step1_read_envelope(directory / ENVELOPE_NAME).payload)
+        return sha256_bytes(step1_read_envelope(RunDir(directory).envelope).payload)
     except VerificationError:
         return None

@@ -22,16 +22,15 @@ from kit.hashing import sha256_bytes
 from kit.printable import printable
 from kit.repository import git
 from kit.repository.layout import (
-    GOLDEN_MANIFEST,
     KEYRING_DIR,
     MAX_FILE_BYTES,
     MAX_GOLDEN_BYTES,
     OPTIONAL_FILES,
-    REQUIRED_FILES,
     SubmissionKey,
+    required_files,
     submission_key_for,
 )
-from kit.signing.sign import ENVELOPE_NAME
+from kit.rundir import RunDir
 from kit.verification.verify import (
     VerifiedReport,
     step1_read_envelope,
@@ -59,15 +58,16 @@ def _stage(run_dir: Path, staging: Path) -> None:
     if not run_dir.is_dir():
         raise InputError(f"{run_dir}: not a run directory")
     staging.mkdir()
-    for name in (*REQUIRED_FILES, *OPTIONAL_FILES):
+    required = required_files()
+    for name in (*required, *OPTIONAL_FILES):
         try:
             data = read_regular_file(run_dir / name, limit=MAX_FILE_BYTES, what="run file")
         except FileMissing:
-            if name in REQUIRED_FILES:
+            if name in required:
                 raise InputError(f"{run_dir}: {name} is missing; submit a signed run") from None
             continue
         (staging / name).write_bytes(data)
-    if (staging / GOLDEN_MANIFEST).is_file():
+    if RunDir(staging).golden_manifest.is_file():
         _stage_golden(run_dir, staging)
 
 
@@ -99,7 +99,7 @@ def _stage_golden(run_dir: Path, staging: Path) -> None:
 def _refuse_unsigned(staging: Path, run_dir: Path) -> None:
     """Before any clone: an unsigned run is refused whatever the keyring holds."""
     try:
-        step3_require_signatures(step1_read_envelope(staging / ENVELOPE_NAME))
+        step3_require_signatures(step1_read_envelope(RunDir(staging).envelope))
     except VerificationError as exc:
         raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
 
@@ -121,14 +121,14 @@ def _verify(
 ) -> VerifiedReport:
     try:
         return verify_envelope(
-            staging / ENVELOPE_NAME, keyring_dir, staging, now=now, released_kits=released_kits
+            RunDir(staging).envelope, keyring_dir, staging, now=now, released_kits=released_kits
         )
     except VerificationError as exc:
         raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
 
 
 def _payload_digest(staging: Path) -> str:
-    return sha256_bytes(step1_read_envelope(staging / ENVELOPE_NAME).payload)
+    return sha256_bytes(step1_read_envelope(RunDir(staging).envelope).payload)
 
 
 def _check_branch_name(branch: str, clone: Path) -> str:

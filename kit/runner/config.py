@@ -10,9 +10,8 @@ from typing import Any
 from kit.clock import RunDate
 from kit.errors import InputError
 from kit.outfiles import write_new_file
+from kit.rundir import RunDir
 from kit.runner.plan import Shard
-
-RUN_FILE = "run.json"
 
 
 @dataclass(frozen=True)
@@ -92,10 +91,10 @@ class RunConfig:
 def save_run_file(out_dir: Path, config: RunConfig, pins: dict[str, str], started_at: str) -> None:
     payload = {"config": config.to_json(), "pins": pins, "started_at": started_at}
     text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
-    write_new_file(out_dir / RUN_FILE, text.encode("utf-8"))  # never through a planted link
+    write_new_file(RunDir(out_dir).run_file, text.encode("utf-8"))  # never through a planted link
 
 
-#: run.json is a few hundred bytes (a rerun's --select adds one id per failure).
+#: The run file is a few hundred bytes (a rerun's --select adds one id per failure).
 MAX_RUN_FILE_BYTES = 16 << 20
 
 
@@ -108,7 +107,7 @@ def previous_run_of(run_dir: Path) -> PreviousRun | None:
     from kit.bounded_read import FileMissing, read_regular_file
     from kit.signing.strict_json import loads_strict
 
-    source = run_dir / RUN_FILE
+    source = RunDir(run_dir).run_file
     try:
         data = read_regular_file(source, limit=MAX_RUN_FILE_BYTES, what="run file")
     except FileMissing:
@@ -122,7 +121,7 @@ def previous_run_of(run_dir: Path) -> PreviousRun | None:
 
 
 def load_run_file(out_dir: Path) -> tuple[RunConfig, dict[str, str], str]:
-    source = out_dir / RUN_FILE
+    source = RunDir(out_dir).run_file
     try:
         payload = json.loads(source.read_text(encoding="utf-8"))
         return (

@@ -52,12 +52,8 @@ from kit.errors import InputError
 from kit.grading.sanitize import finite_or_text, json_safe
 from kit.outfiles import open_for_append
 from kit.results import TestRecord
-from kit.runner.config import RUN_FILE
+from kit.rundir import RUN_FILE, RunDir
 from kit.signing.strict_json import canonical_json, loads_strict
-
-JOURNAL_NAME = "journal.jsonl"
-#: A run is finished once both exist; resuming it would only re-sign it.
-FINISHED_FILES = ("report.json", "report.dsse.json")
 
 PREV_FIELD = "prev"
 MAC_FIELD = "hmac"
@@ -116,7 +112,7 @@ def open_journal(out_dir: Path) -> Journal:
     """
     if run_is_finished(out_dir):
         raise InputError(f"{out_dir}: the run already finished; its report is not re-signed")
-    path = out_dir / JOURNAL_NAME
+    path = RunDir(out_dir).journal
     run_id = run_id_of(out_dir)
     binding = RunBinding(run_id, run_key(run_id, may_create=not _has_complete_line(path)))
     contents = read_journal(path, binding)
@@ -153,7 +149,7 @@ def read_journal(path: Path, binding: RunBinding) -> JournalContents:
 
 
 def run_is_finished(out_dir: Path) -> bool:
-    return all((out_dir / name).is_file() for name in FINISHED_FILES)
+    return RunDir(out_dir).is_finished()
 
 
 def _has_complete_line(path: Path) -> bool:
@@ -177,7 +173,7 @@ def _cut_torn_line(path: Path, contents: JournalContents) -> None:
 # -- the run and its key ---------------------------------------------------------------------
 def run_id_of(out_dir: Path) -> str:
     """sha256 of ``run.json``'s bytes: unique per run (it holds the start time and output dir)."""
-    source = out_dir / RUN_FILE
+    source = RunDir(out_dir).run_file
     try:
         return hashlib.sha256(source.read_bytes()).hexdigest()
     except FileNotFoundError:
@@ -196,7 +192,7 @@ def run_key(run_id: str, *, may_create: bool) -> bytes:
     except FileNotFoundError:
         if not may_create:
             raise InputError(
-                f"{path}: this run's journal key is missing (removed, or run.json changed since "
+                f"{path}: this run's journal key is missing (removed, or {RUN_FILE} changed since "
                 "the run started), so its journal cannot be trusted; start a new run"
             ) from None
         return _create_key(path)

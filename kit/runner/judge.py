@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.golden is not None:
         from kit.golden import configure
-        from kit.runner.outdir import WORKERS_DIR
+        from kit.rundir import WORKERS_DIR
 
         configure(args.golden, args.golden / WORKERS_DIR)
     threads = os.environ.get("CKIT_WORKER_THREADS")

@@ -30,6 +30,7 @@ from kit.grading.regrade import check_grade
 from kit.hashing import kit_digest, sha256_bytes
 from kit.report.model import Report, ShardRef
 from kit.results import TestRecord
+from kit.rundir import RunDir
 from kit.standard import Standard, load_standard
 
 
@@ -55,7 +56,6 @@ class ShardReport:
 
 
 def step1_read_shard(directory: Path) -> ShardReport:
-    from kit.signing.sign import ENVELOPE_NAME
     from kit.verification.verify import (
         step1_read_envelope,
         step2_check_payload_type,
@@ -64,9 +64,9 @@ def step1_read_shard(directory: Path) -> ShardReport:
         step8_check_report_matches,
     )
 
-    envelope_path = directory / ENVELOPE_NAME
+    envelope_path = RunDir(directory).envelope
     if not envelope_path.exists():
-        raise _refuse(1, f"{directory}: no {ENVELOPE_NAME}: the shard has not finished "
+        raise _refuse(1, f"{directory}: no {envelope_path.name}: the shard has not finished "
                          f"(`ckit run --resume {directory}`) or this is no run directory")
     try:
         # Integrity without signatures: shards are unsigned, the merge signs the one report.

@@ -15,12 +15,12 @@ from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
 from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
+from kit.rundir import RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
 from kit.runner.journal import load_journal, open_journal
 from kit.runner.judge import judged_apart
 from kit.runner.outdir import (
-    WORKERS_DIR,
     check_run_dir_layout,
     claim_new_out_dir,
     refuse_finished_run,
@@ -195,7 +195,7 @@ class Orchestrator:
             vendor=str(inputs.vendor.directory),
             today=config.today,
             paths=tier_paths(config.tiers),
-            log_dir=config.out_dir / WORKERS_DIR,
+            log_dir=RunDir(config.out_dir).workers,
             env=_worker_env(config.workers or 1),
             dtypes=inputs.vendor.dtypes,
             flows=inputs.vendor.flows,

@@ -12,11 +12,7 @@ import stat
 from pathlib import Path
 
 from kit.errors import InputError
-from kit.formats.files import RUN_REPORT_NAMES
-from kit.runner.config import RUN_FILE
-from kit.runner.journal import JOURNAL_NAME
-
-WORKERS_DIR = "workers"
+from kit.rundir import JOURNAL_NAME, RUN_FILE, WORKERS_DIR, finished_report_names
 
 #: What a resumable run directory may hold under these names, and of which kind.
 _RUN_LAYOUT = ((RUN_FILE, stat.S_ISREG), (JOURNAL_NAME, stat.S_ISREG), (WORKERS_DIR, stat.S_ISDIR))
@@ -76,7 +72,7 @@ def check_run_dir_layout(out_dir: Path) -> None:
 
 def refuse_finished_run(out_dir: Path) -> None:
     """A resume rewrites the report files, so it must find none: that run already finished."""
-    present = [name for name in RUN_REPORT_NAMES if os.path.lexists(out_dir / name)]
+    present = [name for name in finished_report_names() if os.path.lexists(out_dir / name)]
     if present:
         raise InputError(
             f"{out_dir} already holds {_entries_text(present)}: that run finished and its "

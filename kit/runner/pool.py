@@ -14,6 +14,7 @@ from typing import Any
 from kit.errors import DeviceError, KitCrash
 from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
+from kit.rundir import evidence_name, judge_log_name, worker_log_name
 from kit.runner.logtail import worker_log_details
 from kit.runner.probe import ProbeFinding, ProbeReport
 from kit.runner.protocol import (
@@ -126,14 +127,14 @@ class WorkerProcess(ChildProcess):
         self.spec = spec
         self.number = number
         #: Where this worker leaves each executed test's evidence for the judge.
-        self.evidence_path = spec.log_dir / f"evidence-{number}.pt"
+        self.evidence_path = spec.log_dir / evidence_name(number)
         argv = [
             f"--vendor={spec.vendor}", f"--today={spec.today}",
             f"--dtypes={','.join(spec.dtypes)}", f"--evidence={self.evidence_path}",
             f"--flows={','.join(spec.flows)}",
             *spec.paths,
         ]
-        super().__init__(argv, spec.log_dir / f"worker-{number}.log", spec.env)
+        super().__init__(argv, spec.log_dir / worker_log_name(number), spec.env)
         self.ready: Message = {}
 
     def wait_ready(self) -> Message:
@@ -230,7 +231,7 @@ class JudgeProcess(ChildProcess):
         self, log_dir: Path, number: int, env: dict[str, str], golden: Path | None = None
     ) -> None:
         argv = [] if golden is None else [f"--golden={golden}"]
-        super().__init__(argv, log_dir / f"judge-{number}.log", env)
+        super().__init__(argv, log_dir / judge_log_name(number), env)
         try:
             ready = self.receive(STARTUP_TIMEOUT_S)
         except (ChannelClosed, ChannelTimeout, ProtocolError):

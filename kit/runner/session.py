@@ -9,6 +9,7 @@ from typing import Any
 
 from kit.errors import InputError
 from kit.results import TestRecord
+from kit.rundir import RunDir
 from kit.runner.config import RunConfig
 from kit.runner.orchestrator import (
     Orchestrator,
@@ -65,9 +66,10 @@ def start_run_in_container(config: RunConfig, image: str | None, extra: list[str
             f"the run inside {ran.image} failed with exit code {ran.exit_code} "
             "(its output is above); nothing was signed"
         )
-    report = json.loads((config.out_dir / "report.json").read_text(encoding="utf-8"))
+    run_dir = RunDir(config.out_dir)
+    report = json.loads(run_dir.report_json.read_text(encoding="utf-8"))
     if key is None:
-        return RunResult(config.out_dir, report, config.out_dir / "report.dsse.json")
+        return RunResult(config.out_dir, report, run_dir.envelope)
     from kit.signing.keys import passphrase_from_env
     from kit.signing.sign import sign_output_dir
 
@@ -130,12 +132,11 @@ def _list_golden(out_dir: Path) -> None:
     import sys
 
     from kit.golden.manifest import write_manifest
-    from kit.golden.names import GOLDEN_MANIFEST
-    from kit.runner.outdir import WORKERS_DIR
 
-    manifest = write_manifest(out_dir, out_dir / WORKERS_DIR)
+    run_dir = RunDir(out_dir)
+    manifest = write_manifest(out_dir, run_dir.workers)
     lost = f"; {manifest.unwritten} could not be written" if manifest.unwritten else ""
-    where = out_dir / GOLDEN_MANIFEST
+    where = run_dir.golden_manifest
     print(f"golden: {len(manifest.entries)} artifact(s) listed in {where}{lost}", file=sys.stderr)
 
 

@@ -5,8 +5,6 @@
 
 from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
 from kit.signing.sign import (
-    ENVELOPE_NAME,
-    REPORT_FILES,
     default_key_path,
     report_vendor_id,
     sign_output_dir,
@@ -14,8 +12,6 @@ from kit.signing.sign import (
 )
 
 __all__ = [
-    "ENVELOPE_NAME",
-    "REPORT_FILES",
     "Keyring",
     "KeyringEntry",
     "default_key_path",

@@ -9,24 +9,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from kit.errors import InputError, VerificationError
 from kit.hashing import sha256_bytes, sha256_file
+from kit.rundir import OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keys import default_key_path, keyid_of, load_private_key, write_atomically
 from kit.signing.statement import PAYLOAD_TYPE, Subject, build_statement, parse_statement
 from kit.signing.strict_json import canonical_json, loads_strict
 
-REPORT_JSON = "report.json"
-REPORT_FILES = (REPORT_JSON, "junit.xml", "results.csv", "summary.md")
-ENVELOPE_NAME = "report.dsse.json"
-#: The golden-artifact manifest a run may write (``ckit run --golden``; ``kit.golden``).
-GOLDEN_MANIFEST = "golden-manifest.json"
-#: Files signed when the run wrote them: absent, the statement names them not.
-OPTIONAL_REPORT_FILES = (GOLDEN_MANIFEST,)
-
 __all__ = [
-    "ENVELOPE_NAME",
-    "GOLDEN_MANIFEST",
-    "OPTIONAL_REPORT_FILES",
-    "REPORT_FILES",
     "default_key_path",
     "refuse_changes_since_unsigned_run",
     "report_vendor_id",
@@ -62,7 +51,7 @@ def _read_report(out_dir: Path) -> tuple[bytes, dict[str, Any]]:
 def report_vendor_id(out_dir: Path) -> str:
     """The vendor a run's ``report.json`` claims."""
     _, report = _read_report(out_dir)
-    return _vendor_id(report, out_dir / REPORT_JSON)
+    return _vendor_id(report, RunDir(out_dir).report_json)
 
 
 def _subject(out_dir: Path, name: str, report_bytes: bytes) -> Subject:
@@ -72,9 +61,9 @@ def _subject(out_dir: Path, name: str, report_bytes: bytes) -> Subject:
 
 
 def signed_files(out_dir: Path) -> tuple[str, ...]:
-    """The report files, and each optional one the run wrote."""
+    """Every report format's file, and each optional one the run wrote."""
     present = (name for name in OPTIONAL_REPORT_FILES if (out_dir / name).is_file())
-    return (*REPORT_FILES, *present)
+    return (*report_files(), *present)
 
 
 def statement_payload(out_dir: Path) -> tuple[bytes, str]:
@@ -91,7 +80,7 @@ def sign_payload(private_key: Ed25519PrivateKey, payload_type: str, payload: byt
 
 
 def _write_envelope(out_dir: Path, envelope: Envelope) -> Path:
-    path = out_dir / ENVELOPE_NAME
+    path = RunDir(out_dir).envelope
     write_atomically(path, envelope.to_bytes(), mode=0o644)
     return path
 
@@ -103,7 +92,7 @@ def _missing_key_hint(key_path: Path, vendor_id: str) -> str:
 
 
 def _subjects_of(payload: bytes) -> dict[str, str]:
-    statement = parse_statement(loads_strict(payload), REPORT_FILES, OPTIONAL_REPORT_FILES)
+    statement = parse_statement(loads_strict(payload), report_files(), OPTIONAL_REPORT_FILES)
     return {subject.name: subject.sha256 for subject in statement.subjects}
 
 
@@ -113,7 +102,7 @@ def refuse_changes_since_unsigned_run(out_dir: Path) -> None:
     The unsigned envelope proves nothing to a verifier, but it catches honest mistakes: a report
     file edited or regenerated between the run and the signing.
     """
-    path = out_dir / ENVELOPE_NAME
+    path = RunDir(out_dir).envelope
     if not path.is_file():
         return
     try:
@@ -124,11 +113,11 @@ def refuse_changes_since_unsigned_run(out_dir: Path) -> None:
     if envelope.signatures:
         return
     current = _subjects_of(statement_payload(out_dir)[0])
-    names = (*REPORT_FILES, *OPTIONAL_REPORT_FILES)
+    names = (*report_files(), *OPTIONAL_REPORT_FILES)
     changed = [name for name in names if recorded.get(name) != current.get(name)]
     if changed:
         raise InputError(
-            f"{out_dir}: {changed[0]} changed since the run wrote {ENVELOPE_NAME}; "
+            f"{out_dir}: {changed[0]} changed since the run wrote {path.name}; "
             "only unmodified run output can be signed"
         )
 

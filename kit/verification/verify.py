@@ -51,6 +51,7 @@ from kit.grading.regrade import check_grade
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import sha256_bytes
 from kit.report.model import Report
+from kit.rundir import OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
 from kit.signing.keys import KEYID, keyid_of
@@ -60,7 +61,6 @@ from kit.signing.limits import (
     MAX_SIGNATURES,
     MAX_SUBJECT_BYTES,
 )
-from kit.signing.sign import ENVELOPE_NAME, OPTIONAL_REPORT_FILES, REPORT_FILES, REPORT_JSON
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
 from kit.signing.strict_json import canonical_json, loads_strict
 from kit.signing.trust import TrustedKeyring
@@ -195,7 +195,7 @@ def step4_verify_signatures(
 def step5_parse_statement(payload: bytes) -> Statement:
     try:
         return parse_statement(
-            loads_strict(payload, what="payload"), REPORT_FILES, OPTIONAL_REPORT_FILES
+            loads_strict(payload, what="payload"), report_files(), OPTIONAL_REPORT_FILES
         )
     except VerificationError as exc:
         _fail(5, str(exc))
@@ -266,12 +266,12 @@ def step7_check_subject_files(statement: Statement, files_dir: Path) -> bytes:
 
 def _first_difference(signed: dict[str, Any], on_disk: Any) -> str:
     if not isinstance(on_disk, dict):
-        return "report.json is not a JSON object"
+        return f"{REPORT_JSON} is not a JSON object"
     for key in sorted(signed.keys() | on_disk.keys()):
         if key not in on_disk:
             return f"key {key!r} is only in the signed report"
         if key not in signed:
-            return f"key {key!r} is only in report.json"
+            return f"key {key!r} is only in {REPORT_JSON}"
         if canonical_json(signed[key]) != canonical_json(on_disk[key]):
             return f"first difference at key {key!r}"
     return "they differ"
@@ -284,7 +284,7 @@ def step8_check_report_matches(report_bytes: bytes, statement: Statement) -> Non
         _fail(8, str(exc))
     if canonical_json(on_disk) != canonical_json(statement.report):
         where = _first_difference(statement.report, on_disk)
-        _fail(8, f"report.json differs from the report inside the signed statement ({where})")
+        _fail(8, f"{REPORT_JSON} differs from the report inside the signed statement ({where})")
 
 
 def step9_read_report(statement: Statement) -> tuple[Report, Standard]:
@@ -348,7 +348,7 @@ def verify_before_grade(
     step 12 as a check of its own."""
     _refuse_other_keyring(keyring_dir, trusted)
     if envelope_path.is_dir():
-        envelope_path = envelope_path / ENVELOPE_NAME
+        envelope_path = RunDir(envelope_path).envelope
     envelope = step1_read_envelope(envelope_path)
     step2_check_payload_type(envelope)
     step3_require_signatures(envelope)

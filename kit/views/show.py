@@ -20,6 +20,7 @@ from kit.report.model import Report
 from kit.report.op_dtype import group_key
 from kit.report.read import LoadedReport
 from kit.results import Status
+from kit.rundir import REPORT_JSON
 from kit.runner.config import PreviousRun
 from kit.tiers.registry import tier_order
 
@@ -182,7 +183,7 @@ def _header(view: ShowView) -> list[str]:
         f"grade: {report.grade.name}",
     ]
     if view.rerun_of is not None:
-        lines.insert(len(lines) - 1, f"rerun of: {view.rerun_of.dir} (its report.json sha256 "
+        lines.insert(len(lines) - 1, f"rerun of: {view.rerun_of.dir} (its {REPORT_JSON} sha256 "
                         f"{view.rerun_of.report_sha256[:16]})")
     return lines + [f"  why: {reason}" for reason in report.grade.reasons]
 

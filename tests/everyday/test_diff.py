@@ -92,12 +92,12 @@ def test_nothing_regressed_exits_zero(
 
 
 def _other_standard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report: Path) -> Path:
-    """A kit that knows a standard v2 (v1's schema); ``report`` relabelled as judged by it."""
+    """A kit that carries a standard v2 extending v1; ``report`` relabelled as judged by it."""
     home = tmp_path / "home"
     shutil.copytree(Path(__file__).resolve().parents[2] / "standards" / "v1",
                     home / "standards" / "v1")
     (home / "standards" / "v2").mkdir()
-    shutil.copy(home / "standards" / "v1" / "report.schema.json", home / "standards" / "v2")
+    (home / "standards" / "v2" / "standard.yaml").write_text("version: v2\nextends: v1\n")
     monkeypatch.setenv("CKIT_HOME", str(home))
     document = json.loads(report.read_text(encoding="utf-8"))
     document["standard"]["version"] = "v2"

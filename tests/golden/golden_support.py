@@ -27,7 +27,7 @@ from kit.golden.manifest import write_manifest
 from kit.grading import build_report, collect_environment
 from kit.patterns import matches
 from kit.results import Status, TestRecord
-from kit.runner.outdir import WORKERS_DIR
+from kit.rundir import WORKERS_DIR
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import sign_output_dir

@@ -14,7 +14,7 @@ from kit.errors import ExitCode
 from kit.golden.manifest import load_manifest
 from kit.golden.tensors import tensor_bytes
 from kit.hashing import sha256_bytes
-from kit.repository.layout import GOLDEN_MANIFEST
+from kit.rundir import GOLDEN_MANIFEST
 
 PTE_DIR = f"golden/{PTE_FLOW}/{PTE_TEST}"
 ONNX_DIR = f"golden/{ONNX_FLOW}/{ONNX_TEST}"

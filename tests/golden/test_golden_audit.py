@@ -15,9 +15,10 @@ from kit.cli import main
 from kit.golden.manifest import load_manifest
 from kit.repository.audit import audit_repository
 from kit.repository.interface import CheckResult
-from kit.repository.layout import GOLDEN_MANIFEST, KEYRING_DIR, SubmissionKey
+from kit.repository.layout import KEYRING_DIR, SubmissionKey
 from kit.repository.submission_checks import GOLDEN, INTEGRITY, LAYOUT
 from kit.repository.submit import submit_run
+from kit.rundir import GOLDEN_MANIFEST
 
 AUTHOR = ["-c", "user.name=Test Maintainer", "-c", "user.email=maintainer@example.org"]
 

@@ -8,7 +8,7 @@ import pytest
 from golden_support import ckit_runner
 
 from kit.golden.manifest import load_manifest
-from kit.repository.layout import GOLDEN_MANIFEST
+from kit.rundir import GOLDEN_MANIFEST
 
 TEST_ID = "flows/executorch_xnnpack/opinfo/add/float32/0"
 

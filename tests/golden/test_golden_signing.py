@@ -13,9 +13,7 @@ from kit.cli import main
 from kit.errors import ExitCode
 from kit.golden import GoldenWriter, configure, golden_writer
 from kit.golden.manifest import load_manifest, write_manifest
-from kit.golden.names import UNWRITTEN_LOG
-from kit.repository.layout import GOLDEN_MANIFEST
-from kit.runner.outdir import WORKERS_DIR
+from kit.rundir import GOLDEN_MANIFEST, GOLDEN_UNWRITTEN_LOG, WORKERS_DIR
 from kit.verification.verify import verify_envelope
 
 
@@ -55,7 +53,7 @@ def test_unwritable_directory_is_a_warning(tmp_path: Path, programs: list[Progra
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith(f"ckit: warning: golden artifact of {programs[0].test_id} "
                              f"({PTE_FLOW}) not written: ")
-    assert len((run_dir / WORKERS_DIR / UNWRITTEN_LOG).read_text().splitlines()) == 2
+    assert len((run_dir / WORKERS_DIR / GOLDEN_UNWRITTEN_LOG).read_text().splitlines()) == 2
     (run_dir / "golden").unlink()
     assert write_manifest(run_dir, run_dir / WORKERS_DIR).unwritten == 2
 
@@ -71,14 +69,15 @@ def test_unsafe_test_id_is_a_warning(tmp_path: Path, programs: list[Program], te
     assert writer.failures == 1
     assert "is not a plain name" in capsys.readouterr().err
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
-    assert written == ["deep", "deep/run", "deep/run/workers", f"deep/run/workers/{UNWRITTEN_LOG}"]
+    log = f"deep/run/workers/{GOLDEN_UNWRITTEN_LOG}"
+    assert written == ["deep", "deep/run", "deep/run/workers", log]
 
 
 def test_writer_is_configured_per_process(tmp_path: Path) -> None:
     try:
         writer = configure(tmp_path, tmp_path / "workers")
         assert golden_writer() is writer and writer is not None
-        assert writer.log_path == tmp_path / WORKERS_DIR / UNWRITTEN_LOG
+        assert writer.log_path == tmp_path / WORKERS_DIR / GOLDEN_UNWRITTEN_LOG
     finally:
         configure(None, tmp_path)
     assert golden_writer() is None

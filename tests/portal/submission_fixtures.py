@@ -30,10 +30,11 @@ from kit.patterns import matches_any
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, find_submissions, run_id_for, torch_release_of
 from kit.results import Status, TestRecord
+from kit.rundir import ENVELOPE_NAME
 from kit.signing.dsse import decode_envelope
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
-from kit.signing.sign import ENVELOPE_NAME, sign_output_dir
+from kit.signing.sign import sign_output_dir
 from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
 from kit.tiers.registry import tier_names

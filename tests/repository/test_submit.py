@@ -13,7 +13,7 @@ from repository_support import SharedRepo, field, git
 from kit.cli import main
 from kit.errors import ExitCode
 from kit.repository.audit import audit_repository, changed_submissions
-from kit.repository.layout import REQUIRED_FILES, SUBMISSIONS_DIR, SubmissionKey
+from kit.repository.layout import SUBMISSIONS_DIR, SubmissionKey, required_files
 from kit.signing.sign import write_unsigned_envelope
 
 
@@ -32,13 +32,13 @@ def test_the_branch_holds_exactly_the_signed_files_of_one_submission(shared: Sha
     files = git(["ls-tree", "-r", "--name-only", branch], shared.origin).split()
     submitted = [name for name in files if name.startswith(f"{SUBMISSIONS_DIR}/")]
     directory = submitted[0].rsplit("/", 1)[0]
-    assert sorted(submitted) == sorted(f"{directory}/{name}" for name in REQUIRED_FILES)
+    assert sorted(submitted) == sorted(f"{directory}/{name}" for name in required_files())
     key = SubmissionKey(*directory.split("/")[1:])
     assert (key.vendor, key.torch_release) == ("cpu", "2.13")
     assert branch == f"submit/cpu/2.13/{key.run_id}"
     subject = git(["log", "-1", "--format=%s", branch], shared.origin).strip()
     assert subject == f"Submit cpu for torch 2.13, kit {key.kit_version}, run {key.run_id}"
-    for name in REQUIRED_FILES:  # plain files, byte for byte the run's
+    for name in required_files():  # plain files, byte for byte the run's
         blob = git(["show", f"{branch}:{directory}/{name}"], shared.origin)
         assert blob == (shared.runs["cpu"] / name).read_text()
 

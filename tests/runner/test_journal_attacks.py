@@ -19,7 +19,8 @@ from runner_support import FIXTURES, records_by_id, run_ckit
 
 from kit.errors import ExitCode
 from kit.results import Status, TestRecord
-from kit.runner.journal import JOURNAL_NAME, encode_line, line_hash, run_id_of
+from kit.rundir import JOURNAL_NAME
+from kit.runner.journal import encode_line, line_hash, run_id_of
 
 SELECT = "unit/opinfo/add/float32/*"
 REPORT_FILES = ("report.json", "junit.xml", "results.csv", "summary.md", "report.dsse.json")

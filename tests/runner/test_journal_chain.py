@@ -17,9 +17,8 @@ from kit.errors import InputError
 from kit.formats import write_report_files
 from kit.grading import build_report, collect_environment
 from kit.results import Status, TestRecord
-from kit.runner.config import RUN_FILE
+from kit.rundir import JOURNAL_NAME, RUN_FILE
 from kit.runner.journal import (
-    JOURNAL_NAME,
     load_journal,
     open_journal,
     run_id_of,

@@ -17,10 +17,10 @@ from runner_support import run_ckit
 
 from kit.clock import RunDate
 from kit.errors import ExitCode, InputError
-from kit.formats.files import RUN_REPORT_NAMES, write_report_files
+from kit.formats.files import write_report_files
 from kit.outfiles import make_real_dir, open_for_append, write_new_file
-from kit.runner.config import RUN_FILE, RunConfig, save_run_file
-from kit.runner.journal import JOURNAL_NAME
+from kit.rundir import JOURNAL_NAME, RUN_FILE, finished_report_names
+from kit.runner.config import RunConfig, save_run_file
 from kit.runner.orchestrator import load_inputs, prepare_new_run
 from kit.runner.outdir import claim_new_out_dir
 
@@ -101,7 +101,7 @@ def test_dangling_run_json_symlink_in_out(
 def test_out_dir_holds_another_report(tmp_path: Path, ckit_env: dict[str, str]) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    for name in RUN_REPORT_NAMES:
+    for name in finished_report_names():
         (out / name).write_text(f"another run's {name}\n")
     before = _snapshot(out)
     result = run_ckit(_new_run_args(out), ckit_env, timeout=CLI_TIMEOUT_S)
@@ -155,7 +155,7 @@ def test_resume_of_a_directory_that_holds_no_run(tmp_path: Path, ckit_env: dict[
 
 
 def test_resume_over_a_finished_report(started_run: Path, ckit_env: dict[str, str]) -> None:
-    for name in RUN_REPORT_NAMES:
+    for name in finished_report_names():
         (started_run / name).write_text(f"the finished run's {name}\n")
     before = _snapshot(started_run)
     result = run_ckit(["run", "--resume", str(started_run)], ckit_env, timeout=CLI_TIMEOUT_S)

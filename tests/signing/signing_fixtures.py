@@ -19,6 +19,7 @@ from kit.device import DeviceInfo
 from kit.grading import build_report, collect_environment
 from kit.patterns import matches
 from kit.results import Status, TestRecord
+from kit.rundir import ENVELOPE_NAME
 from kit.signing.dsse import Envelope, decode_envelope
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import (
@@ -28,7 +29,7 @@ from kit.signing.keys import (
     private_key_pem,
     write_private_key,
 )
-from kit.signing.sign import ENVELOPE_NAME, sign_output_dir, sign_payload
+from kit.signing.sign import sign_output_dir, sign_payload
 from kit.signing.statement import PAYLOAD_TYPE
 from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard

@@ -17,9 +17,10 @@ import pytest
 from signing_fixtures import VENDOR, SignedRun, make_signed_run
 
 from kit.errors import ExitCode, VerificationError
+from kit.rundir import report_files
 from kit.signing.dsse import Envelope, Signature
 from kit.signing.keys import keyid_of
-from kit.signing.sign import REPORT_FILES, sign_output_dir, write_unsigned_envelope
+from kit.signing.sign import sign_output_dir, write_unsigned_envelope
 from kit.signing.strict_json import canonical_json
 
 Attack = Callable[[SignedRun], None]
@@ -189,7 +190,7 @@ ATTACKS: list[tuple[Attack, int, str]] = [
     (changed_byte_in_payload, 4, r"signature does not verify with key [0-9a-f]{16} of vendor acme"),
     *[
         (changed_byte_in_report_file(name), 7, rf"{re.escape(name)} was modified after signing")
-        for name in REPORT_FILES
+        for name in report_files()
     ],
     (subject_file_missing, 7, r"subject file results\.csv is missing from "),
     (signature_by_unknown_key, 4, r"signing key [0-9a-f]{16} is not in the keyring .*unknown key"),

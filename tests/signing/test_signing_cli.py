@@ -15,7 +15,8 @@ from signing_fixtures import VENDOR
 from kit import paths
 from kit.cli import main
 from kit.errors import ExitCode
-from kit.signing.sign import ENVELOPE_NAME, write_unsigned_envelope
+from kit.rundir import ENVELOPE_NAME
+from kit.signing.sign import write_unsigned_envelope
 
 KEYID_LINE = re.compile(r"^keyid:\s+([0-9a-f]{64})$", re.MULTILINE)
 

@@ -11,11 +11,10 @@ from signing_fixtures import REPORT, VENDOR, SignedRun
 import kit
 from kit.errors import InputError, VerificationError
 from kit.hashing import sha256_file
+from kit.rundir import ENVELOPE_NAME, report_files
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import (
-    ENVELOPE_NAME,
-    REPORT_FILES,
     default_key_path,
     refuse_changes_since_unsigned_run,
     sign_output_dir,
@@ -36,7 +35,7 @@ def test_round_trip_is_accepted(signed_run: SignedRun) -> None:
     assert verified.grade_name == REPORT["grade"]["name"] == "non-conformant"
     assert verified.content.vendor_id == VENDOR
     assert verified.notes and verified.notes[0].startswith("not a released kit")
-    assert [s.name for s in verified.subjects] == list(REPORT_FILES)
+    assert [s.name for s in verified.subjects] == list(report_files())
     for subject in verified.subjects:
         assert subject.sha256 == sha256_file(signed_run.run_dir / subject.name)
 
@@ -132,7 +131,7 @@ def test_sign_with_missing_explicit_key_names_its_path(run_dir: Path, tmp_path: 
         sign_output_dir(run_dir, key_path, None)
 
 
-@pytest.mark.parametrize("name", REPORT_FILES)
+@pytest.mark.parametrize("name", report_files())
 def test_sign_refuses_an_incomplete_run(run_dir: Path, tmp_path: Path, name: str) -> None:
     (run_dir / name).unlink()
     with pytest.raises(InputError, match=f"report file {name} is missing"):

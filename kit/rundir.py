@@ -1,0 +1,130 @@
+"""A run's output directory (``ckit run --out DIR``): every name in it, decided here once.
+
+::
+
+    report.json  junit.xml  results.csv  summary.md   the report formats' files (signed)
+    golden-manifest.json                              with --golden: the artifacts' list (signed)
+    report.dsse.json                                  the envelope over the signed files
+    run.json  journal.jsonl                           what was asked; each result as it came
+    workers/                                          worker-N.log, judge-N.log, evidence-N.pt,
+                                                      golden-unwritten.log
+    golden/                                           with --golden: the artifacts themselves
+
+A low module (it imports no other part of the kit): the runner, the formats, signing,
+verification, the repository, golden and the views all name the files through it. The report
+files are a registry rather than a constant: ``kit.formats`` declares each format's file here,
+so signing, verification and the submission layout follow a new format without being edited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REPORT_JSON = "report.json"
+JUNIT_XML = "junit.xml"
+RESULTS_CSV = "results.csv"
+SUMMARY_MD = "summary.md"
+#: The DSSE envelope whose statement names every signed file with its sha256.
+ENVELOPE_NAME = "report.dsse.json"
+#: The golden-artifact manifest a run writes with ``--golden``; signed when present.
+GOLDEN_MANIFEST = "golden-manifest.json"
+#: What the run was asked to do (``kit.runner.config``): ``--resume`` reads it back.
+RUN_FILE = "run.json"
+#: One chained, keyed line per result (``kit.runner.journal``).
+JOURNAL_NAME = "journal.jsonl"
+#: The workers' and judges' logs and evidence files.
+WORKERS_DIR = "workers"
+#: The golden artifacts (``kit.golden.names`` lays out what is inside).
+GOLDEN_DIR = "golden"
+#: In ``workers/``: one line per golden artifact a judge could not write.
+GOLDEN_UNWRITTEN_LOG = "golden-unwritten.log"
+
+#: Files signed when the run wrote them: absent, the statement names them not.
+OPTIONAL_REPORT_FILES: tuple[str, ...] = (GOLDEN_MANIFEST,)
+
+# The report formats' files, in the order they are written and signed. Seeded with the built-in
+# formats (``kit.formats`` declares theirs from these constants; a test holds the two equal) so
+# that signing and verification know them without importing the formats.
+_report_files: list[str] = [REPORT_JSON, JUNIT_XML, RESULTS_CSV, SUMMARY_MD]
+
+#: Names the directory gives to other things: no report format may take one.
+_OTHER_NAMES = frozenset({ENVELOPE_NAME, GOLDEN_MANIFEST, RUN_FILE, JOURNAL_NAME, WORKERS_DIR,
+                          GOLDEN_DIR})
+
+
+def report_files() -> tuple[str, ...]:
+    """Every report format's file, in the order written: each one a required signed subject."""
+    return tuple(_report_files)
+
+
+def declare_report_file(name: str) -> None:
+    """Add a report format's file (``kit.formats.register_format`` calls this).
+
+    ``ValueError`` for a name that is not a plain file name or is already taken.
+    """
+    if not name or name != Path(name).name or name.startswith("."):
+        raise ValueError(f"report file {name!r} is not a plain file name")
+    if name in _report_files or name in _OTHER_NAMES:
+        raise ValueError(f"report file {name!r} is already a name of the run directory")
+    _report_files.append(name)
+
+
+def finished_report_names() -> tuple[str, ...]:
+    """What a finished run leaves beside its journal: the formats' files and the envelope."""
+    return (*report_files(), ENVELOPE_NAME)
+
+
+def worker_log_name(number: int) -> str:
+    return f"worker-{number}.log"
+
+
+def judge_log_name(number: int) -> str:
+    return f"judge-{number}.log"
+
+
+def evidence_name(number: int) -> str:
+    """Where worker ``number`` leaves a test's evidence for the judge (``torch.save``)."""
+    return f"evidence-{number}.pt"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """A run's output directory and where each of its files lives."""
+
+    path: Path
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    @property
+    def report_json(self) -> Path:
+        return self.path / REPORT_JSON
+
+    @property
+    def envelope(self) -> Path:
+        return self.path / ENVELOPE_NAME
+
+    @property
+    def run_file(self) -> Path:
+        return self.path / RUN_FILE
+
+    @property
+    def journal(self) -> Path:
+        return self.path / JOURNAL_NAME
+
+    @property
+    def workers(self) -> Path:
+        return self.path / WORKERS_DIR
+
+    @property
+    def golden(self) -> Path:
+        return self.path / GOLDEN_DIR
+
+    @property
+    def golden_manifest(self) -> Path:
+        return self.path / GOLDEN_MANIFEST
+
+    def is_finished(self) -> bool:
+        """Both the report and its envelope are there: resuming would only re-sign the run."""
+        return self.report_json.is_file() and self.envelope.is_file()
