@@ -11,10 +11,11 @@ from golden_support import PTE_FLOW, GoldenRun, Program, ckit_runner, save_progr
 
 from kit.cli import main
 from kit.errors import ExitCode
-from kit.golden import GoldenWriter, configure, golden_writer
+from kit.golden import GoldenWriter
 from kit.golden.manifest import load_manifest, write_manifest
 from kit.golden.names import UNWRITTEN_LOG
 from kit.repository.layout import GOLDEN_MANIFEST
+from kit.runner.judge import judge_context
 from kit.runner.outdir import WORKERS_DIR
 from kit.verification.verify import verify_envelope
 
@@ -74,14 +75,11 @@ def test_unsafe_test_id_is_a_warning(tmp_path: Path, programs: list[Program], te
     assert written == ["deep", "deep/run", "deep/run/workers", f"deep/run/workers/{UNWRITTEN_LOG}"]
 
 
-def test_writer_is_configured_per_process(tmp_path: Path) -> None:
-    try:
-        writer = configure(tmp_path, tmp_path / "workers")
-        assert golden_writer() is writer and writer is not None
-        assert writer.log_path == tmp_path / WORKERS_DIR / UNWRITTEN_LOG
-    finally:
-        configure(None, tmp_path)
-    assert golden_writer() is None
+def test_the_judge_context_carries_the_writer_of_a_golden_run(tmp_path: Path) -> None:
+    assert judge_context(None).golden is None
+    writer = judge_context(tmp_path).golden
+    assert writer is not None and writer.out_dir == tmp_path
+    assert writer.log_path == tmp_path / WORKERS_DIR / UNWRITTEN_LOG
 
 
 def test_resaved_entry_replaces_the_old_one(tmp_path: Path, programs: list[Program],
