@@ -110,7 +110,7 @@ class TestRecord:
 
 
 #: The longest message a record keeps (a first line of an exception, a skip's reason).
-MESSAGE_LIMIT = 2000
+RECORD_MESSAGE_LIMIT = 2000
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Verdict:
 
     def record(self, test_id: str, duration: float) -> TestRecord:
         return TestRecord(
-            test_id, self.status, round(duration, 6), self.message[:MESSAGE_LIMIT],
+            test_id, self.status, round(duration, 6), self.message[:RECORD_MESSAGE_LIMIT],
             dict(self.details),
         )
 

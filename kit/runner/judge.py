@@ -51,6 +51,8 @@ def judge_record(
 
 
 def judge_verdict(context: JudgeContext, test_id: str, evidence_path: Path) -> Verdict:
+    """The tier's decision on the evidence: PASS with the judgement's details, or the status
+    its exception maps to."""
     tier = find_tier(test_id)
     if tier is None:
         return Verdict(Status.ERROR, f"no judge for tier {tier_of(test_id)}")

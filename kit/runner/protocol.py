@@ -1,4 +1,5 @@
-"""Messages between the orchestrator and its children: one JSON object per line over a pipe.
+"""The framing of the messages between the orchestrator and its children: one JSON object per
+line over a pipe (``kit.runner.messages`` gives each object its type).
 
 A reader never trusts the other end: a line longer than ``MESSAGE_LIMIT`` or one that is not a
 JSON object is a ``ProtocolError`` (the caller makes it that test's ERROR and replaces the
