@@ -23,13 +23,15 @@ from kit.device import enable_device
 from kit.errors import DeviceError, KitError
 from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception, na_reason_of
 from kit.patterns import matches_any
-from kit.results import NA_REASON_KEY, Status
+from kit.results import NA_REASON_KEY, Status, Verdict
 from kit.standard import load_standard
 from kit.tiers.registry import find_tier
 from kit.vendors import SKIP_PREFIX, load_skip_manifest, load_vendor
 
 TIERS_DIR = paths.package_dir() / "tiers"
 CONTEXT_KEY = pytest.StashKey[KitContext]()
+#: The attribute of a phase's ``TestReport`` that holds the kit's ``Verdict`` on it.
+VERDICT_ATTRIBUTE = "ckit_verdict"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -192,10 +194,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if status is Status.PASS and context is not None:
         details = dict(context.notes)
     if status is not None:
-        report.ckit_status = status.value  # type: ignore[attr-defined]
-        report.ckit_details = details  # type: ignore[attr-defined]
-        report.ckit_message = _message(report, call)  # type: ignore[attr-defined]
+        setattr(report, VERDICT_ATTRIBUTE, Verdict(status, _message(report, call), details))
     return report
+
+
+def verdict_of(report: pytest.TestReport) -> Verdict | None:
+    """The kit's verdict on one phase (None: this phase decided nothing)."""
+    verdict = getattr(report, VERDICT_ATTRIBUTE, None)
+    return verdict if isinstance(verdict, Verdict) else None
 
 
 def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:

@@ -107,3 +107,24 @@ class TestRecord:
             message=data.get("message", ""),
             details=dict(data.get("details", {})),
         )
+
+
+#: The longest message a record keeps (a first line of an exception, a skip's reason).
+RECORD_MESSAGE_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a test was decided, where it was decided (a pytest phase, the kit's judge);
+    ``record`` is the one place a verdict becomes a ``TestRecord``."""
+
+    status: Status
+    message: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def record(self, test_id: str, duration: float) -> TestRecord:
+        return TestRecord(
+            test_id, self.status, round(duration, 6), self.message[:RECORD_MESSAGE_LIMIT],
+            dict(self.details),
+        )
+

@@ -1,29 +1,12 @@
 """Golden artifacts: each passing flow test's program, inputs and reference outputs, kept so an
 auditor can re-run the program with the reference runtime of its format (``ckit golden check``).
 
-Opt-in (``ckit run --golden``). The judge process is configured with the run's output
-directory (``configure``); the flows tier asks ``golden_writer()`` for the writer after a PASS.
+Opt-in (``ckit run --golden``). The judge process builds one ``GoldenWriter`` for the run's
+output directory and hands it down to the flow judgements in its ``JudgeContext``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from kit.golden.writer import GoldenWriter
 
-__all__ = ["GoldenWriter", "configure", "golden_writer"]
-
-_writer: GoldenWriter | None = None
-
-
-def configure(out_dir: Path | None, log_dir: Path) -> GoldenWriter | None:
-    """Set this process's writer: artifacts go under ``out_dir`` (None: the run asked for none);
-    failures are logged in ``log_dir`` (the run's workers' log directory)."""
-    global _writer
-    _writer = None if out_dir is None else GoldenWriter(out_dir, log_dir)
-    return _writer
-
-
-def golden_writer() -> GoldenWriter | None:
-    """The judge process's writer when the run asked for artifacts, else None."""
-    return _writer
+__all__ = ["GoldenWriter"]

@@ -3,10 +3,10 @@
 Started as ``python -m kit.runner.judge --commands FD --results FD [--golden OUT]``. It loops
 on ``judge`` commands (a test id, the evidence file a worker left, the execution's duration),
 rebuilds the test's seeded inputs, computes the CPU reference and compares
-(``kit.execution``), and answers with the record (with ``--golden``,
-``kit.golden.golden_writer()`` keeps artifacts under OUT). Nothing a vendor module does in
-its worker can reach this process: not a patched torch function, not a patched kit function,
-not a forged message.
+(``kit.execution``), and answers with the record (with ``--golden``, the ``JudgeContext`` it
+hands every judgement holds a writer that keeps artifacts under OUT). Nothing a vendor module
+does in its worker can reach this process: not a patched torch function, not a patched kit
+function, not a forged message.
 
 What it does not guard against: a vendor controls its own machine (its Python installation
 could run code in every process at start-up); the audit's re-verification against golden
@@ -21,13 +21,19 @@ import sys
 from pathlib import Path
 
 from kit.execution import load_evidence
+from kit.judge_context import JudgeContext
 from kit.outcomes import KitOutcome, classify_exception
-from kit.results import Status, TestRecord, tier_of
-from kit.runner.protocol import ChannelClosed, LineReader, send
-from kit.standard import Standard, load_standard
+from kit.results import Status, TestRecord, Verdict, tier_of
+from kit.runner.messages import (
+    Judged,
+    JudgeReady,
+    JudgeTest,
+    receive_message,
+    send_message,
+)
+from kit.runner.protocol import ChannelClosed, LineReader
+from kit.standard import load_standard
 from kit.tiers.registry import find_tier
-
-_MESSAGE_LIMIT = 2000
 
 
 def judged_apart(test_id: str) -> bool:
@@ -38,14 +44,20 @@ def judged_apart(test_id: str) -> bool:
 
 
 def judge_record(
-    standard: Standard, test_id: str, evidence_path: Path, duration: float
+    context: JudgeContext, test_id: str, evidence_path: Path, duration: float
 ) -> TestRecord:
     """The record of ``test_id`` given a worker's evidence: PASS with its figures, or why not."""
+    return judge_verdict(context, test_id, evidence_path).record(test_id, duration)
+
+
+def judge_verdict(context: JudgeContext, test_id: str, evidence_path: Path) -> Verdict:
+    """The tier's decision on the evidence: PASS with the judgement's details, or the status
+    its exception maps to."""
     tier = find_tier(test_id)
     if tier is None:
-        return TestRecord(test_id, Status.ERROR, duration, f"no judge for tier {tier_of(test_id)}")
+        return Verdict(Status.ERROR, f"no judge for tier {tier_of(test_id)}")
     try:
-        details = tier.judge(standard, test_id, load_evidence(evidence_path))
+        details = tier.judge(context, test_id, load_evidence(evidence_path))
     except Exception as exc:  # noqa: BLE001 - every verdict other than PASS is an exception
         status = classify_exception(exc)
         # A kit outcome's status is the kit's own verdict (a flow stage the backend does not
@@ -53,29 +65,39 @@ def judge_record(
         if status is Status.UNSUPPORTED and not isinstance(exc, KitOutcome):
             status = Status.ERROR  # the device already ran: nothing here is "not implemented"
         details = exc.details() if isinstance(exc, KitOutcome) else {}
-        return TestRecord(test_id, status, duration, _message(exc), details)
-    return TestRecord(test_id, Status.PASS, duration, "", details)
+        return Verdict(status, _message(exc), details)
+    return Verdict(Status.PASS, "", details)
 
 
 def _message(exc: BaseException) -> str:
     first_line = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__}: {first_line}"[:_MESSAGE_LIMIT]
+    return f"{type(exc).__name__}: {first_line}"
 
 
-def serve(commands: LineReader, results_fd: int, standard: Standard) -> None:
-    send(results_fd, {"type": "ready", "pid": os.getpid()})
+def serve(commands: LineReader, results_fd: int, context: JudgeContext) -> None:
+    """Answer each ``JudgeTest`` with its verdict until the pipe closes or another message
+    (``Exit``) comes."""
+    send_message(results_fd, JudgeReady(os.getpid()))
     while True:
         try:
-            command = commands.receive(timeout=None)
+            command = receive_message(commands, timeout=None)
         except ChannelClosed:
             return
-        if command.get("type") != "judge":
+        if not isinstance(command, JudgeTest):
             return
-        test_id = str(command["id"])
-        record = judge_record(
-            standard, test_id, Path(command["evidence"]), float(command["duration"])
-        )
-        send(results_fd, {"type": "verdict", "id": test_id, "record": record.to_json()})
+        record = judge_record(context, command.id, Path(command.evidence), command.duration)
+        send_message(results_fd, Judged(command.id, record.to_json()))
+
+
+def judge_context(golden_out: Path | None) -> JudgeContext:
+    """The context of every judgement: the standard, and with ``--golden OUT`` a writer that
+    keeps artifacts under OUT (and logs what it could not write in OUT's workers directory)."""
+    if golden_out is None:
+        return JudgeContext(load_standard())
+    from kit.golden import GoldenWriter
+    from kit.rundir import WORKERS_DIR
+
+    return JudgeContext(load_standard(), GoldenWriter(golden_out, golden_out / WORKERS_DIR))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,17 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=int, required=True)
     parser.add_argument("--golden", type=Path, help="the run's output directory (--golden runs)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    if args.golden is not None:
-        from kit.golden import configure
-        from kit.rundir import WORKERS_DIR
-
-        configure(args.golden, args.golden / WORKERS_DIR)
+    context = judge_context(args.golden)
     threads = os.environ.get("CKIT_WORKER_THREADS")
     if threads:
         import torch
 
         torch.set_num_threads(int(threads))
-    serve(LineReader(args.commands), args.results, load_standard())
+    serve(LineReader(args.commands), args.results, context)
     return 0
 
 

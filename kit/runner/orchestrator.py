@@ -220,9 +220,9 @@ class Orchestrator:
         if slot is not None and self.slots is not None:
             spec = replace(spec, env={**spec.env, **self.slots.env_for(slot)})
         worker = WorkerProcess(spec, next(self._worker_numbers))
-        worker.wait_ready()
+        ready = worker.wait_ready()
         if slot is not None and slot not in self.slot_names:
-            device = worker.ready.get("device") or {}
+            device = ready.device or {}
             self.slot_names[slot] = str(device.get("name", ""))
         return worker
 
@@ -233,7 +233,7 @@ class Orchestrator:
         them for the report, then makes way for slot 0's own.
         """
         assert self.config.devices is not None
-        visible = int((census.ready.get("device") or {}).get("count", 0))
+        visible = int((census.ready.device or {}).get("count", 0))
         census.stop()
         vendor = self.inputs.vendor
         self.slots = assign_slots(self.config.devices, visible, self.config.workers,
@@ -271,7 +271,7 @@ class Orchestrator:
     def execute(self) -> dict[str, TestRecord]:
         first = self.start_worker()
         ready = first.ready
-        problem = ready.get("device_problem")
+        problem = ready.device_problem
         if problem and all(get_tier(tier).needs_device for tier in self.config.tiers):
             first.stop()
             raise DeviceError(problem)
@@ -293,7 +293,7 @@ class Orchestrator:
         done = sum(1 for t in plan if t in finished)
         failed = sum(1 for t in plan if t in finished and finished[t].status.is_failure)
         self._progress = Progress(len(plan), done, failed)
-        self._device = ready.get("device")
+        self._device = ready.device
         if self.config.devices is not None:
             first = self._assign_devices(first)
         self._drive(first, pending)

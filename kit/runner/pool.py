@@ -16,15 +16,23 @@ from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
 from kit.rundir import evidence_name, judge_log_name, worker_log_name
 from kit.runner.logtail import worker_log_details
-from kit.runner.probe import ProbeFinding, ProbeReport
-from kit.runner.protocol import (
-    ChannelClosed,
-    ChannelTimeout,
-    LineReader,
+from kit.runner.messages import (
+    Exit,
+    Judged,
+    JudgeReady,
+    JudgeTest,
     Message,
-    ProtocolError,
-    send,
+    Probe,
+    ProbeCheck,
+    ProbeResult,
+    RunResult,
+    RunTest,
+    WorkerReady,
+    receive_message,
+    send_message,
 )
+from kit.runner.probe import ProbeFinding, ProbeReport
+from kit.runner.protocol import ChannelClosed, ChannelTimeout, LineReader, ProtocolError
 
 #: Collection imports torch and the tier suites; generous, because a loaded machine is slow.
 STARTUP_TIMEOUT_S = 600.0
@@ -83,10 +91,10 @@ class ChildProcess:
         self.reader = LineReader(self._res_read, alive=lambda: self.process.poll() is None)
 
     def send(self, message: Message) -> None:
-        send(self._cmd_write, message)
+        send_message(self._cmd_write, message)
 
     def receive(self, timeout: float | None) -> Message:
-        return self.reader.receive(timeout)
+        return receive_message(self.reader, timeout)
 
     @property
     def alive(self) -> bool:
@@ -105,7 +113,7 @@ class ChildProcess:
     def stop(self) -> None:
         """Ask politely, then kill."""
         try:
-            self.send({"type": "exit"})
+            self.send(Exit())
             self.process.wait(timeout=10)
         except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
             pass
@@ -135,9 +143,16 @@ class WorkerProcess(ChildProcess):
             *spec.paths,
         ]
         super().__init__(argv, spec.log_dir / worker_log_name(number), spec.env)
-        self.ready: Message = {}
+        self._ready: WorkerReady | None = None
 
-    def wait_ready(self) -> Message:
+    @property
+    def ready(self) -> WorkerReady:
+        """What the worker announced (``wait_ready`` has returned)."""
+        if self._ready is None:
+            raise RuntimeError("the worker has not announced itself yet")
+        return self._ready
+
+    def wait_ready(self) -> WorkerReady:
         try:
             message = self.receive(STARTUP_TIMEOUT_S)
         except (ChannelClosed, ChannelTimeout, ProtocolError):
@@ -145,10 +160,10 @@ class WorkerProcess(ChildProcess):
             raise WorkerStartError(
                 f"worker did not start (exit code {self.process.poll()}); see {self.log_path}"
             ) from None
-        if message.get("type") != "ready":
+        if not isinstance(message, WorkerReady):
             self.kill()
-            raise WorkerStartError(f"worker sent {message.get('type')!r} before 'ready'")
-        self.ready = message
+            raise WorkerStartError(f"worker sent {_kind(message)} before its ready message")
+        self._ready = message
         return message
 
     def run(self, test_id: str, timeout: float) -> TestRecord:
@@ -156,7 +171,7 @@ class WorkerProcess(ChildProcess):
         it), a reply that breaks the protocol an ERROR (the worker is killed)."""
         remove_stale(self.evidence_path)
         try:
-            self.send({"type": "run", "id": test_id})
+            self.send(RunTest(test_id))
             reply = self.receive(timeout)
         except ChannelTimeout:
             self.kill()
@@ -174,9 +189,9 @@ class WorkerProcess(ChildProcess):
 
     def _result_of(self, test_id: str, reply: Message) -> TestRecord:
         try:
-            if reply.get("type") != "result" or reply.get("id") != test_id:
+            if not isinstance(reply, RunResult) or reply.id != test_id:
                 raise ValueError(f"expected the result of {test_id}, got {_kind(reply)}")
-            record = TestRecord.from_json(reply["record"])
+            record = TestRecord.from_json(reply.record)
             if record.id != test_id:
                 raise ValueError(f"expected the result of {test_id}, got one of {record.id}")
         except (KeyError, TypeError, ValueError) as exc:
@@ -193,13 +208,15 @@ class WorkerProcess(ChildProcess):
         current: tuple[str, str] | None = None
         deadline = time.monotonic() + PROBE_TIMEOUT_S
         try:
-            self.send({"type": "probe", "suspects": suspects})
+            self.send(Probe(tuple(suspects)))
             while True:
                 reply = self.receive(max(0.0, deadline - time.monotonic()))
-                if reply.get("type") == "probe_check":
-                    current = (str(reply.get("op")), str(reply.get("dtype")))
+                if isinstance(reply, ProbeCheck):
+                    current = (reply.op, reply.dtype)
                     continue
-                return ProbeReport.from_json(reply)
+                if not isinstance(reply, ProbeResult):
+                    raise ProtocolError(f"expected a probe report, got {_kind(reply)}")
+                return ProbeReport.from_json(reply.report)
         except ChannelTimeout:
             self.kill()
             problem = f"hung: no answer within {PROBE_TIMEOUT_S:g} s"
@@ -237,22 +254,19 @@ class JudgeProcess(ChildProcess):
         except (ChannelClosed, ChannelTimeout, ProtocolError):
             self.kill()
             raise KitCrash(f"the kit's judge did not start; see {self.log_path}") from None
-        if ready.get("type") != "ready":
+        if not isinstance(ready, JudgeReady):
             self.kill()
-            raise KitCrash(f"the kit's judge sent {_kind(ready)} before 'ready'")
+            raise KitCrash(f"the kit's judge sent {_kind(ready)} before its ready message")
 
     def judge(self, record: TestRecord, evidence: Path, timeout: float) -> TestRecord:
         """The verdict on an executed test; a judge that fails is the kit's ERROR, not the
         vendor's failure (the caller replaces a dead judge)."""
         try:
-            self.send(
-                {"type": "judge", "id": record.id, "evidence": str(evidence),
-                 "duration": record.duration_s}
-            )
+            self.send(JudgeTest(record.id, str(evidence), record.duration_s))
             reply = self.receive(timeout)
-            if reply.get("type") != "verdict" or reply.get("id") != record.id:
+            if not isinstance(reply, Judged) or reply.id != record.id:
                 raise ProtocolError(f"expected the verdict on {record.id}, got {_kind(reply)}")
-            verdict = TestRecord.from_json(reply["record"])
+            verdict = TestRecord.from_json(reply.record)
         except (ChannelClosed, ChannelTimeout, BrokenPipeError, ProtocolError, KeyError) as exc:
             self.kill()
             why = type(exc).__name__ if not str(exc) else str(exc)
@@ -272,5 +286,4 @@ def remove_stale(path: Path) -> None:
 
 
 def _kind(message: Message) -> str:
-    kind = message.get("type")
-    return f"a {kind!r} message" if isinstance(kind, str) else "a message without a type"
+    return f"a {message.kind!r} message"

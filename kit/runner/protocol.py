@@ -1,4 +1,5 @@
-"""Messages between the orchestrator and its children: one JSON object per line over a pipe.
+"""The framing of the messages between the orchestrator and its children: one JSON object per
+line over a pipe (``kit.runner.messages`` gives each object its type).
 
 A reader never trusts the other end: a line longer than ``MESSAGE_LIMIT`` or one that is not a
 JSON object is a ``ProtocolError`` (the caller makes it that test's ERROR and replaces the
@@ -15,7 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-Message = dict[str, Any]
+#: One message as framed on the pipe; ``kit.runner.messages`` gives it a type.
+JsonObject = dict[str, Any]
 
 #: The largest message accepted (a record's message and details are far smaller).
 MESSAGE_LIMIT = 8 << 20
@@ -35,7 +37,7 @@ class ProtocolError(Exception):
     """The other end sent something that is not a message: too long, or not a JSON object."""
 
 
-def send(fd: int, message: Message) -> None:
+def send(fd: int, message: JsonObject) -> None:
     data = (json.dumps(message, allow_nan=True) + "\n").encode("utf-8")
     view = memoryview(data)
     while view:
@@ -51,7 +53,7 @@ class LineReader:
         self._alive = alive
         self._buffer = bytearray()
 
-    def _pop_line(self) -> Message | None:
+    def _pop_line(self) -> JsonObject | None:
         newline = self._buffer.find(b"\n")
         if newline < 0:
             if len(self._buffer) > MESSAGE_LIMIT:
@@ -69,7 +71,7 @@ class LineReader:
             raise ProtocolError(f"a JSON {type(message).__name__}, not an object")
         return message
 
-    def receive(self, timeout: float | None) -> Message:
+    def receive(self, timeout: float | None) -> JsonObject:
         deadline = None if timeout is None else time.monotonic() + timeout
         while (message := self._pop_line()) is None:
             remaining = None if deadline is None else deadline - time.monotonic()

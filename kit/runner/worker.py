@@ -18,17 +18,26 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from _pytest.runner import runtestprotocol
 
-from kit.pytest_plugin import CONTEXT_KEY, stable_id
-from kit.results import Status, TestRecord
+from kit.pytest_plugin import CONTEXT_KEY, stable_id, verdict_of
+from kit.results import Status, TestRecord, Verdict
+from kit.runner.messages import (
+    Probe,
+    ProbeCheck,
+    ProbeResult,
+    RunResult,
+    RunTest,
+    WorkerReady,
+    receive_message,
+    send_message,
+)
 from kit.runner.probe import ProbeFinding, ProbeReport, probe_device_health
-from kit.runner.protocol import ChannelClosed, LineReader, send
-
-_MESSAGE_LIMIT = 2000
+from kit.runner.protocol import ChannelClosed, LineReader
 
 
 def _die_with_parent() -> None:
@@ -45,20 +54,17 @@ def record_from_reports(
     test_id: str, reports: list[pytest.TestReport], duration: float
 ) -> TestRecord:
     """Fold setup/call/teardown reports into one record: the first phase that decided wins."""
-    status, message, details = Status.ERROR, "no phase reported a result", {}
+    verdict = Verdict(Status.ERROR, "no phase reported a result")
     for report in reports:
-        phase_status = getattr(report, "ckit_status", None)
-        if phase_status is None:
+        decided = verdict_of(report)
+        if decided is None:
             continue
-        decided = Status(phase_status)
-        if report.when == "teardown" and status is not Status.PASS:
+        if report.when == "teardown" and verdict.status is not Status.PASS:
             break  # a teardown problem never hides the call's own outcome
-        status = Status.ERROR if report.when == "teardown" else decided
-        message = getattr(report, "ckit_message", "")
-        details = dict(getattr(report, "ckit_details", {}))
-        if decided is not Status.PASS or report.when == "teardown":
+        verdict = replace(decided, status=Status.ERROR) if report.when == "teardown" else decided
+        if decided.status is not Status.PASS or report.when == "teardown":
             break
-    return TestRecord(test_id, status, round(duration, 6), message[:_MESSAGE_LIMIT], details)
+    return verdict.record(test_id, duration)
 
 
 class WorkerPlugin:
@@ -74,27 +80,23 @@ class WorkerPlugin:
         if context is not None and context.device_problem is None:
             session.config.hook.pytest_ckit_warm_up(config=session.config)
         device_info = context.device_info if context else None
-        send(
-            self.results_fd,
-            {
-                "type": "ready",
-                "ids": list(items),
-                "device": device_info.to_json() if device_info else None,
-                "device_problem": context.device_problem if context else "no kit context",
-                "pid": os.getpid(),
-            },
+        ready = WorkerReady(
+            ids=tuple(items),
+            device=device_info.to_json() if device_info else None,
+            device_problem=context.device_problem if context else "no kit context",
+            pid=os.getpid(),
         )
+        send_message(self.results_fd, ready)
         device = context.device if context and device_info else None
         while True:
             try:
-                command = self.commands.receive(timeout=None)
+                command = receive_message(self.commands, timeout=None)
             except ChannelClosed:
                 return True
-            kind = command.get("type")
-            if kind == "run":
-                self._run(items, command["id"])
-            elif kind == "probe":
-                self._probe(device, list(command.get("suspects", [])))
+            if isinstance(command, RunTest):
+                self._run(items, command.id)
+            elif isinstance(command, Probe):
+                self._probe(device, list(command.suspects))
             else:
                 return True
 
@@ -103,11 +105,11 @@ class WorkerPlugin:
             report = ProbeReport((ProbeFinding("probe", "-", "no device", fatal=True),))
         else:
             report = probe_device_health(device, self.dtypes, suspects, self._announce_check)
-        send(self.results_fd, {"type": "probe", **report.to_json()})
+        send_message(self.results_fd, ProbeResult(report.to_json()))
 
     def _announce_check(self, op: str, dtype: str) -> None:
         """Before each check: if it kills the worker, the orchestrator knows which one did."""
-        send(self.results_fd, {"type": "probe_check", "op": op, "dtype": dtype})
+        send_message(self.results_fd, ProbeCheck(op, dtype))
 
     def _run(self, items: dict[str, pytest.Item], test_id: str) -> None:
         item = items.get(test_id)
@@ -117,7 +119,7 @@ class WorkerPlugin:
             started = time.perf_counter()
             reports = runtestprotocol(item, log=False, nextitem=None)
             record = record_from_reports(test_id, reports, time.perf_counter() - started)
-        send(self.results_fd, {"type": "result", "id": test_id, "record": record.to_json()})
+        send_message(self.results_fd, RunResult(test_id, record.to_json()))
 
 
 def _plugin_args() -> list[str]:

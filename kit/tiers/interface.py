@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from kit.applicability import Inapplicable
+    from kit.judge_context import JudgeContext
     from kit.standard import Standard
     from kit.vendors import VendorProfile
 
@@ -66,8 +67,9 @@ class Tier(ABC):
         return None
 
     @abstractmethod
-    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
-        """The details of a passing test from a worker's evidence; raises for any other verdict."""
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
+        """The details of a passing test from a worker's evidence; raises for any other verdict
+        (``context``: the standard, and the golden writer of a ``--golden`` run)."""
 
     def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
         """What a failing record adds to its details (how to reproduce it, say)."""

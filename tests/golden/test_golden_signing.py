@@ -11,9 +11,10 @@ from golden_support import PTE_FLOW, GoldenRun, Program, ckit_runner, save_progr
 
 from kit.cli import main
 from kit.errors import ExitCode
-from kit.golden import GoldenWriter, configure, golden_writer
+from kit.golden import GoldenWriter
 from kit.golden.manifest import load_manifest, write_manifest
 from kit.rundir import GOLDEN_MANIFEST, GOLDEN_UNWRITTEN_LOG, WORKERS_DIR
+from kit.runner.judge import judge_context
 from kit.verification.verify import verify_envelope
 
 
@@ -73,14 +74,11 @@ def test_unsafe_test_id_is_a_warning(tmp_path: Path, programs: list[Program], te
     assert written == ["deep", "deep/run", "deep/run/workers", log]
 
 
-def test_writer_is_configured_per_process(tmp_path: Path) -> None:
-    try:
-        writer = configure(tmp_path, tmp_path / "workers")
-        assert golden_writer() is writer and writer is not None
-        assert writer.log_path == tmp_path / WORKERS_DIR / GOLDEN_UNWRITTEN_LOG
-    finally:
-        configure(None, tmp_path)
-    assert golden_writer() is None
+def test_the_judge_context_carries_the_writer_of_a_golden_run(tmp_path: Path) -> None:
+    assert judge_context(None).golden is None
+    writer = judge_context(tmp_path).golden
+    assert writer is not None and writer.out_dir == tmp_path
+    assert writer.log_path == tmp_path / WORKERS_DIR / GOLDEN_UNWRITTEN_LOG
 
 
 def test_resaved_entry_replaces_the_old_one(tmp_path: Path, programs: list[Program],

@@ -17,6 +17,7 @@ from kit.applicability import Inapplicable
 from kit.cli import main
 from kit.errors import InputError
 from kit.execution import save_evidence
+from kit.judge_context import JudgeContext
 from kit.outcomes import ResultMismatch
 from kit.report.schema import schema_path
 from kit.report.summary import summarize
@@ -58,7 +59,7 @@ class SmokeTier(Tier):
             return Inapplicable(NotApplicableReason.UNCLAIMED_DTYPE, "no question applies")
         return None
 
-    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         if evidence != 42:
             raise ResultMismatch(f"expected 42, got {evidence!r}")
         return {"answer": evidence}
@@ -139,10 +140,12 @@ def test_an_extra_tier_is_planned_decided_judged_and_summarized(
     assert judged_apart(EXTRA_IDS[0])
     evidence = tmp_path / "evidence.pt"
     save_evidence(evidence, 42)
-    passed = judge_record(standard, EXTRA_IDS[0], evidence, 0.1)
+    passed = judge_record(JudgeContext(standard), EXTRA_IDS[0], evidence, 0.1)
     assert (passed.status, passed.details) == (Status.PASS, {"answer": 42})
     save_evidence(evidence, 41)
-    assert judge_record(standard, EXTRA_IDS[0], evidence, 0.1).status is Status.FAIL_NUMERIC
+    assert judge_record(JudgeContext(standard), EXTRA_IDS[0], evidence, 0.1).status is (
+        Status.FAIL_NUMERIC
+    )
 
     records = [TestRecord(EXTRA_IDS[0], Status.PASS, 0.1), TestRecord("unit/x/y/float32/0",
                                                                        Status.PASS, 0.1)]

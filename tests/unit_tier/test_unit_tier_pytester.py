@@ -19,13 +19,15 @@ UNIT_TIER = paths.package_dir() / "tiers" / "unit"
 STATUS_RECORDER = """
 import json, os
 
+from kit.pytest_plugin import verdict_of
+
 def pytest_runtest_logreport(report):
-    status = getattr(report, "ckit_status", None)
-    if status is None:
+    verdict = verdict_of(report)
+    if verdict is None:
         return
     with open(os.environ["UNIT_TIER_STATUS_LOG"], "a", encoding="utf-8") as log:
-        record = {"id": report.nodeid.split("[", 1)[1][:-1], "status": status,
-                  "message": getattr(report, "ckit_message", "")}
+        record = {"id": report.nodeid.split("[", 1)[1][:-1], "status": verdict.status.value,
+                  "message": verdict.message}
         log.write(json.dumps(record) + "\\n")
 """
 

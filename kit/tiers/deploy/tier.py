@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
+    from kit.judge_context import JudgeContext
     from kit.standard import Standard
 
 
@@ -29,7 +30,7 @@ class DeployTier(Tier):
 
         return all_test_ids(standard)
 
-    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.deploy.cases import judge_deploy_evidence
 
-        return judge_deploy_evidence(standard, test_id, evidence)
+        return judge_deploy_evidence(context.standard, test_id, evidence)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import torch
 
     from kit.flows.interface import FlowRun, Subject
+    from kit.golden import GoldenWriter
 
 PREFIX = f"{TIER}/"
 UNIT_PREFIX = "unit/"
@@ -129,13 +130,16 @@ def program_cache() -> Any:
     return ProgramCache(default_cache_root(), kit_digest())
 
 
-def judge_flow_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
-    """Judge the device's evidence for ``test_id`` against eager CPU, computed here."""
+def judge_flow_evidence(
+    standard: Standard, test_id: str, evidence: Any, golden: GoldenWriter | None = None
+) -> dict[str, Any]:
+    """Judge the device's evidence for ``test_id`` against eager CPU, computed here; after a
+    PASS, ``golden`` (a ``--golden`` run's) keeps the artifacts."""
     flow, unit_id = parse_flow_id(test_id)
     subject = build_subject(standard, unit_id, test_id)
     expected = eager_outputs(subject)
     return judge_run(test_id, flow, evidence, subject.inputs, expected,
-                     flows_config(standard).criterion(flow))
+                     flows_config(standard).criterion(flow), golden)
 
 
 def eager_outputs(subject: Subject) -> tuple[torch.Tensor, ...]:
@@ -152,8 +156,9 @@ def judge_run(
     inputs: tuple[torch.Tensor, ...],
     expected: tuple[torch.Tensor, ...],
     criterion: Any,
+    golden: GoldenWriter | None = None,
 ) -> dict[str, Any]:
-    """The decision on a flow's evidence; after a PASS the golden writer keeps the artifacts."""
+    """The decision on a flow's evidence; after a PASS ``golden`` (if any) keeps the artifacts."""
     from kit.flows import get_flow
     from kit.flows.evidence import from_evidence
     from kit.tiers.flows.judging import decide
@@ -162,21 +167,6 @@ def judge_run(
     if run.flow != flow_name:
         raise InputError(f"the evidence is of flow {run.flow!r}, not {flow_name!r}")
     details = decide(run, get_flow(flow_name).requires_delegation, expected, criterion)
-    save_golden(test_id, flow_name, inputs, expected, run)
+    if golden is not None:
+        golden.save(test_id, flow_name, inputs, expected, run.program)
     return details
-
-
-def save_golden(
-    test_id: str,
-    flow: str,
-    inputs: tuple[torch.Tensor, ...],
-    expected: tuple[torch.Tensor, ...],
-    run: FlowRun,
-) -> None:
-    try:
-        from kit.golden import golden_writer  # type: ignore[import-not-found, import-untyped, unused-ignore]
-    except ImportError:  # the golden artifacts are another branch's; absent, nothing to keep
-        return
-    writer = golden_writer()
-    if writer is not None:
-        writer.save(test_id, flow, inputs, expected, run.program)

@@ -8,6 +8,7 @@ from kit.applicability import Inapplicable, flow_inapplicable, unclaimed_dtype
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
+    from kit.judge_context import JudgeContext
     from kit.standard import Standard
     from kit.vendors import VendorProfile
 
@@ -31,7 +32,7 @@ class FlowsTier(Tier):
         flow, unit_id = parse_flow_id(test_id)
         return flow_inapplicable(vendor, flow) or unclaimed_dtype(vendor, unit_dtype_of(unit_id))
 
-    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.flows.cases import judge_flow_evidence
 
-        return judge_flow_evidence(standard, test_id, evidence)
+        return judge_flow_evidence(context.standard, test_id, evidence, context.golden)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kit.context import KitContext
 from kit.errors import InputError
@@ -25,6 +25,9 @@ from kit.tiers.models.hf import HuggingFaceSource
 from kit.tiers.models.interface import BuiltModel, ModelCase, ModelSource
 from kit.tiers.models.timm_source import TimmSource
 from kit.tiers.models.torchbench import TorchBenchSource
+
+if TYPE_CHECKING:
+    from kit.golden import GoldenWriter
 
 TIER = "models"
 #: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
@@ -107,16 +110,21 @@ def _subject_of(case: ModelCase, source: ModelSource) -> Any:
     return model_subject(case.test_id, source.build(case), case)
 
 
-def judge_model_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
-    """Judge a device's output for ``test_id`` against a model built here, never the device's."""
+def judge_model_evidence(
+    standard: Standard, test_id: str, evidence: Any, golden: GoldenWriter | None = None
+) -> dict[str, Any]:
+    """Judge a device's output for ``test_id`` against a model built here, never the device's
+    (through a program flow, ``golden`` keeps a passing test's artifacts)."""
     case = find_case(standard, test_id)
     if case.flow != EAGER:
-        return judge_model_flow(standard, case, evidence)
+        return judge_model_flow(standard, case, evidence, golden)
     judge_output(SOURCES[case.source].build(case), case, evidence)
     return {}
 
 
-def judge_model_flow(standard: Standard, case: ModelCase, evidence: Any) -> dict[str, Any]:
+def judge_model_flow(
+    standard: Standard, case: ModelCase, evidence: Any, golden: GoldenWriter | None = None
+) -> dict[str, Any]:
     """The model tier's reference and tolerance; a quantized flow's SQNR floor instead."""
     from kit.flows import get_flow
     from kit.tiers.flows.cases import judge_run
@@ -129,7 +137,7 @@ def judge_model_flow(standard: Standard, case: ModelCase, evidence: Any) -> dict
     quantized = get_flow(case.flow).quantized
     criterion = flows_config(standard).criterion(case.flow) if quantized else case.tolerance
     inputs = model_subject(case.test_id, built, case).inputs
-    return judge_run(case.test_id, case.flow, evidence, inputs, expected, criterion)
+    return judge_run(case.test_id, case.flow, evidence, inputs, expected, criterion, golden)
 
 
 __all__ = [

@@ -9,6 +9,7 @@ from kit.results import NotApplicableReason
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
+    from kit.judge_context import JudgeContext
     from kit.standard import Standard
     from kit.vendors import VendorProfile
 
@@ -36,7 +37,7 @@ class ModelsTier(Tier):
             return Inapplicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, absent)
         return None
 
-    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.models.cases import judge_model_evidence
 
-        return judge_model_evidence(standard, test_id, evidence)
+        return judge_model_evidence(context.standard, test_id, evidence, context.golden)

@@ -10,6 +10,7 @@ from kit.printable import printable
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
+    from kit.judge_context import JudgeContext
     from kit.standard import Standard
     from kit.vendors import VendorProfile
 
@@ -47,10 +48,10 @@ class UnitTier(Tier):
     ) -> Inapplicable | None:
         return unclaimed_dtype(vendor, unit_dtype_of(test_id))
 
-    def judge(self, standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.unit.cases import judge_unit_evidence
 
-        return judge_unit_evidence(standard, test_id, evidence)
+        return judge_unit_evidence(context.standard, test_id, evidence)
 
     def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
         """How to reproduce the failure (``kit.tiers.unit.repro``), rebuilt in the kit's process;
