@@ -27,7 +27,7 @@ from kit.pytest_plugin import build_context
 from kit.results import Status
 from kit.tiers.unit.cases import run_unit_case
 from kit.tiers.unit.checking import ReferenceFailure, UnitCase, check_case
-from kit.tiers.unit.config import Comparison
+from kit.tiers.unit.entries import Comparison
 
 DIGEST_SCRIPT = """
 import hashlib, torch

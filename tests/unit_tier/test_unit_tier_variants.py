@@ -27,7 +27,7 @@ from kit.tiers.unit.identity import DIGEST_LENGTH, unit_test_digest
 from kit.tiers.unit.opinfo_cases import parse_opinfo_id, sample_indices, selected_positions
 from kit.tiers.unit.samples import opinfo_samples, place_exact
 from kit.tiers.unit.trees import TORCH_DTYPES, tensor_leaves
-from kit.tiers.unit.variants import EXTREME_SPAN
+from kit.tiers.unit.variants.extremes import EXTREME_SPAN
 
 pytest.importorskip("torch.testing._internal.common_methods_invocations")
 

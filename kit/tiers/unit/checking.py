@@ -33,7 +33,7 @@ from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import assert_close
 from kit.outcomes import KitOutcome, ResultMismatch, numerics_details
 from kit.standard import Standard, load_standard
-from kit.tiers.unit.config import FLOAT64_REFERENCE, Comparison
+from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
 from kit.tiers.unit.trees import (
     assert_same_dtypes,
     map_tensors,

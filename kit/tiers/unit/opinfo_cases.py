@@ -8,9 +8,10 @@ Stable ids: ``unit/opinfo/<op>/<dtype>/<sample>``, where ``<op>`` is the OpInfo 
   an op runs every sample, or, if ``unit.yaml`` declares it ``spread``, that many spread evenly
   over its samples (first and last included). A position names the same input whatever the
   selection, so ids stay valid when more samples are selected;
-- or a variant's name (``empty``, ``noncontiguous``, ``large``, ``extremes``, ``arity4``):
-  an extra sample built from the op's samples (``kit.tiers.unit.variants``), for the ops
-  ``unit.yaml`` declares it for, and only where the CPU reference accepts it.
+- or a variant's segment (``empty``, ``noncontiguous``, ``large``, ``extremes``, ``arity4``;
+  ``<variant>-<label>`` where a kind builds several samples): an extra sample built from the
+  op's samples (``kit.tiers.unit.variants``), for the ops ``unit.yaml`` declares it for, and
+  only where the CPU reference accepts it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from typing import Any
 
 from kit.errors import InputError
 from kit.tiers.unit.checking import UnitCase
-from kit.tiers.unit.config import OpEntry, UnitConfig
-from kit.tiers.unit.coverage import VariantRule
+from kit.tiers.unit.config import UnitConfig
+from kit.tiers.unit.entries import OpEntry
 from kit.tiers.unit.samples import find_opinfo, opinfo_samples, sample_case
 from kit.tiers.unit.trees import TORCH_DTYPES
-from kit.tiers.unit.variants import variant_sample
+from kit.tiers.unit.variants import variant_case_of, variant_samples
+from kit.tiers.unit.variants.interface import rule_of_segment
 
 PREFIX = "unit/opinfo/"
 #: A variant's id segment: never all digits (those are sample positions), no spaces/brackets.
@@ -94,14 +96,11 @@ def opinfo_test_ids(config: UnitConfig) -> list[str]:
                 )
             for index in selected_positions(config, entry, dtype):
                 ids.append(str(OpinfoCaseId(entry.key, dtype, index)))
+            tested = selected_positions(config, entry, dtype)
             for rule in config.coverage.variants_of(entry.key, dtype):
-                if _variant(config, entry, dtype, rule) is not None:
-                    ids.append(str(OpinfoCaseId(entry.key, dtype, rule.name)))
+                segments = variant_samples(entry, dtype, rule, tested)
+                ids += [str(OpinfoCaseId(entry.key, dtype, segment)) for segment in segments]
     return ids
-
-
-def _variant(config: UnitConfig, entry: OpEntry, dtype: str, rule: VariantRule) -> Any:
-    return variant_sample(entry, dtype, rule, selected_positions(config, entry, dtype))
 
 
 def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
@@ -110,18 +109,18 @@ def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
     entry = config.op(case.op_key)
     if case.dtype not in entry.dtypes:
         raise InputError(f"{test_id}: dtype {case.dtype} is not tested for {entry.key}")
+    found: UnitCase | None = None
     if isinstance(case.sample, int):
         sample = selected_samples(config, entry, case.dtype).get(case.sample)
-        exact_layout = False
+        if sample is not None:
+            found = sample_case(entry, case.dtype, sample, f"{entry.key} sample {case.sample}")
     else:
-        rules = config.coverage.variants_of(entry.key, case.dtype)
-        rule = next((r for r in rules if r.name == case.sample), None)
-        sample = None if rule is None else _variant(config, entry, case.dtype, rule)
-        exact_layout = True
-    if sample is None:
+        rule = rule_of_segment(case.sample, config.coverage.variants_of(entry.key, case.dtype))
+        if rule is not None:
+            tested = selected_positions(config, entry, case.dtype)
+            found = variant_case_of(entry, case.dtype, rule, case.sample, tested)
+    if found is None:
         raise InputError(
             f"{test_id}: no such sample; regenerate the list with `ckit standard lock`"
         )
-    return sample_case(
-        entry, case.dtype, sample, f"{entry.key} sample {case.sample}", exact_layout=exact_layout
-    )
+    return found

@@ -19,7 +19,7 @@ import torch
 
 from kit.errors import InputError
 from kit.tiers.unit.checking import WIDENED_DTYPES, UnitCase
-from kit.tiers.unit.config import FLOAT64_REFERENCE, OpEntry
+from kit.tiers.unit.entries import FLOAT64_REFERENCE, OpEntry
 from kit.tiers.unit.seeding import seeded_rngs
 from kit.tiers.unit.trees import (
     FLOATING_TO_UPCAST,

@@ -1,0 +1,31 @@
+"""Every kind of variant the unit tier builds: the one list of them."""
+
+from __future__ import annotations
+
+from kit.errors import InputError
+from kit.tiers.unit.variants.arity import Arity
+from kit.tiers.unit.variants.empty import Empty
+from kit.tiers.unit.variants.expanded import Expanded
+from kit.tiers.unit.variants.extremes import Extremes
+from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
+from kit.tiers.unit.variants.large import Large
+from kit.tiers.unit.variants.noncontiguous import Noncontiguous
+
+#: In the order a rule name is tried against them.
+KINDS: tuple[VariantKind, ...] = (
+    Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
+)
+
+
+def kind_claiming(rule_name: str, where: str) -> VariantKind:
+    """The kind a ``coverage.variants`` rule of this name is built by."""
+    found = next((kind for kind in KINDS if kind.claims(rule_name)), None)
+    if found is None or LABEL_SEPARATOR in rule_name:
+        names = [kind.spelling for kind in KINDS]
+        raise InputError(f"{where}: unknown variant (expected one of {names})")
+    return found
+
+
+def kind_named(name: str) -> VariantKind:
+    """The kind of a parsed rule (``VariantRule.kind``)."""
+    return next(kind for kind in KINDS if kind.name == name)
