@@ -111,6 +111,16 @@ class ResultMismatch(KitOutcome, AssertionError):
         return dict(self.facts)
 
 
+class SemanticMismatch(ResultMismatch):
+    """The call behaved unlike CPU in something its values cannot show: a result dtype, shape
+    or layout, a view that is a copy, an ``out=`` tensor not written, a stale repeat, a missing
+    error. ``failure`` names which (``details.failure``: ``not-a-view``, ``wrong-strides``...).
+    """
+
+    def __init__(self, message: str, *, failure: str, **facts: Any) -> None:
+        super().__init__(message, failure=failure, **facts)
+
+
 class Unsupported(KitOutcome):
     """The device does not implement what the test needs."""
 

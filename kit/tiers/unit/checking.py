@@ -6,10 +6,13 @@ calls the code under test on them. The check:
 1. CPU in the tested dtype gives the dtypes the device must return (and, for ``same-dtype``
    ops, the reference values);
 2. CPU with floating inputs upcast to float64 gives the reference values (``float64`` ops);
-3. the device call must leave its inputs unchanged (an out-of-place op that writes into an
+3. where the case observes facts of the call its values cannot show (is the result a view of
+   the input, is the ``out=`` tensor the one written: ``UnitCase.observe``), the device's must
+   equal CPU's, each a ``SemanticMismatch`` named by its ``failure`` when not;
+4. the device call must leave its inputs unchanged (an out-of-place op that writes into an
    input is wrong even when its own result is right, and the damage would be blamed on
    whatever reads that tensor next);
-4. the device result must have those dtypes and lie within the standard's error model bound
+5. the device result must have those dtypes and lie within the standard's error model bound
    (``kit.numerics.criteria.ErrorBound``) of the reference, judged per output dtype; the
    figures are recorded for passing tests too.
 
@@ -20,7 +23,7 @@ curation is wrong (or the vendor's modules changed how CPU behaves).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +34,7 @@ from kit.numerics.accumulation import accumulation_length
 from kit.numerics.comparison import Measurement
 from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import assert_close
-from kit.outcomes import KitOutcome, ResultMismatch, numerics_details
+from kit.outcomes import KitOutcome, ResultMismatch, SemanticMismatch, numerics_details
 from kit.standard import Standard, load_standard
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
 from kit.tiers.unit.trees import (
@@ -45,6 +48,22 @@ from kit.tiers.unit.trees import (
 
 #: Dtypes whose inputs a float64 reference widens (float64 itself is its own reference).
 WIDENED_DTYPES = frozenset({"float32", "bfloat16", "float16"})
+
+
+@dataclass(frozen=True)
+class Fact:
+    """Something about a call that its values cannot show, compared exactly with CPU's."""
+
+    #: What it says, for messages: ``the result shares the input's storage``.
+    name: str
+    #: ``details.failure`` when the device's differs from CPU's: ``not-a-view``.
+    failure: str
+    #: A plain value (bool, int, str, tuples of them): it travels in the evidence file.
+    value: Any
+
+
+#: ``(inputs, result) -> facts``, taken on the device right after the call (and on CPU).
+Observer = Callable[[Any, Any], tuple[Fact, ...]]
 
 
 @dataclass(frozen=True)
@@ -64,6 +83,8 @@ class UnitCase:
     #: tier registers it in the exported subject; ``call`` copies and moves it, which export
     #: cannot trace).
     call_module: Callable[[Any, Any], Any] | None = None
+    #: Facts of the call compared before any value (None: values only).
+    observe: Observer | None = None
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):
@@ -88,26 +109,38 @@ def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
     return measurements
 
 
-def execute_case(device: str, case: UnitCase) -> tuple[Any, Any]:
-    """The vendor half: ``(result, inputs after the call)`` from the device, on CPU."""
+def execute_case(device: str, case: UnitCase) -> tuple[Any, ...]:
+    """The vendor half: ``(result, inputs after the call)`` from the device, on CPU, and the
+    facts the case observes on the device (a third element, only where it observes any)."""
     with torch.no_grad():
         device_inputs = case.make_inputs(device, False)
-        return to_cpu(case.call(device, False, device_inputs)), to_cpu(device_inputs)
+        result = case.call(device, False, device_inputs)
+        outcome = (to_cpu(result), to_cpu(device_inputs))
+        if case.observe is None:
+            return outcome
+        # Plain name -> value pairs: the evidence file holds no kit classes, and what each
+        # fact means (its failure) is the judge's to say, from its own CPU observation.
+        return (*outcome, {fact.name: fact.value for fact in case.observe(device_inputs, result)})
 
 
 def judge_case(
     standard: Standard,
     case: UnitCase,
-    actual: tuple[Any, Any],
+    actual: tuple[Any, ...],
     references: tuple[tuple[Any, Any], tuple[Any, Any]] | None = None,
 ) -> list[Measurement]:
-    """The kit half: CPU references (``cpu_references``, computed here unless given), inputs
-    unchanged, dtypes, then the numerics bound."""
+    """The kit half: CPU references (``cpu_references``, computed here unless given), facts,
+    inputs unchanged, dtypes, then the numerics bound."""
     with torch.no_grad():
         expected_like, reference = references or cpu_references(case)
         cpu_inputs = case.make_inputs("cpu", False)
-    if not (isinstance(actual, tuple) and len(actual) == 2):
-        raise ResultMismatch("the device evidence is not (result, inputs after the call)")
+    expected_length = 2 if case.observe is None else 3
+    if not (isinstance(actual, tuple) and len(actual) == expected_length):
+        raise ResultMismatch("the device evidence is not (result, inputs after the call"
+                             + (", facts)" if case.observe else ")"))
+    if case.observe is not None:
+        assert_same_facts(actual[2], cpu_facts(case))
+        actual = actual[:2]
     mutated = case.comparison.mutates
     assert_inputs_unchanged(actual[1], cpu_inputs, allowed=mutated)
     actual, expected_like, reference = (
@@ -186,6 +219,27 @@ def magnitude_reference(case: UnitCase) -> float:
         if leaf.is_floating_point() and (finite := leaf[torch.isfinite(leaf)]).numel()
     ]
     return max(sizes, default=0.0)
+
+
+def cpu_facts(case: UnitCase) -> tuple[Fact, ...]:
+    """The facts the case observes of its call on CPU, in the tested dtype."""
+    assert case.observe is not None
+    with torch.no_grad():
+        inputs = case.make_inputs("cpu", False)
+        return case.observe(inputs, case.call("cpu", False, inputs))
+
+
+def assert_same_facts(device: Any, cpu: tuple[Fact, ...]) -> None:
+    """Each of CPU's facts holds on the device too, in CPU's order (the first differing one is
+    the failure)."""
+    found = device if isinstance(device, Mapping) else {}
+    for expected in cpu:
+        if expected.name not in found or found[expected.name] != expected.value:
+            seen = repr(found[expected.name]) if expected.name in found else "not observed"
+            raise SemanticMismatch(
+                f"{expected.name}: {seen} on the device, {expected.value!r} on CPU",
+                failure=expected.failure,
+            )
 
 
 def assert_inputs_unchanged(
