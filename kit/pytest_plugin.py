@@ -198,6 +198,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(report: pytest.TestReport) -> Any:
+    # pytest-xdist ships reports between processes as plain data: the verdict travels as a dict.
+    data = yield
+    verdict = verdict_of(report) if isinstance(report, pytest.TestReport) else None
+    if isinstance(data, dict) and verdict is not None:
+        data[VERDICT_ATTRIBUTE] = {"status": verdict.status.value, "message": verdict.message,
+                                   "details": verdict.details}
+    return data
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(data: dict[str, Any]) -> Any:
+    report = yield
+    shipped = getattr(report, VERDICT_ATTRIBUTE, None)
+    if isinstance(shipped, dict):
+        verdict = Verdict(Status(shipped["status"]), shipped["message"], shipped["details"])
+        setattr(report, VERDICT_ATTRIBUTE, verdict)
+    return report
+
+
 def verdict_of(report: pytest.TestReport) -> Verdict | None:
     """The kit's verdict on one phase (None: this phase decided nothing)."""
     verdict = getattr(report, VERDICT_ATTRIBUTE, None)

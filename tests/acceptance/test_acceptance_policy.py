@@ -22,6 +22,8 @@ from kit.grading.released import ReleasedKit
 from kit.standard.catalogue import standard_directory
 
 SHIPPED = standard_directory() / "acceptance.yaml"
+#: The current standard, which its shipped policy names.
+CURRENT = standard_directory().name
 LISTED = (ReleasedKit("0.1.0", "ab" * 32, dt.date(2027, 1, 31)),)
 
 
@@ -93,7 +95,7 @@ def test_the_shipped_policy_is_the_repositorys_default():
     policy = load_policy(SHIPPED, vendor=VENDOR, released_kits=LISTED)
     assert policy.checks == (
         ReleasedKitCheck(LISTED),
-        StandardCheck("v1"),
+        StandardCheck(CURRENT),
         TorchReleaseCheck("2.13"),
         VendorCheck(VENDOR),
         MinGradeCheck("conformant-with-exceptions", grade_order()),
@@ -104,7 +106,7 @@ def test_the_shipped_policy_is_the_repositorys_default():
 
 def test_a_policy_reports_every_check_and_accepts_only_when_all_are_met():
     report, standing = read(narrowed_report())
-    policy = AcceptancePolicy((VendorCheck(VENDOR), VendorCheck("globex"), StandardCheck("v1")))
+    policy = AcceptancePolicy((VendorCheck(VENDOR), VendorCheck("globex"), StandardCheck(CURRENT)))
     outcomes = policy.evaluate(report, standing, dt.datetime.now(dt.UTC))
     assert outcomes == (
         PolicyOutcome("vendor", True, "the report is vendor acme's", None),
@@ -112,7 +114,8 @@ def test_a_policy_reports_every_check_and_accepts_only_when_all_are_met():
             "vendor", False, "the report is vendor globex's", "the report is vendor acme's, "
             "not globex's"
         ),
-        PolicyOutcome("standard", True, "the run was judged against standard v1", None),
+        PolicyOutcome("standard", True, f"the run was judged against standard {CURRENT}",
+                      None),
     )
     assert not accepted(outcomes)
     assert accepted(outcomes[:1] + outcomes[2:])

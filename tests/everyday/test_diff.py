@@ -13,6 +13,7 @@ from kit.cli import main
 from kit.cli.cmd_diff import REGRESSED_EXIT
 from kit.errors import ExitCode
 from kit.results import Status, TestRecord
+from kit.standard import load_standard
 
 IDS = selected_ids()
 REGRESSES, IMPROVES, CHANGES, VANISHES, APPEARS = IDS[0], IDS[1], IDS[2], IDS[3], IDS[4]
@@ -92,15 +93,17 @@ def test_nothing_regressed_exits_zero(
 
 
 def _other_standard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report: Path) -> Path:
-    """A kit that carries a standard v2 extending v1; ``report`` relabelled as judged by it."""
+    """A kit that carries a standard v99 extending the report's; ``report`` relabelled as
+    judged by it."""
     home = tmp_path / "home"
-    shutil.copytree(Path(__file__).resolve().parents[2] / "standards" / "v1",
-                    home / "standards" / "v1")
-    (home / "standards" / "v2").mkdir()
-    (home / "standards" / "v2" / "standard.yaml").write_text("version: v2\nextends: v1\n")
-    monkeypatch.setenv("CKIT_HOME", str(home))
+    shutil.copytree(Path(__file__).resolve().parents[2] / "standards", home / "standards")
     document = json.loads(report.read_text(encoding="utf-8"))
-    document["standard"]["version"] = "v2"
+    parent = document["standard"]["version"]
+    (home / "standards" / "v99").mkdir()
+    (home / "standards" / "v99" / "standard.yaml").write_text(
+        f"version: v99\nextends: {parent}\n")
+    monkeypatch.setenv("CKIT_HOME", str(home))
+    document["standard"]["version"] = "v99"
     return write_report(tmp_path / "v2run", document)
 
 
@@ -109,14 +112,15 @@ def test_reports_of_different_standards_are_refused_in_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     a, b = two_runs
+    version = load_standard().version
     other = _other_standard(tmp_path, monkeypatch, b / "report.json")
     code, out, err = _diff(capsys, str(a), str(other))
     assert code == ExitCode.INPUT_ERROR and out == ""
-    assert err == (f"ckit: error: {a / 'report.json'} was judged by standard v1 and {other} by "
-                   "standard v2: their tests and bounds differ; pass --allow-other-standard to "
-                   "compare anyway\n")
+    assert err == (f"ckit: error: {a / 'report.json'} was judged by standard {version} and "
+                   f"{other} by standard v99: their tests and bounds differ; pass "
+                   "--allow-other-standard to compare anyway\n")
     code, out, _ = _diff(capsys, str(a), str(other), "--allow-other-standard")
-    assert code == REGRESSED_EXIT and "standard v2" in out.splitlines()[1]
+    assert code == REGRESSED_EXIT and "standard v99" in out.splitlines()[1]
 
 
 def test_a_forged_grade_with_a_terminal_escape_is_refused_and_not_echoed(

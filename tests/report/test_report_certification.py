@@ -20,9 +20,12 @@ from kit.formats.markdown import MarkdownFormat
 from kit.grading.grading import grade_report
 from kit.results import Status, TestRecord
 from kit.standard import Standard, load_standard, torch_release_of
+from kit.standard.catalogue import standard_directory
 
 WRONG_RELEASE = "2.11.0+cu130"
-TORCH_REASON = f"ran torch {WRONG_RELEASE}; standard v1 certifies 2.13.0"
+CURRENT = load_standard()
+TORCH_REASON = (f"ran torch {WRONG_RELEASE}; standard {CURRENT.version} certifies "
+                f"{CURRENT.torch_release}")
 
 
 def recorded_with(environment: dict[str, Any], torch_version: str) -> dict[str, Any]:
@@ -72,7 +75,8 @@ def test_the_certified_release_with_any_local_build_is_certifiable(report_on, ve
 def test_any_other_release_is_not_certifiable(report_on, version: str):
     report = report_on(version)
     assert report["grade"]["name"] == "not-certifiable"
-    assert report["grade"]["reasons"][0].startswith(f"ran torch {version}; standard v1 certifies")
+    reason = report["grade"]["reasons"][0]
+    assert reason.startswith(f"ran torch {version}; standard {CURRENT.version} certifies")
 
 
 def test_other_shortfalls_are_still_reported_after_the_release(report_on):
@@ -134,13 +138,13 @@ def test_not_certifiable_is_the_last_grade_and_the_only_one_off_release():
 
 
 def test_the_schema_enum_is_the_standards_grades():
-    schema = json.loads((load_standard().directory / "report.schema.json").read_text())
+    schema = json.loads(load_standard().file("report.schema.json").read_text())
     names = schema["properties"]["grade"]["properties"]["name"]["enum"]
     assert names == [g.name for g in load_standard().grades]
 
 
 def test_a_quoted_flag_is_refused(tmp_path: Path):
-    source = load_standard().directory / "standard.yaml"
+    source = standard_directory("v1") / "standard.yaml"  # states the flag itself
     text = source.read_text(encoding="utf-8")
     (tmp_path / "standard.yaml").write_text(
         text.replace("certified_torch_release: false", 'certified_torch_release: "false"'),

@@ -74,7 +74,7 @@ def test_properties_carry_digest_vendor_and_grade(make_report):
         assert props["ckit.kit_digest"] == report["kit"]["digest"]
         assert props["ckit.vendor"] == "cpu"
         assert props["ckit.grade"] == "conformant"
-        assert props["ckit.standard"] == "v1"
+        assert props["ckit.standard"] == report["standard"]["version"]
 
 
 def test_markup_and_control_characters_in_messages_survive(make_report, tmp_path: Path):

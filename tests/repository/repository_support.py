@@ -13,6 +13,7 @@ from pathlib import Path
 
 import kit
 from kit.hashing import kit_digest
+from kit.standard import load_standard
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
 #: One op of the unit tier: a real run in about 20 seconds (graded non-conformant: narrowed).
@@ -110,7 +111,7 @@ def _trust_keyring(base: Path, env: dict[str, str], keyring: Path) -> None:
     (base / "policy.yaml").write_text(
         "# The test repository's bar: a released kit, this standard and release, the vendor of\n"
         "# the path, a recent run; narrowed runs (graded non-conformant) are accepted.\n"
-        'released_kit: true\nstandard: v1\ntorch_release: "2.13"\n'
+        f'released_kit: true\nstandard: {load_standard().version}\ntorch_release: "2.13"\n'
         "vendor_is_submission_path: true\nmax_age_days: 30\n"
     )
     (base / "released-kits.yaml").write_text(

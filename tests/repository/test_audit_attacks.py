@@ -32,6 +32,7 @@ from kit.signing.dsse import decode_envelope
 from kit.signing.keys import keyid_of, load_private_key
 from kit.signing.sign import sign_output_dir
 from kit.signing.strict_json import loads_strict
+from kit.standard import load_standard
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def grade_not_matching_its_records(repo: Repo) -> Expected:
 
     key = _resign_and_refile(repo, "cpu", claim_conformant)
     return Expected(key, 6, f"step 12: report claims grade 'conformant', but its records graded "
-                    f"under standard v1 give {actual!r}")
+                    f"under standard {report['standard']['version']} give {actual!r}")
 
 
 def required_test_removed(repo: Repo) -> Expected:
@@ -118,7 +119,8 @@ def required_test_removed(repo: Repo) -> Expected:
         removed.append(document["records"].pop(0)["id"])
 
     key = _resign_and_refile(repo, "simnpu", drop_first_record)
-    return Expected(key, 4, f"1 required test(s) of standard v1 have no record (first: "
+    version = load_standard().version
+    return Expected(key, 4, f"1 required test(s) of standard {version} have no record (first: "
                     f"{removed[0]}); 1 not even listed as missing")
 
 

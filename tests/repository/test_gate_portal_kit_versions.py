@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repository_support import KIT_ROOT, TEST_AUTHOR, SharedRepo, field, git
+from repository_support import TEST_AUTHOR, SharedRepo, field, git
 
 import kit
 from kit.cli import main
@@ -199,7 +199,7 @@ def test_a_release_managers_gate_policy_decides_otherwise(
     audited: Audited, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     policy = tmp_path / "gate.yaml"
-    standard = (KIT_ROOT / "standards" / "v1" / "gate.yaml").read_text()
+    standard = load_standard().file("gate.yaml").read_text()
     policy.write_text(standard.replace("required_vendors: []", "required_vendors: [cpu]")
                       .replace("max_failing_age_hours: 72", "max_failing_age_hours: 96"))
     code, vendors = _gate(audited, capsys, "--policy", str(policy))

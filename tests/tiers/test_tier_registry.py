@@ -77,14 +77,15 @@ def smoke_tier() -> Iterator[Tier]:
 
 @pytest.fixture
 def kit_home_with_smoke_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A kit home whose v1 carries the extra tier's entries (list, timeout)."""
+    """A kit home whose current standard carries the extra tier's entries (list, timeout); a
+    standard that extends another merges them over its parent's."""
     root = tmp_path / "home" / "standards"
     version = load_standard().version
-    shutil.copytree(standard_directory(version), root / version)
+    shutil.copytree(standard_directory(version).parent, root)
     source = root / version / "standard.yaml"
     data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    data["test_lists"][EXTRA] = f"tests/{EXTRA}.txt"
-    data["timeouts"][EXTRA] = 5
+    data.setdefault("test_lists", {})[EXTRA] = f"tests/{EXTRA}.txt"
+    data.setdefault("timeouts", {})[EXTRA] = 5
     source.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     monkeypatch.setenv("CKIT_HOME", str(root.parent))
     return root / version

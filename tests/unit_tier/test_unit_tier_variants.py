@@ -237,13 +237,15 @@ def test_the_locked_list_records_each_tests_input_digest() -> None:
 def test_lock_refuses_an_id_whose_regenerated_inputs_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copytree(standard_directory(), tmp_path / "standards" / "v1")
-    unit_yaml = tmp_path / "standards" / "v1" / "unit.yaml"
+    shutil.copytree(standard_directory().parent, tmp_path / "standards")
+    monkeypatch.setenv("CKIT_HOME", str(tmp_path))
+    copied = load_standard()
+    unit_yaml = copied.tier_file("unit")
     text = unit_yaml.read_text()
     assert text.count("length: 300") == 1
     unit_yaml.write_text(text.replace("length: 300", "length: 301"))  # every large id changes
-    locked = (tmp_path / "standards" / "v1" / "tests" / "unit.txt").read_text()
-    monkeypatch.setenv("CKIT_HOME", str(tmp_path))
+    locked_list = copied.test_list_path("unit")
+    locked = locked_list.read_text()
 
     for command in (["--check"], []):
         assert main(["standard", "lock", "--tier", "unit", *command]) == 3
@@ -251,7 +253,9 @@ def test_lock_refuses_an_id_whose_regenerated_inputs_changed(
         assert len(error.splitlines()) == 1
         first_large = next(i for i in LOCKED if i.endswith("/large"))
         assert f"test {first_large} (and " in error and "now names other inputs" in error
-    assert (tmp_path / "standards" / "v1" / "tests" / "unit.txt").read_text() == locked
+    assert locked_list.read_text() == locked  # nothing written, not even a list of its own
+    assert copied.own_test_list_path("unit").exists() == (copied.own_test_list_path("unit")
+                                                          == locked_list)
 
 
 # --- coverage section errors -------------------------------------------------------------------
