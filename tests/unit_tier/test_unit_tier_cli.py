@@ -14,7 +14,7 @@ def test_show_prints_version_counts_and_skip_policy(capsys: pytest.CaptureFixtur
     assert main(["standard", "show"]) == 0
     out = capsys.readouterr().out
     standard = load_standard()
-    assert out.startswith(f"standard v1 for PyTorch {standard.torch_release}")
+    assert out.startswith(f"standard {standard.version} for PyTorch {standard.torch_release}")
     assert f"unit: {len(standard.test_ids('unit'))}" in out
     assert "unit/opinfo/add/float32/*" in out  # a never-skip pattern
     assert "unit/*/*/float32/*" in out  # a required pattern
@@ -23,7 +23,7 @@ def test_show_prints_version_counts_and_skip_policy(capsys: pytest.CaptureFixtur
 def test_show_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["standard", "show", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["version"] == "v1"
+    assert summary["version"] == load_standard().version
     assert summary["tests"]["unit"] == len(load_standard().test_ids("unit"))
     assert "unit/*/*/float32/*" in summary["required"]["unit"]
 

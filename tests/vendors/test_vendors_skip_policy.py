@@ -96,7 +96,7 @@ def test_stale_entries_match_no_test(tmp_path: Path) -> None:
 @pytest.fixture
 def kit_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A kit home whose standard v1 has a locked unit list; vendors live in tmp_path/vendors."""
-    source = standard_directory() / "standard.yaml"
+    source = standard_directory("v1") / "standard.yaml"  # a standard that extends none
     home = write_locked_standard(tmp_path / "home", source, LOCKED_UNIT_IDS)
     monkeypatch.setenv("CKIT_HOME", str(home))
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path / "vendors"))
@@ -220,7 +220,7 @@ def test_no_stale_warning_before_lists_are_locked(
     # A kit home whose standard has no tests/ directory yet: stale detection is skipped.
     standard = tmp_path / "home" / "standards" / "v1"
     standard.mkdir(parents=True)
-    (standard / "standard.yaml").write_bytes((standard_directory() / "standard.yaml").read_bytes())
+    (standard / "standard.yaml").write_bytes((standard_directory("v1") / "standard.yaml").read_bytes())
     monkeypatch.setenv("CKIT_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path / "vendors"))
     write_vendor(tmp_path / "vendors", skips=skips_yaml(skip_entry("unit/opinfo/gone/**")))

@@ -28,7 +28,7 @@ LOCKED_UNIT_IDS = [
 @pytest.fixture
 def vendors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The vendors directory of a kit home whose standard v1 has a locked unit list."""
-    source = standard_directory() / "standard.yaml"
+    source = standard_directory("v1") / "standard.yaml"  # a standard that extends none
     home = write_locked_standard(tmp_path / "home", source, LOCKED_UNIT_IDS)
     monkeypatch.setenv("CKIT_HOME", str(home))
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path / "vendors"))
