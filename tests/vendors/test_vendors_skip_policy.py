@@ -220,7 +220,8 @@ def test_no_stale_warning_before_lists_are_locked(
     # A kit home whose standard has no tests/ directory yet: stale detection is skipped.
     standard = tmp_path / "home" / "standards" / "v1"
     standard.mkdir(parents=True)
-    (standard / "standard.yaml").write_bytes((standard_directory("v1") / "standard.yaml").read_bytes())
+    v1 = standard_directory("v1") / "standard.yaml"  # a standard that extends none
+    (standard / "standard.yaml").write_bytes(v1.read_bytes())
     monkeypatch.setenv("CKIT_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path / "vendors"))
     write_vendor(tmp_path / "vendors", skips=skips_yaml(skip_entry("unit/opinfo/gone/**")))
