@@ -7,18 +7,40 @@ share an expensive fixture must stay on one worker, or each worker pays for it a
   the Slurm cluster, the shared repository's real runs, the golden programs) is grouped with the
   rest of that directory;
 - every other test is grouped with its file (module-scoped fixtures: one real run read by the
-  file's tests).
+  file's tests). The session fixtures of this file are cheap and shared by the whole suite:
+  they group nothing.
+
+This file also holds what the report's layers (``tests/report``, ``tests/grading``,
+``tests/formats``) build reports with: the real current standard (without its locked lists),
+the real cpu vendor, real skip manifests.
 
 Plain ``pytest`` without ``-n`` ignores the groups.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from report_helpers import TODAY, run_info
+
+from kit.clock import RunDate
+from kit.device import DeviceInfo
+from kit.grading import build_report, collect_environment
+from kit.results import TestRecord
+from kit.standard import Standard, load_standard
+from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
+
+#: The suite's root directory, as pytest names it in a fixture's ``baseid``.
+SUITE_ROOT = Path(__file__).parent.name
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,6 +81,76 @@ def _worker_group(item: pytest.Item) -> str:
     info = getattr(item, "_fixtureinfo", None)
     for definitions in (info.name2fixturedefs.values() if info else ()):
         for definition in definitions:
-            if definition.scope == "session" and definition.baseid:
+            if definition.scope == "session" and definition.baseid not in ("", SUITE_ROOT):
                 return definition.baseid
     return item.nodeid.split("::", 1)[0]
+
+
+@pytest.fixture
+def private_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Keys default to ``tmp_path/config/ckit/keys``; no signing, kit-home or clock setting
+    leaks in from the caller. Directories whose every test needs it use it autouse."""
+    config = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    for name in ("CKIT_SIGNING_KEY", "CKIT_KEY_PASSPHRASE", "CKIT_HOME", "CKIT_TODAY"):
+        monkeypatch.delenv(name, raising=False)
+    return config
+
+
+# --- building reports (tests/report, tests/grading, tests/formats) -------------------------
+
+
+@pytest.fixture(scope="session")
+def standard() -> Standard:
+    # Without test lists: the locked lists of the checkout must not decide these tests' grades.
+    return dataclasses.replace(load_standard(), test_lists={})
+
+
+@pytest.fixture(scope="session")
+def vendor() -> VendorProfile:
+    return load_vendor("cpu")
+
+
+@pytest.fixture(scope="session")
+def environment() -> dict[str, Any]:
+    return collect_environment(DeviceInfo("cpu", 1, "x86_64"))
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Callable[[Sequence[dict[str, str]]], SkipManifest]:
+    """Write a skip manifest YAML file with these entries and load it the kit's way."""
+
+    def write(entries: Sequence[dict[str, str]]) -> SkipManifest:
+        path = tmp_path / "skips.yaml"
+        path.write_text(yaml.safe_dump({"skips": list(entries)}), encoding="utf-8")
+        return load_skip_manifest(path)
+
+    return write
+
+
+@pytest.fixture
+def make_report(
+    standard: Standard, vendor: VendorProfile, environment: dict[str, Any]
+) -> Callable[..., dict[str, Any]]:
+    def make(
+        records: Sequence[TestRecord],
+        *,
+        skips: SkipManifest | None = None,
+        run: dict[str, Any] | None = None,
+        today: dt.date = TODAY,
+        clock: RunDate | None = None,
+        standard_override: Standard | None = None,
+        environment_override: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return build_report(
+            records=records,
+            standard=standard_override or standard,
+            vendor=vendor,
+            skips=skips or SkipManifest(entries=()),
+            environment=environment_override or environment,
+            run=run or run_info(),
+            # Time frozen honestly: as if the system clock read ``today`` (no override).
+            clock=clock or RunDate(today),
+        )
+
+    return make

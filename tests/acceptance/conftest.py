@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acceptance_fixtures import full_report
+from acceptance_helpers import full_report
 
 
 @pytest.fixture(autouse=True)

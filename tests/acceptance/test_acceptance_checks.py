@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
-from acceptance_fixtures import VENDOR, finished_ago, full_report, narrowed_report, read
+from acceptance_helpers import VENDOR, finished_ago, full_report, narrowed_report, read
 
 from kit.acceptance.kit_checks import ReleasedKitCheck, StandardCheck, TorchReleaseCheck
 from kit.acceptance.result_checks import (

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acceptance_fixtures import (
+from acceptance_helpers import (
     CHECKOUT,
     SignedRun,
     finished_ago,

@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from acceptance_fixtures import VENDOR, narrowed_report, read
+from acceptance_helpers import VENDOR, narrowed_report, read
 
 from kit.acceptance import AcceptancePolicy, PolicyOutcome, accepted, load_policy
 from kit.acceptance.kit_checks import ReleasedKitCheck, StandardCheck, TorchReleaseCheck

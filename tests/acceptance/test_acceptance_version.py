@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from acceptance_fixtures import kit_home_releasing
+from acceptance_helpers import kit_home_releasing
 
 import kit
 from kit.cli import main

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import docker
 import pytest
-from container_support import FIXTURE_VENDORS, DeployOutcome, deploy_tier_command, parse_junit
+from container_helpers import FIXTURE_VENDORS, DeployOutcome, deploy_tier_command, parse_junit
 
 from kit.container.bootstrap import BootstrapResult, bootstrap_base
 from kit.container.build import BuiltImage

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from container_support import FIXTURE_VENDORS
+from container_helpers import FIXTURE_VENDORS
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from container_support import run_deploy_tier_on_host
+from container_helpers import run_deploy_tier_on_host
 
 from kit import paths
 from kit.tiers.deploy.cases import DEPLOY_TEST_IDS

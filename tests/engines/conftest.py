@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from slurm_support import CkitCli, ckit_cli
+from slurm_helpers import CkitCli, ckit_cli
 
 
 def _cluster_problem() -> str | None:

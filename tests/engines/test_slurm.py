@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from slurm_support import CkitCli, ckit_cli, error_line, node_ckit
+from slurm_helpers import CkitCli, ckit_cli, error_line, node_ckit
 
 from kit.runner.merge import layout_free
 

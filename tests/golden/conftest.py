@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from golden_support import GoldenRun, Program, make_golden_run, onnx_program, pte_program
+from golden_helpers import GoldenRun, Program, make_golden_run, onnx_program, pte_program
 
 
 @pytest.fixture(scope="session")

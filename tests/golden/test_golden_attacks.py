@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from golden_support import ONNX_FLOW, ONNX_TEST, PTE_FLOW, PTE_TEST, GoldenRun
+from golden_helpers import ONNX_FLOW, ONNX_TEST, PTE_FLOW, PTE_TEST, GoldenRun
 
 from kit.cli import main
 from kit.errors import ExitCode

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from golden_support import ONNX_FLOW, ONNX_TEST, PTE_FLOW, PTE_TEST, GoldenRun
+from golden_helpers import ONNX_FLOW, ONNX_TEST, PTE_FLOW, PTE_TEST, GoldenRun
 
 from kit.cli import main
 from kit.golden.manifest import load_manifest

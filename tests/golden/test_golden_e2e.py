@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from golden_support import ckit_runner
+from golden_helpers import ckit_runner
 
 from kit.golden.manifest import load_manifest
 from kit.rundir import GOLDEN_MANIFEST

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from golden_support import PTE_FLOW, GoldenRun, Program, ckit_runner, save_programs
+from golden_helpers import PTE_FLOW, GoldenRun, Program, ckit_runner, save_programs
 
 from kit.cli import main
 from kit.errors import ExitCode

@@ -1,103 +1,15 @@
-"""One shared repository for the portal tests: built, signed, audited and rendered once.
-
-Vendors acme (two kit versions, its newer result failing a model test, and a newest submission
-tampered after signing), bolt (a model test skipped, a unit failure whose message holds markup)
-and cpu (a narrowed run whose profile's docs_url is a ``javascript:`` link).
-"""
+"""One shared repository for the portal tests: built, signed, audited and rendered once
+(``portal_helpers`` says what it holds)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from submission_fixtures import (
-    NOW,
-    SMALL_SELECT,
-    Outcome,
-    Repository,
-    Run,
-    audit,
-    hours_before,
-    numeric_failure,
-    source_absent,
-    tamper,
-)
+from portal_helpers import PortalWorld, submit_all
+from submission_helpers import Repository, audit
 
 from kit.portal.builder import build_site
-from kit.repository.interface import RepositoryAudit
-from kit.repository.layout import SubmissionKey
-from kit.results import Status
-
-MARKUP_MESSAGE = "<script>alert('pwned')</script> differs"
-UNIT_FAILURE = "unit/opinfo/add/float32/0"
-#: A flow test whose backend took nothing, with the facts every flow record carries.
-NOT_DELEGATED_TEST = "flows/executorch_xnnpack/opinfo/cumsum/float32/0"
-NOT_DELEGATED = Outcome(
-    Status.NOT_DELEGATED,
-    "the backend took no operator of the program",
-    {"flow": "executorch_xnnpack", "stage": "NOT_DELEGATED", "delegated_ops": 0,
-     "undelegated_ops": 1, "undelegated_op_names": {"aten.cumsum.default": 1},
-     "lowering_s": 0.5, "program_bytes": 1200},
-)
-
-
-@dataclass(frozen=True)
-class PortalWorld:
-    repo: Repository
-    audit: RepositoryAudit
-    site: Path
-    acme_old: SubmissionKey
-    acme_latest: SubmissionKey
-    acme_tampered: SubmissionKey
-    bolt: SubmissionKey
-
-
-def _submit_all(repo: Repository) -> dict[str, SubmissionKey]:
-    markup = Outcome(Status.FAIL_NUMERIC, MARKUP_MESSAGE, numeric_failure().details)
-    keys = {
-        "acme_old": repo.submit(Run("acme", hours_before(NOW, 30), kit_version="0.1.0")),
-        "acme_latest": repo.submit(
-            Run(
-                "acme",
-                hours_before(NOW, 5),
-                kit_version="0.2.0",
-                outcomes={"models/hf/gpt2/eager": numeric_failure(0.0042, 0.17)},
-            )
-        ),
-        "bolt": repo.submit(
-            Run(
-                "bolt",
-                hours_before(NOW, 8),
-                outcomes={
-                    "models/timm/resnet18/eager": source_absent("timm"),
-                    UNIT_FAILURE: markup,
-                    NOT_DELEGATED_TEST: NOT_DELEGATED,
-                },
-            )
-        ),
-        "cpu": repo.submit(
-            Run(
-                "cpu",
-                hours_before(NOW, 3),
-                kit_version="0.2.0",
-                select=SMALL_SELECT,
-                docs_url="javascript:alert(1)",
-            )
-        ),
-        "acme_tampered": repo.submit(
-            Run(
-                "acme",
-                hours_before(NOW, 1),
-                kit_version="0.2.0",
-                select=SMALL_SELECT,
-                outcomes={"models/hf/t5/eager": numeric_failure()},
-            )
-        ),
-    }
-    tamper(repo, keys["acme_tampered"])
-    return keys
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +19,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalWorld]:
         patch.setenv("XDG_CONFIG_HOME", str(root / "config"))
         patch.delenv("CKIT_SIGNING_KEY", raising=False)
         repo = Repository(root / "repo")
-        keys = _submit_all(repo)
+        keys = submit_all(repo)
         audited = audit(repo)
         site = root / "site"
         build_site(audited, site)

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import PortalWorld
+from portal_helpers import PortalWorld
 
 #: Flags for a browser that touches nothing outside its own fresh profile.
 HEADLESS_FLAGS = (

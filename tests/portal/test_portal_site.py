@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import MARKUP_MESSAGE, NOT_DELEGATED_TEST, UNIT_FAILURE, PortalWorld
+from portal_helpers import MARKUP_MESSAGE, NOT_DELEGATED_TEST, UNIT_FAILURE, PortalWorld
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError

@@ -9,7 +9,7 @@ with --push (over a file:// URL); a clone with the simnpu branch checked out hol
 from __future__ import annotations
 
 import pytest
-from repository_support import SharedRepo, build_shared_repo
+from repository_helpers import SharedRepo, build_shared_repo
 
 
 @pytest.fixture(scope="session")

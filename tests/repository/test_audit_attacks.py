@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repository_support import SharedRepo
+from repository_helpers import SharedRepo
 
 from kit.cli import main
 from kit.errors import ExitCode

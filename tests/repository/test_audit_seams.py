@@ -3,7 +3,7 @@ receive each verified submission and their results are the audit's."""
 
 from __future__ import annotations
 
-from repository_support import SharedRepo
+from repository_helpers import SharedRepo
 
 from kit.repository.audit import audit_repository
 from kit.repository.interface import CheckResult

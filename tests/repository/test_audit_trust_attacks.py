@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from repository_support import SharedRepo
+from repository_helpers import SharedRepo
 from test_audit_attacks import Expected, Repo, _copy, _resign_and_refile
 
 from kit.cli import main

@@ -1,7 +1,7 @@
 """``ckit gate``: vendors' latest audited results against a release policy, and its exit code.
 
 Submissions are real: reports built by the kit, signed with real keys, filed in the repository
-layout and audited with ``verify_envelope`` (tests/portal/submission_fixtures.py).
+layout and audited with ``verify_envelope`` (tests/portal/submission_helpers.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "portal"))
 
-from submission_fixtures import (  # noqa: E402
+from submission_helpers import (  # noqa: E402
     NOW,
     SMALL_SELECT,
     Repository,

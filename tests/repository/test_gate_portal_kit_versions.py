@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repository_support import TEST_AUTHOR, SharedRepo, field, git
+from repository_helpers import TEST_AUTHOR, SharedRepo, field, git
 
 import kit
 from kit.cli import main

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repository_support import TEST_AUTHOR, SharedRepo, git
+from repository_helpers import TEST_AUTHOR, SharedRepo, git
 
 from kit.cli import main
 from kit.errors import ExitCode

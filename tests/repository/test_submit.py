@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from repository_support import SharedRepo, field, git
+from repository_helpers import SharedRepo, field, git
 
 from kit.cli import main
 from kit.errors import ExitCode

@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from runner_support import FIXTURES
+from runner_helpers import FIXTURES
 
 
 @pytest.fixture

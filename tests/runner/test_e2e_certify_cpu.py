@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from runner_support import run_ckit
+from runner_helpers import run_ckit
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from runner_support import FIXTURES, records_by_id, run_ckit
+from runner_helpers import FIXTURES, records_by_id, run_ckit
 
 from kit.errors import ExitCode
 from kit.results import Status, TestRecord

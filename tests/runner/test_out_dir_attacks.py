@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from runner_support import run_ckit
+from runner_helpers import run_ckit
 
 from kit.clock import RunDate
 from kit.errors import ExitCode, InputError

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import FIXTURES, records_by_id, run_ckit
+from runner_helpers import FIXTURES, records_by_id, run_ckit
 
 from kit import paths
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import records_by_id, run_ckit
+from runner_helpers import records_by_id, run_ckit
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 

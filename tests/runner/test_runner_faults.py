@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runner_support import FIXTURES, records_by_id, run_ckit
+from runner_helpers import FIXTURES, records_by_id, run_ckit
 
 FAULTY = str(FIXTURES / "vendors" / "faulty")
 SELECTED = [

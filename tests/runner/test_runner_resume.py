@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from runner_support import FIXTURES, run_ckit
+from runner_helpers import FIXTURES, run_ckit
 
 from kit.grading import strip_timings
 

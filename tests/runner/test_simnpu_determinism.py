@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from runner_support import run_ckit
+from runner_helpers import run_ckit
 
 from kit.grading import strip_timings
 

@@ -9,18 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from signing_fixtures import REPORT, SignedRun, make_signed_run, write_report_files
+from signing_helpers import REPORT, SignedRun, make_signed_run, write_report_files
 
 
 @pytest.fixture(autouse=True)
-def private_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Keys default to ``tmp_path/config/ckit/keys``; no signing env leaks in from the caller."""
-    config = tmp_path / "config"
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
-    monkeypatch.delenv("CKIT_SIGNING_KEY", raising=False)
-    monkeypatch.delenv("CKIT_KEY_PASSPHRASE", raising=False)
-    monkeypatch.delenv("CKIT_HOME", raising=False)
-    return config
+def private_keys(private_config: Path) -> Path:
+    """Keys default to ``tmp_path/config/ckit/keys`` (the suite's ``private_config``)."""
+    return private_config
 
 
 @pytest.fixture

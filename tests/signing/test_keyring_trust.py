@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from signing_fixtures import REPORT, VENDOR, SignedRun, make_signed_run
+from signing_helpers import REPORT, VENDOR, SignedRun, make_signed_run
 
 from kit.errors import InputError, VerificationError
 from kit.signing.dsse import Envelope

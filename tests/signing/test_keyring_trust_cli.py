@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from signing_fixtures import VENDOR
+from signing_helpers import VENDOR
 
 from kit.cli import main
 from kit.errors import ExitCode, VerificationError

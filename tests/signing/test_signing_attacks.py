@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from signing_fixtures import VENDOR, SignedRun, make_signed_run
+from signing_helpers import VENDOR, SignedRun, make_signed_run
 
 from kit.errors import ExitCode, VerificationError
 from kit.rundir import report_files

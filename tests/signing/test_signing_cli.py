@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from signing_fixtures import VENDOR
+from signing_helpers import VENDOR
 
 from kit import paths
 from kit.cli import main

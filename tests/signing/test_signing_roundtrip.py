@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from signing_fixtures import REPORT, VENDOR, SignedRun
+from signing_helpers import REPORT, VENDOR, SignedRun
 
 import kit
 from kit.errors import InputError, VerificationError

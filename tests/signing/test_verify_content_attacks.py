@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from signing_fixtures import FAILING, VENDOR, SignedRun, make_signed_run
+from signing_helpers import FAILING, VENDOR, SignedRun, make_signed_run
 
 from kit.cli import main
 from kit.errors import ExitCode, VerificationError

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from vendors_fixtures import GOOD_PROFILE, write_vendor
+from vendors_helpers import GOOD_PROFILE, write_vendor
 
 from kit.container.context import write_vendor_context
 from kit.errors import ExitCode, InputError

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from vendors_fixtures import GOOD_PROFILE, write_vendor
+from vendors_helpers import GOOD_PROFILE, write_vendor
 
 from kit.cli import main
 from kit.vendors import load_skip_manifest, load_vendor

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from vendors_fixtures import GOOD_PROFILE, write_vendor
+from vendors_helpers import GOOD_PROFILE, write_vendor
 
 from kit.cli import main
 

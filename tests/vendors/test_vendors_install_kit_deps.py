@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from test_vendors_install import _ckit_in_venv, _distributions, _profile, _project, venv_python
-from vendors_fixtures import write_vendor
+from vendors_helpers import write_vendor
 
 from kit.cli import main
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from vendors_fixtures import GOOD_PROFILE, skip_entry, skips_yaml, write_vendor
+from vendors_helpers import GOOD_PROFILE, skip_entry, skips_yaml, write_vendor
 
 from kit.cli import main
 

@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from vendors_fixtures import skip_entry, skips_yaml, write_locked_standard, write_vendor
+from vendors_helpers import skip_entry, skips_yaml, write_locked_standard, write_vendor
 
 from kit.cli import main
 from kit.errors import InputError

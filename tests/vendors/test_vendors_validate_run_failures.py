@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from vendors_fixtures import (
+from vendors_helpers import (
     GOOD_PROFILE,
     skip_entry,
     skips_yaml,

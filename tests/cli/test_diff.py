@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from everyday_fixtures import numeric_failure, records_with, report_of, selected_ids, write_report
+from cli_helpers import numeric_failure, records_with, report_of, selected_ids, write_report
 
 from kit.cli import main
 from kit.cli.cmd_diff import REGRESSED_EXIT

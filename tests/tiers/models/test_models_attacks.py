@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 import torch
-from models_tier_helpers import cpu_context
+from models_helpers import cpu_context
 
 from kit.outcomes import NumericMismatch, ResultMismatch
 from kit.tiers.models.cases import SOURCES, ModelCase, find_case

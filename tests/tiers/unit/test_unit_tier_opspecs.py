@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from unit_tier_helpers import VALID_SPEC, cpu_context, write_spec
+from unit_helpers import VALID_SPEC, cpu_context, write_spec
 
 from kit.errors import InputError
 from kit.standard import load_standard

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flows_support import FIXTURES, ckit_env, records_by_id, run_ckit
+from flows_tier_helpers import FIXTURES, ckit_env, records_by_id, run_ckit
 
 VENDOR = str(FIXTURES / "vendors" / "flow-forging")
 WRONG = "flows/executorch_xnnpack/opinfo/neg/float32/0"

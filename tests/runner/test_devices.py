@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sharding_support import ckit, error_line, private_env, report_of
+from sharding_helpers import ckit, error_line, private_env, report_of
 
 from kit.device import DEVICE_INDEX_ENV
 from kit.errors import DeviceError, InputError

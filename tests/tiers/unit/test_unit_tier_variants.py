@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import torch
-from unit_tier_helpers import cpu_context
+from unit_helpers import cpu_context
 
 from kit.cli import main
 from kit.errors import InputError

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sharding_support import SELECTION, ckit, error_line, report_of, run_shard
+from sharding_helpers import SELECTION, ckit, error_line, report_of, run_shard
 
 from kit.runner.merge import layout_free
 from kit.signing.sign import write_unsigned_envelope

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 FLOWS = "executorch_xnnpack,executorch_xnnpack_int8,onnxruntime_cpu"
 
 

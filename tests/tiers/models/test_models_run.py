@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from models_tier_helpers import MODEL_TIER_SUITE, TODAY, junit_outcomes, write_vendor
+from models_helpers import MODEL_TIER_SUITE, TODAY, junit_outcomes, write_vendor
 
 from kit.pytest_plugin import build_context
 from kit.tiers.models.cases import run_model_case

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flows_support import ckit_env, report_of, run_ckit
+from flows_tier_helpers import ckit_env, report_of, run_ckit
 
 from kit.cli import main
 from kit.report.model import Report

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from models_tier_helpers import MODEL_TIER_SUITE, junit_outcomes
+from models_helpers import MODEL_TIER_SUITE, junit_outcomes
 
 from kit.standard import load_standard
 from kit.tiers.models.cases import SOURCES, all_test_ids

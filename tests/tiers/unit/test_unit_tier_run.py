@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import torch
-from unit_tier_helpers import TODAY, cpu_context
+from unit_helpers import TODAY, cpu_context
 
 from kit import paths
 from kit.context import KitContext

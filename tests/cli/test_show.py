@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from everyday_fixtures import (
+from cli_helpers import (
     SELECT,
     numeric_failure,
     records_with,

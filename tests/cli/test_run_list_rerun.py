@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from everyday_fixtures import numeric_failure, records_with, report_of, selected_ids, write_report
+from cli_helpers import numeric_failure, records_with, report_of, selected_ids, write_report
 
 from kit.cli import main
 from kit.errors import ExitCode

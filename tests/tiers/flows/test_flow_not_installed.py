@@ -11,7 +11,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from flows_support import install_absent_flow
+from flows_tier_helpers import install_absent_flow
 
 from kit.outcomes import na_reason_of
 from kit.pytest_plugin import build_context
