@@ -15,6 +15,7 @@ from kit.errors import DeviceError, KitCrash
 from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
 from kit.rundir import evidence_name, judge_log_name, worker_log_name
+from kit.runner.isolation import isolated_command, isolated_env
 from kit.runner.logtail import worker_log_details
 from kit.runner.messages import (
     Exit,
@@ -67,23 +68,29 @@ class ChildProcess:
     """
 
     module = ""
+    #: Whether the child runs in an interpreter no vendor start-up hook reaches
+    #: (``kit.runner.isolation``); a worker must import the vendor, a judge must not.
+    isolated = False
 
     def __init__(self, argv: list[str], log_path: Path, env: dict[str, str]) -> None:
         self.log_path = log_path
         cmd_read, self._cmd_write = os.pipe()
         self._res_read, res_write = os.pipe()
         make_real_dir(log_path.parent)  # inside --out: never through a link
+        args = [f"--commands={cmd_read}", f"--results={res_write}", *argv]
+        command = [sys.executable, "-m", self.module, *args]
+        environment = {**os.environ, **env}
+        if self.isolated:
+            command = isolated_command(self.module, args)
+            environment = isolated_env(environment)
         with os.fdopen(open_for_append(log_path), "ab") as log:
             self.process = subprocess.Popen(
-                [
-                    sys.executable, "-m", self.module,
-                    f"--commands={cmd_read}", f"--results={res_write}", *argv,
-                ],
+                command,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 pass_fds=(cmd_read, res_write),
-                env={**os.environ, **env},
+                env=environment,
                 start_new_session=True,
             )
         os.close(cmd_read)
@@ -240,9 +247,11 @@ class WorkerProcess(ChildProcess):
 
 
 class JudgeProcess(ChildProcess):
-    """A judge (``kit.runner.judge``): started without the vendor, so none of its code runs."""
+    """A judge (``kit.runner.judge``): started without the vendor, in an interpreter none of
+    the vendor's start-up hooks reach, so none of its code runs."""
 
     module = "kit.runner.judge"
+    isolated = True
 
     def __init__(
         self, log_dir: Path, number: int, env: dict[str, str], golden: Path | None = None
