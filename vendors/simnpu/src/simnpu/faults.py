@@ -23,7 +23,9 @@ Kinds that compute the result and then change it: ``wrong_small``, ``wrong_large
 ``dtype_change``; ``saturate`` (integer results clamp to the dtype's min/max where the true,
 wrapping result overflowed: a saturating int32 add); ``write_input`` (the result is right, but
 the op also scribbles over its first device tensor input in place: an out-of-place op corrupting
-its read-only input; nothing happens when that input is also the op's output). Kinds that act
+its read-only input; nothing happens when that input is also the op's output);
+``fresh_result`` (the right result, but in a new tensor: an in-place or ``out=`` call leaves the
+tensor it should write as it was and returns another). Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
@@ -68,6 +70,7 @@ class Kind(enum.StrEnum):
     POISON_HALF = "poison_half"
     SATURATE = "saturate"
     WRITE_INPUT = "write_input"
+    FRESH_RESULT = "fresh_result"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -564,3 +567,21 @@ def scribble(tensor: torch.Tensor) -> None:
             flat.mul_(3).add_(7)
         elif not tensor.is_complex():
             flat.add_(1)
+
+
+# -- fresh_result ----------------------------------------------------------------------------
+
+
+def into_fresh(result: Any, inputs: Sequence[torch.Tensor], before: Sequence[torch.Tensor]) -> Any:
+    """``result`` copied into new tensors, and every input put back as it was ``before`` the
+    call (``fresh_result``): what a kernel that ignores the tensor it should write returns."""
+    from torch.utils._pytree import tree_map
+
+    fresh = tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, result)
+    with torch.no_grad():
+        for tensor, was in zip(inputs, before, strict=True):
+            if tensor.shape != was.shape:
+                tensor.resize_(was.shape)
+            tensor.copy_(was)
+    return fresh
+

@@ -1,0 +1,207 @@
+"""``method``, ``inplace``, ``out`` and ``outresize``: the op called the other ways users call it.
+
+OpInfo declares, besides an op's function, its method (``x.add(y)``), its in-place variant
+(``x.add_(y)``) and whether it takes ``out=``. A device that implements each form by its own
+kernel can be right in one and wrong in another, so each form runs once per op and dtype, on
+the largest tested sample CPU accepts in that form (in place, many samples promote or broadcast
+beyond their input). Besides the values, facts the values cannot show are compared with CPU's
+(``kit.tiers.unit.checking.Fact``):
+
+- in place: the call returns the very tensor it updates (``not-in-place``), and that tensor
+  holds the result (compared as an input the op updates);
+- ``out=``: the call returns its ``out`` tensor (``out-not-returned``), ``out`` keeps the
+  storage it was given when it had the right size (``out-reallocated``), and ``out`` has CPU's
+  strides (``wrong-strides``); ``outresize`` gives an empty ``out``, which PyTorch resizes.
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import torch
+
+from kit.tiers.unit.checking import Fact, UnitCase
+from kit.tiers.unit.entries import OpEntry
+from kit.tiers.unit.samples import call_arguments, find_opinfo, numel_of_sample, place_exact
+from kit.tiers.unit.trees import FLOATING_TO_UPCAST, map_tensors
+from kit.tiers.unit.variants.interface import Candidate, VariantKind, VariantSource
+
+#: The most tensor elements a form's sample may hold: forms repeat samples the tier runs.
+MAX_NUMEL = 1 << 12
+#: Where an in-place op's updated tensor and an ``out=`` tensor sit among a case's inputs.
+SELF = "args[0]"
+OUT = "kwargs['out']"
+
+Arguments = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+class _Form(VariantKind):
+    """A way of calling the op; its candidates are the op's tested samples, largest first."""
+
+    def candidates(self, source: VariantSource) -> Iterator[Candidate]:
+        opinfo = find_opinfo(source.entry)
+        if not self.declared(opinfo):
+            return
+        tested = [source.samples[i] for i in source.tested]
+        fitting = [s for s in tested if 0 < numel_of_sample(s) <= MAX_NUMEL]
+        for sample in sorted(fitting, key=lambda s: -numel_of_sample(s)):
+            yield functools.partial(self.usable, opinfo, sample)
+
+    @abstractmethod
+    def declared(self, opinfo: Any) -> bool:
+        """Whether OpInfo declares this form of the op."""
+
+    def usable(self, opinfo: Any, sample: Any) -> Any:
+        """``sample`` if this form can run it (CPU's acceptance is checked apart), else None."""
+        return sample
+
+
+class Method(_Form):
+    name = "method"
+    summary = "the op called as a Tensor method, x.op(...)"
+
+    def declared(self, opinfo: Any) -> bool:
+        return opinfo.method_variant is not None
+
+    def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:
+        method = find_opinfo(entry).method_variant
+        return _form_case(entry, dtype, sample, label, lambda args, kwargs: method(*args, **kwargs))
+
+
+class Inplace(_Form):
+    name = "inplace"
+    summary = "the op's in-place variant, x.op_(...): it must update x and return it"
+
+    def declared(self, opinfo: Any) -> bool:
+        return opinfo.inplace_variant is not None
+
+    def usable(self, opinfo: Any, sample: Any) -> Any:
+        return sample if isinstance(sample.input, torch.Tensor) else None
+
+    def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:
+        inplace = find_opinfo(entry).inplace_variant
+        written = _Written()
+
+        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            written.remember(args[0])
+            return inplace(*args, **kwargs)
+
+        def observe(inputs: Arguments, result: Any) -> tuple[Fact, ...]:
+            updated = inputs[0][0]
+            return (Fact("the call returns the tensor it updates", "not-in-place",
+                         result is updated),
+                    Fact("the call changed the tensor it updates", "not-in-place",
+                         written.changed(updated)))
+
+        return _form_case(entry, dtype, sample, label, call, observe=observe, mutates=(SELF,))
+
+
+class Out(_Form):
+    name = "out"
+    summary = "the op writing into an out= tensor of the result's size, which it must return"
+    #: Whether ``out`` is given empty (PyTorch resizes it) instead of at the result's size.
+    resized: ClassVar[bool] = False
+
+    def declared(self, opinfo: Any) -> bool:
+        return bool(opinfo.supports_out)
+
+    def usable(self, opinfo: Any, sample: Any) -> Any:
+        return sample if isinstance(_cpu_result(opinfo, sample), torch.Tensor) else None
+
+    def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:
+        op = find_opinfo(entry)
+        like = _cpu_result(op, sample)
+        shape = (0,) if self.resized else tuple(like.shape)
+        written = _Written()
+
+        def with_out(arguments: Arguments, device: str, upcast: bool) -> Arguments:
+            wide = upcast and like.dtype in FLOATING_TO_UPCAST
+            out = torch.zeros(shape, dtype=torch.float64 if wide else like.dtype, device=device)
+            written.remember(out)
+            return arguments[0], {**arguments[1], "out": out}
+
+        def observe(inputs: Arguments, result: Any) -> tuple[Fact, ...]:
+            out = inputs[1]["out"]
+            facts = [Fact("the call returns its out tensor", "out-not-returned", result is out),
+                     Fact("the out tensor's shape", "out-not-written", tuple(out.shape)),
+                     Fact("the call changed its out tensor", "out-not-written",
+                          written.changed(out))]
+            if not self.resized:  # where a resize moves the storage is the device's to decide
+                facts.append(Fact("the out tensor keeps the storage it was given",
+                                  "out-reallocated", written.same_storage(out)))
+            facts.append(Fact("the out tensor's strides", "wrong-strides", tuple(out.stride())))
+            return tuple(facts)
+
+        return _form_case(entry, dtype, sample, label, lambda args, kwargs: op(*args, **kwargs),
+                          prepare=with_out, observe=observe, mutates=(OUT,))
+
+
+class OutResized(Out):
+    name = "outresize"
+    summary = "the op given an empty out= tensor, which it must resize, write and return"
+    resized = True
+
+
+class _Written:
+    """What a tensor the call must write held before it (kept per tensor, in this process)."""
+
+    def __init__(self) -> None:
+        self._before: dict[int, tuple[torch.Tensor, int]] = {}
+
+    def remember(self, tensor: torch.Tensor) -> None:
+        self._before[id(tensor)] = (tensor.detach().clone(), tensor.data_ptr())
+
+    def changed(self, tensor: torch.Tensor) -> bool:
+        """Whether ``tensor`` differs from what it held, bytes compared (NaN payloads too)."""
+        was, _ = self._before[id(tensor)]
+        if was.shape != tensor.shape or was.numel() == 0:
+            return was.shape != tensor.shape
+        flat = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in (was, tensor)]
+        return not torch.equal(flat[0], flat[1])
+
+    def same_storage(self, tensor: torch.Tensor) -> bool:
+        return tensor.data_ptr() == self._before[id(tensor)][1]
+
+
+#: The op's CPU result per sample (by identity: samples are built once per process and kept).
+_CPU_RESULTS: dict[int, Any] = {}
+
+
+def _cpu_result(opinfo: Any, sample: Any) -> Any:
+    """The op's result on CPU for ``sample`` in its own dtype (None where CPU refuses it): what
+    an ``out=`` tensor must hold."""
+    if id(sample) not in _CPU_RESULTS:
+        args, kwargs = call_arguments(sample)
+        try:
+            with torch.no_grad():
+                _CPU_RESULTS[id(sample)] = opinfo(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - CPU refuses the sample: the form cannot use it
+            _CPU_RESULTS[id(sample)] = None
+    return _CPU_RESULTS[id(sample)]
+
+
+def _form_case(
+    entry: OpEntry,
+    dtype: str,
+    sample: Any,
+    label: str,
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    *,
+    prepare: Callable[[Arguments, str, bool], Arguments] | None = None,
+    observe: Callable[[Arguments, Any], tuple[Fact, ...]] | None = None,
+    mutates: tuple[str, ...] = (),
+) -> UnitCase:
+    """A unit case calling ``call`` on the sample's arguments, placed exactly as built."""
+    arguments = call_arguments(sample)
+
+    def make_inputs(device: str, upcast: bool) -> Any:
+        placed = map_tensors(arguments, lambda t: place_exact(t, device, upcast))
+        return placed if prepare is None else prepare(placed, device, upcast)
+
+    comparison = replace(entry.comparison, mutates=(*entry.comparison.mutates, *mutates))
+    return UnitCase(label, dtype, comparison, make_inputs,
+                    lambda device, upcast, inputs: call(*inputs), observe=observe)
