@@ -69,7 +69,7 @@ class Method(_Form):
 
     def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:
         method = find_opinfo(entry).method_variant
-        return _form_case(entry, dtype, sample, label, lambda args, kwargs: method(*args, **kwargs))
+        return form_case(entry, dtype, sample, label, lambda args, kwargs: method(*args, **kwargs))
 
 
 class Inplace(_Form):
@@ -84,7 +84,7 @@ class Inplace(_Form):
 
     def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:
         inplace = find_opinfo(entry).inplace_variant
-        written = _Written()
+        written = Written()
 
         def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             written.remember(args[0])
@@ -97,7 +97,7 @@ class Inplace(_Form):
                     Fact("the call changed the tensor it updates", "not-in-place",
                          written.changed(updated)))
 
-        return _form_case(entry, dtype, sample, label, call, observe=observe, mutates=(SELF,))
+        return form_case(entry, dtype, sample, label, call, observe=observe, mutates=(SELF,))
 
 
 class Out(_Form):
@@ -116,7 +116,7 @@ class Out(_Form):
         op = find_opinfo(entry)
         like = _cpu_result(op, sample)
         shape = (0,) if self.resized else tuple(like.shape)
-        written = _Written()
+        written = Written()
 
         def with_out(arguments: Arguments, device: str, upcast: bool) -> Arguments:
             wide = upcast and like.dtype in FLOATING_TO_UPCAST
@@ -136,7 +136,7 @@ class Out(_Form):
             facts.append(Fact("the out tensor's strides", "wrong-strides", tuple(out.stride())))
             return tuple(facts)
 
-        return _form_case(entry, dtype, sample, label, lambda args, kwargs: op(*args, **kwargs),
+        return form_case(entry, dtype, sample, label, lambda args, kwargs: op(*args, **kwargs),
                           prepare=with_out, observe=observe, mutates=(OUT,))
 
 
@@ -146,7 +146,7 @@ class OutResized(Out):
     resized = True
 
 
-class _Written:
+class Written:
     """What a tensor the call must write held before it (kept per tensor, in this process)."""
 
     def __init__(self) -> None:
@@ -184,7 +184,7 @@ def _cpu_result(opinfo: Any, sample: Any) -> Any:
     return _CPU_RESULTS[id(sample)]
 
 
-def _form_case(
+def form_case(
     entry: OpEntry,
     dtype: str,
     sample: Any,
