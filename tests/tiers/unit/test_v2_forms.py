@@ -17,12 +17,14 @@ import pytest
 from kit.standard import load_standard
 
 LOCKED = set(load_standard().test_ids("unit"))
-KINDS = ("method", "inplace", "out", "outresize", "viewwrite")
+KINDS = ("method", "inplace", "inplacestrided", "out", "outresize", "viewwrite")
 
 #: (simnpu fault, the test that catches it, its failure, a sibling that must still pass).
 PLANTED = [
     ({"op": "aten::add_.Tensor", "kind": "fresh_result"},
      "unit/opinfo/add/float32/inplace", "not-in-place", "unit/opinfo/add/float32/0"),
+    ({"op": "aten::mul_.Tensor", "kind": "fresh_result", "noncontiguous": True},
+     "unit/opinfo/mul/float32/inplacestrided", "not-in-place", "unit/opinfo/mul/float32/inplace"),
     ({"op": "aten::add.out", "kind": "fresh_result"},
      "unit/opinfo/add/float32/out", "out-not-written", "unit/opinfo/add/float32/method"),
     ({"op": "aten::mul.out", "kind": "fresh_result"},

@@ -1,4 +1,5 @@
-"""``method``, ``inplace``, ``out`` and ``outresize``: the op called the other ways users call it.
+"""``method``, ``inplace``, ``inplacestrided``, ``out`` and ``outresize``: the op called the
+other ways users call it.
 
 OpInfo declares, besides an op's function, its method (``x.add(y)``), its in-place variant
 (``x.add_(y)``) and whether it takes ``out=``. A device that implements each form by its own
@@ -7,8 +8,9 @@ the largest tested sample CPU accepts in that form (in place, many samples promo
 beyond their input). Besides the values, facts the values cannot show are compared with CPU's
 (``kit.tiers.unit.checking.Fact``):
 
-- in place: the call returns the very tensor it updates (``not-in-place``), and that tensor
-  holds the result (compared as an input the op updates);
+- in place: the call returns the very tensor it updates and changes it (``not-in-place``), and
+  that tensor holds the result (compared as an input the op updates); ``inplacestrided``
+  updates a transposed tensor with gaps between its elements, as a view of a larger one is;
 - ``out=``: the call returns its ``out`` tensor (``out-not-returned``), ``out`` keeps the
   storage it was given when it had the right size (``out-reallocated``), and ``out`` has CPU's
   strides (``wrong-strides``); ``outresize`` gives an empty ``out``, which PyTorch resizes.
@@ -26,9 +28,16 @@ import torch
 
 from kit.tiers.unit.checking import Fact, UnitCase
 from kit.tiers.unit.entries import OpEntry
-from kit.tiers.unit.samples import call_arguments, find_opinfo, numel_of_sample, place_exact
+from kit.tiers.unit.samples import (
+    call_arguments,
+    find_opinfo,
+    numel_of_sample,
+    place_exact,
+    transform_tensors,
+)
 from kit.tiers.unit.trees import FLOATING_TO_UPCAST, map_tensors
 from kit.tiers.unit.variants.interface import Candidate, VariantKind, VariantSource
+from kit.tiers.unit.variants.noncontiguous import scattered
 
 #: The most tensor elements a form's sample may hold: forms repeat samples the tier runs.
 MAX_NUMEL = 1 << 12
@@ -98,6 +107,18 @@ class Inplace(_Form):
                          written.changed(updated)))
 
         return form_case(entry, dtype, sample, label, call, observe=observe, mutates=(SELF,))
+
+
+class InplaceStrided(Inplace):
+    name = "inplacestrided"
+    summary = "the in-place variant updating a transposed tensor with gaps between its elements"
+
+    def usable(self, opinfo: Any, sample: Any) -> Any:
+        if not isinstance(sample.input, torch.Tensor) or sample.input.dim() == 0:
+            return None
+        made = transform_tensors(sample, lambda t: t.clone())
+        made.input = scattered(sample.input)
+        return made
 
 
 class Out(_Form):

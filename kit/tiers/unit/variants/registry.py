@@ -7,7 +7,7 @@ from kit.tiers.unit.variants.arity import Arity
 from kit.tiers.unit.variants.empty import Empty
 from kit.tiers.unit.variants.expanded import Expanded
 from kit.tiers.unit.variants.extremes import Extremes
-from kit.tiers.unit.variants.forms import Inplace, Method, Out, OutResized
+from kit.tiers.unit.variants.forms import Inplace, InplaceStrided, Method, Out, OutResized
 from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
 from kit.tiers.unit.variants.large import Large
 from kit.tiers.unit.variants.noncontiguous import Noncontiguous
@@ -16,7 +16,7 @@ from kit.tiers.unit.variants.views import ViewWrite
 #: In the order a rule name is tried against them.
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
-    Method(), Inplace(), Out(), OutResized(), ViewWrite(),
+    Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(),
 )
 
 
