@@ -85,6 +85,10 @@ class UnitCase:
     call_module: Callable[[Any, Any], Any] | None = None
     #: Facts of the call compared before any value (None: values only).
     observe: Observer | None = None
+    #: Whether CPU's own result in the tested dtype decides wherever it, or the float64
+    #: reference, is NaN or an infinity (inputs holding special values: what PyTorch gives
+    #: for them in that dtype is the semantics, e.g. ``nan_to_num``'s largest finite value).
+    specials_from_cpu: bool = False
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):
@@ -168,8 +172,28 @@ def cpu_references(case: UnitCase) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
     must return), and the same for the reference it is judged against."""
     expected_like = _reference(case, upcast=False)
     if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
-        return expected_like, _reference(case, upcast=True)
+        reference = _reference(case, upcast=True)
+        if case.specials_from_cpu:
+            reference = _specials_from(expected_like, reference)
+        return expected_like, reference
     return expected_like, expected_like
+
+
+def _specials_from(same_dtype: Any, reference: Any) -> Any:
+    """``reference`` with CPU's tested-dtype values wherever either is NaN or an infinity."""
+    if isinstance(reference, torch.Tensor) and isinstance(same_dtype, torch.Tensor):
+        if not reference.is_floating_point() or reference.shape != same_dtype.shape:
+            return reference
+        cpu = same_dtype.to(reference.dtype)
+        both_finite = torch.isfinite(reference) & torch.isfinite(cpu)
+        return torch.where(both_finite, reference, cpu)
+    if isinstance(reference, (list, tuple)) and isinstance(same_dtype, (list, tuple)):
+        merged = [_specials_from(s, r) for s, r in zip(same_dtype, reference, strict=False)]
+        return type(reference)(merged) if isinstance(reference, list) else tuple(merged)
+    if isinstance(reference, Mapping) and isinstance(same_dtype, Mapping):
+        return {k: _specials_from(same_dtype[k], v) if k in same_dtype else v
+                for k, v in reference.items()}
+    return reference
 
 
 def case_bound(

@@ -5,14 +5,10 @@ passing; every form passes on the fault-free cpu vendor."""
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from unit_helpers import run_unit
 
 from kit.standard import load_standard
 
@@ -34,20 +30,6 @@ PLANTED = [
 ]
 
 
-def run(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]) -> dict[str, Any]:
-    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(faults),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    out = tmp_path / f"out-{vendor}"
-    args = [a for pattern in selects for a in ("--select", pattern)]
-    done = subprocess.run(
-        [sys.executable, "-m", "kit", "run", "--vendor", vendor, "--tier", "unit", *args,
-         "--workers", "2", "--no-sign", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=900,
-    )
-    assert (out / "report.json").exists(), done.stderr[-3000:]
-    return {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
-
-
 def test_every_kind_locks_tests_for_the_ops_that_declare_it() -> None:
     counts = {kind: sum(1 for i in LOCKED if i.endswith(f"/{kind}")) for kind in KINDS}
     assert all(count > 0 for count in counts.values()), counts
@@ -57,7 +39,7 @@ def test_every_kind_locks_tests_for_the_ops_that_declare_it() -> None:
 
 
 def test_every_form_and_view_write_passes_on_the_cpu_vendor(tmp_path: Path) -> None:
-    records = run("cpu", [f"unit/opinfo/*/float32/{kind}" for kind in KINDS], tmp_path, [])
+    records = run_unit("cpu", [f"unit/opinfo/*/float32/{kind}" for kind in KINDS], tmp_path, [])
     assert records and all(r["status"] == "PASS" for r in records.values()), [
         (i, r["message"]) for i, r in records.items() if r["status"] != "PASS"][:5]
 
@@ -66,7 +48,7 @@ def test_every_form_and_view_write_passes_on_the_cpu_vendor(tmp_path: Path) -> N
 def test_right_values_in_the_wrong_place_are_caught_and_named(tmp_path: Path) -> None:
     assert {caught for _, caught, _, _ in PLANTED} | {s for *_, s in PLANTED} <= LOCKED
     selects = [t for _, caught, _, sibling in PLANTED for t in (caught, sibling)]
-    records = run("simnpu", selects, tmp_path, [fault for fault, _, _, _ in PLANTED])
+    records = run_unit("simnpu", selects, tmp_path, [fault for fault, _, _, _ in PLANTED])
     for _, caught, failure, sibling in PLANTED:
         assert records[caught]["status"] == "FAIL_NUMERIC", records[caught]["message"]
         assert records[caught]["details"]["failure"] == failure, records[caught]["message"]

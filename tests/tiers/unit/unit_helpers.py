@@ -1,10 +1,16 @@
-"""Shared helpers of the unit tier's own tests: a CPU context, and writing op spec files."""
+"""Shared helpers of the unit tier's own tests: a CPU context, writing op spec files, and a
+real `ckit run` of selected unit tests (simnpu faults planted through ``SIMNPU_FAULTS``)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from kit.context import KitContext
 from kit.pytest_plugin import build_context
@@ -39,3 +45,21 @@ def write_spec(directory: Path, name: str, text: str) -> Path:
     path = directory / name
     path.write_text(textwrap.dedent(text), encoding="utf-8")
     return path
+
+
+def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
+             ) -> dict[str, dict[str, Any]]:
+    """The records of ``ckit run --tier unit --select ...`` on ``vendor`` (unsigned, 2 workers),
+    with the simnpu ``faults`` planted; by test id."""
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(faults),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    out = tmp_path / f"out-{vendor}"
+    args = [a for pattern in selects for a in ("--select", pattern)]
+    done = subprocess.run(
+        [sys.executable, "-m", "kit", "run", "--vendor", vendor, "--tier", "unit", *args,
+         "--workers", "2", "--no-sign", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert (out / "report.json").exists(), done.stderr[-3000:]
+    return {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
+

@@ -11,12 +11,13 @@ from kit.tiers.unit.variants.forms import Inplace, InplaceStrided, Method, Out, 
 from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
 from kit.tiers.unit.variants.large import Large
 from kit.tiers.unit.variants.noncontiguous import Noncontiguous
+from kit.tiers.unit.variants.special import Special
 from kit.tiers.unit.variants.views import ViewWrite
 
 #: In the order a rule name is tried against them.
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
-    Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(),
+    Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(), Special(),
 )
 
 

@@ -24,6 +24,7 @@ Kinds that compute the result and then change it: ``wrong_small``, ``wrong_large
 wrapping result overflowed: a saturating int32 add); ``write_input`` (the result is right, but
 the op also scribbles over its first device tensor input in place: an out-of-place op corrupting
 its read-only input; nothing happens when that input is also the op's output);
+``drop_nan`` (NaN results become 0, as a max or an activation whose comparisons skip NaN);
 ``fresh_result`` (the right result, but in a new tensor: an in-place or ``out=`` call leaves the
 tensor it should write as it was and returns another). Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
@@ -71,6 +72,7 @@ class Kind(enum.StrEnum):
     SATURATE = "saturate"
     WRITE_INPUT = "write_input"
     FRESH_RESULT = "fresh_result"
+    DROP_NAN = "drop_nan"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -462,11 +464,19 @@ def _with_nan(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
     return broken
 
 
+def _without_nan(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
+    """NaN results become 0 (``drop_nan``): a kernel whose comparisons skip NaN."""
+    if not tensor.is_floating_point():
+        return tensor
+    return torch.where(torch.isnan(tensor), torch.zeros_like(tensor), tensor)
+
+
 def _other_dtype(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
     return tensor.to(DTYPE_SWAPS.get(tensor.dtype, tensor.dtype))
 
 
 _AFTER: dict[Kind, Callable[[torch.Tensor, FaultRule], torch.Tensor]] = {
+    Kind.DROP_NAN: _without_nan,
     Kind.WRONG_SMALL: _perturb,
     Kind.WRONG_LARGE: _perturb,
     Kind.NAN: _with_nan,
