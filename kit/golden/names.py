@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from kit.errors import InputError
 from kit.rundir import GOLDEN_DIR
+from kit.test_ids import TestId
 
 __all__ = [
     "INPUTS",
@@ -46,7 +48,11 @@ def unsafe_segment(segment: str) -> str | None:
 
 def entry_path(flow: str, test_id: str) -> PurePosixPath:
     """``golden/<flow>/<test id>``; ``ValueError`` naming the first unsafe segment."""
-    segments = [flow, *test_id.split("/")]
+    try:
+        parsed = TestId.split(test_id)
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
+    segments = [flow, parsed.tier, *parsed.segments]
     for segment in segments:
         problem = unsafe_segment(segment)
         if problem is not None:

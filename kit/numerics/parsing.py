@@ -25,48 +25,50 @@ def read_sqnr_floor(node: Node) -> SqnrFloor:
 
 # -- the standard's numerics section -----------------------------------------------------------
 
-_CLASS_FIELDS = {"exact", *CONSTANTS, "accumulates", "magnitude", "about"}
+_CLASS_FIELDS = ("about", "exact", *CONSTANTS, "accumulates", "magnitude")
 _FLAGS = ("exact", "accumulates", "magnitude")
 
 
 def parse_numerics(raw: Any, where: str) -> NumericsRules:
-    if not isinstance(raw, dict):
-        raise InputError(f"{where}: expected a mapping with accumulation_dtypes and classes")
-    unknown = set(raw) - {"accumulation_dtypes", "classes", "default_class"}
-    if unknown:
-        raise InputError(f"{where}: unknown field {sorted(unknown)[0]!r}")
-    accumulation = raw.get("accumulation_dtypes")
-    if not isinstance(accumulation, dict) or not all(
-        k in FLOATING and v in FLOATING for k, v in accumulation.items()
-    ):
-        raise InputError(f"{where}.accumulation_dtypes: expected {{dtype: dtype}} of {FLOATING}")
-    classes_raw = raw.get("classes")
-    if not isinstance(classes_raw, dict) or not classes_raw:
-        raise InputError(f"{where}.classes: expected a mapping of op classes")
-    classes = {
-        str(name): _parse_class(str(name), spec, f"{where}.classes.{name}")
-        for name, spec in classes_raw.items()
+    """``read_numerics`` of ``raw``, found at ``where`` (``<file>: <path>``)."""
+    return read_numerics(Node.within(raw, where))
+
+
+def read_numerics(node: Node) -> NumericsRules:
+    """``{accumulation_dtypes: {dtype: dtype}, default_class: name, classes: {name: class}}``."""
+    fields = node.section(
+        ("accumulation_dtypes", "classes", "default_class"),
+        what="a mapping with accumulation_dtypes and classes",
+    )
+    accumulation = {
+        _floating(dtype, dtype_node): dtype_node.choice(FLOATING)
+        for dtype, dtype_node in fields["accumulation_dtypes"].entries()
     }
-    default = raw.get("default_class")
-    if default not in classes:
-        raise InputError(f"{where}.default_class: expected one of {sorted(classes)}")
-    return NumericsRules(dict(accumulation), classes, str(default))
+    classes = {
+        name: _read_class(name, spec)
+        for name, spec in fields["classes"].entries(non_empty=True, what="a mapping of op classes")
+    }
+    return NumericsRules(accumulation, classes, fields["default_class"].choice(sorted(classes)))
 
 
-def _parse_class(name: str, raw: Any, where: str) -> ClassSpec:
-    if not isinstance(raw, dict) or set(raw) - _CLASS_FIELDS:
-        raise InputError(f"{where}: expected a mapping of {sorted(_CLASS_FIELDS)}")
-    exact, accumulates, magnitude = (raw.get(flag, False) for flag in _FLAGS)
-    if not all(isinstance(raw.get(flag, False), bool) for flag in _FLAGS):
-        raise InputError(f"{where}: {', '.join(_FLAGS)} are true or false")
+def _floating(dtype: str, node: Node) -> str:
+    if dtype not in FLOATING:
+        raise node.error(f"{dtype!r} is no floating dtype ({', '.join(FLOATING)})")
+    return dtype
+
+
+def _read_class(name: str, node: Node) -> ClassSpec:
+    spec = node.section((), _CLASS_FIELDS, what="a mapping of an op class's constants")
+    exact, accumulates, magnitude = (spec.optional(flag, False, Node.flag) for flag in _FLAGS)
+    spec.optional("about", "", Node.text)
     if exact:
         return ClassSpec(name, True, 0.0, 0.0, 0.0, False)
     return ClassSpec(
         name,
         False,
-        non_negative(raw.get("ulps"), f"{where}.ulps"),
-        non_negative(raw.get("normwise", 0), f"{where}.normwise"),
-        non_negative(raw.get("accumulation", 0), f"{where}.accumulation"),
+        spec["ulps"].number(minimum=0),
+        spec.optional("normwise", 0.0, Node.number, minimum=0),
+        spec.optional("accumulation", 0.0, Node.number, minimum=0),
         accumulates,
         magnitude,
     )

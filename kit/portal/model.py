@@ -23,6 +23,7 @@ from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAud
 from kit.repository.layout import SubmissionKey
 from kit.results import FAILURE_STATUSES, Status, tier_of
 from kit.standard import load_standard
+from kit.test_ids import TestId
 from kit.tiers.models.tier import ModelsTier
 from kit.tiers.unit.tier import UnitTier
 
@@ -142,9 +143,12 @@ class SubmissionView:
 
 def group_of(test_id: str) -> str:
     """``unit/opinfo/add`` for ``unit/opinfo/add/float32/0``; ``models/hf`` for a model test."""
-    parts = test_id.split("/")
-    keep = 3 if parts[0] == UnitTier.name else 2
-    return "/".join(parts[: min(keep, len(parts) - 1)]) or parts[0]
+    try:
+        parsed = TestId.split(test_id)
+    except InputError:
+        return test_id  # not an id's form: a group of its own
+    keep = 2 if parsed.tier == UnitTier.name else 1
+    return parsed.prefix(min(keep, len(parsed.segments) - 1))
 
 
 def _detail(details: Mapping[str, Any], name: str) -> str:

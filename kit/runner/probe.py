@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kit.test_ids import TestId
 from kit.tiers.unit.tier import UnitTier
 
 if TYPE_CHECKING:
@@ -154,9 +155,11 @@ class ProbeReport:
 def suspect_of(test_id: str) -> str | None:
     """The op a failing test puts under suspicion: ``unit/opinfo/<op>/<dtype>/<n>`` gives the
     OpInfo name, ``unit/opspec/<template>/<dtype>/<case>`` the template; other tiers none."""
-    parts = test_id.split("/")
-    if len(parts) == 5 and parts[0] == UnitTier.name and parts[1] in ("opinfo", "opspec"):
-        return parts[2]
+    parsed = TestId.read(test_id, (UnitTier.name,))
+    if parsed is not None and len(parsed.segments) == 4 and parsed.segments[0] in (
+        "opinfo", "opspec"
+    ):
+        return parsed.segments[1]
     return None
 
 

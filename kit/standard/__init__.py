@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit.config_reader import Node
 from kit.errors import InputError
 from kit.numerics.criteria import Tolerance
 from kit.numerics.model import NumericsRules
-from kit.numerics.parsing import parse_numerics
+from kit.numerics.parsing import read_numerics, read_tolerance
 from kit.patterns import matches_any
 from kit.standard.catalogue import current_version, standard_directory, torch_release_of
-from kit.standard.inheritance import STANDARD_FILE, StandardSource, read_standard_source
+from kit.standard.inheritance import EXTENDS, StandardSource, read_standard_source
 from kit.yamlio import load_yaml
 
 __all__ = ["Grade", "Standard", "Tolerance", "current_torch_release", "load_standard",
@@ -166,101 +167,89 @@ def load_standard(version: str | None = None, directory: Path | None = None) -> 
     return standard
 
 
+#: The top-level keys of ``standard.yaml``: required, then optional.
+_REQUIRED_KEYS = ("version", "torch_release", "released", "tolerances", "numerics", "timeouts",
+                  "skip_policy", "required", "grades")
+_OPTIONAL_KEYS = (EXTENDS, "tiers", "test_lists")
+_GRADE_KEYS = ("name", "mark", "min_pass_rate", "all_required_passed", "max_policy_violations",
+               "max_skipped_share", "certified_torch_release", "exit_code", "real_clock")
+
+
 def _build(source: StandardSource, directory: Path) -> Standard:
-    data = source.data
-    path = directory / STANDARD_FILE
-    try:
-        skip_policy = data["skip_policy"]
-        return Standard(
-            version=str(data["version"]),
-            torch_release=str(data["torch_release"]),
-            released=_date(data, "released"),
-            directory=directory,
-            tolerances={
-                dtype: Tolerance(float(t["atol"]), float(t["rtol"]))
-                for dtype, t in data["tolerances"].items()
-            },
-            numerics=parse_numerics(data.get("numerics"), f"{path}: numerics"),
-            timeouts={tier: float(s) for tier, s in data["timeouts"].items()},
-            tier_files=dict(data.get("tiers", {})),
-            test_lists=dict(data.get("test_lists", {})),
-            never_skip=tuple(skip_policy["never_skip"]),
-            skip_reasons=tuple(skip_policy["reasons"]),
-            max_skip_days=_count(skip_policy, "max_skip_days"),
-            required={tier: tuple(p) for tier, p in data["required"].items()},
-            grades=_grades(data["grades"]),
-            inherited=tuple(member.directory for member in source.members[1:]),
-        )
-    except KeyError as exc:
-        raise InputError(f"{path}: malformed standard: missing field {exc}") from None
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{path}: malformed standard: {exc}") from None
-
-
-def _grades(raw: list[dict[str, Any]]) -> tuple[Grade, ...]:
-    grades = tuple(_grade(g) for g in raw)
-    codes = [g.exit_code for g in grades]
-    if len(set(codes)) != len(codes):
-        raise InputError(f"grades: each grade needs its own exit_code, got {codes}")
-    return grades
-
-
-def _grade(data: dict[str, Any]) -> Grade:
-    return Grade(
-        name=str(data["name"]),
-        mark=str(data["mark"]),
-        min_pass_rate=float(data["min_pass_rate"]),
-        all_required_passed=_flag(data, "all_required_passed"),
-        max_policy_violations=int(data["max_policy_violations"]),
-        max_skipped_share=_share(data, "max_skipped_share"),
-        certified_torch_release=_flag(data, "certified_torch_release"),
-        exit_code=_grade_exit_code(data),
-        real_clock=_flag(data, "real_clock"),
+    fields = source.node.section(_REQUIRED_KEYS, _OPTIONAL_KEYS, what="a standard")
+    skip_policy = fields["skip_policy"].section(("never_skip", "reasons", "max_skip_days"))
+    return Standard(
+        version=fields["version"].text(),
+        torch_release=fields["torch_release"].text(expected="a quoted release such as \"2.13.0\""),
+        released=fields["released"].date(),
+        directory=directory,
+        tolerances={dtype: read_tolerance(node) for dtype, node in fields["tolerances"].entries()},
+        numerics=read_numerics(fields["numerics"]),
+        timeouts={tier: node.number(minimum=0, what="a number of seconds")
+                  for tier, node in fields["timeouts"].entries()},
+        tier_files=_file_names(fields.get("tiers")),
+        test_lists=_file_names(fields.get("test_lists")),
+        never_skip=skip_policy["never_skip"].strings(),
+        skip_reasons=skip_policy["reasons"].strings(),
+        max_skip_days=skip_policy["max_skip_days"].integer(
+            minimum=1, what="a whole number of days"
+        ),
+        required={tier: node.strings() for tier, node in fields["required"].entries()},
+        grades=_grades(fields["grades"]),
+        inherited=tuple(member.directory for member in source.members[1:]),
     )
 
 
-def _grade_exit_code(data: dict[str, Any]) -> int:
+def _file_names(node: Node | None) -> dict[str, str]:
+    """Per tier, its file's path relative to a standard directory (``tiers``, ``test_lists``)."""
+    return {} if node is None else {tier: file.text() for tier, file in node.entries()}
+
+
+def _grades(node: Node) -> tuple[Grade, ...]:
+    grades: list[Grade] = []
+    for item in node.items(non_empty=True, what="a list of grades"):
+        grade = _grade(item)
+        taken = next((g for g in grades if g.exit_code == grade.exit_code), None)
+        if taken is not None:
+            raise _named(item).child("exit_code", grade.exit_code).error(
+                f"{grade.exit_code} is already the exit_code of grade {taken.name!r}; each grade "
+                "needs its own"
+            )
+        grades.append(grade)
+    return tuple(grades)
+
+
+def _grade(item: Node) -> Grade:
+    fields = _named(item).section(_GRADE_KEYS, what="a grade (a mapping)")
+    return Grade(
+        name=fields["name"].text(),
+        mark=fields["mark"].text(),
+        min_pass_rate=fields["min_pass_rate"].number(minimum=0, maximum=1),
+        all_required_passed=fields["all_required_passed"].flag(),
+        max_policy_violations=fields["max_policy_violations"].integer(
+            minimum=-1, what="a whole number (-1: unlimited)"
+        ),
+        max_skipped_share=fields["max_skipped_share"].number(minimum=0, maximum=1),
+        certified_torch_release=fields["certified_torch_release"].flag(),
+        exit_code=_grade_exit_code(fields["exit_code"]),
+        real_clock=fields["real_clock"].flag(),
+    )
+
+
+def _named(item: Node) -> Node:
+    """A grade's node labelled with its name, so messages say which grade (``grades.1
+    (conformant).real_clock``)."""
+    name = item.value.get("name") if isinstance(item.value, dict) else None
+    return item.labelled(name) if isinstance(name, str) and name else item
+
+
+def _grade_exit_code(node: Node) -> int:
     from kit.errors import ExitCode
 
-    code = data.get("exit_code")
-    reserved = {int(c) for c in ExitCode if c not in (ExitCode.OK, ExitCode.NOT_CONFORMANT)}
-    if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code < 126:
-        code = -1
-    if code < 0 or code in reserved:
-        raise InputError(
-            f"grade {data.get('name')!r}: exit_code must be 0-125 and not one of the kit's own "
-            f"codes {sorted(reserved)}"
+    code = node.integer(minimum=0, maximum=125, what="an exit code")
+    reserved = sorted(int(c) for c in ExitCode if c not in (ExitCode.OK, ExitCode.NOT_CONFORMANT))
+    if code in reserved:
+        raise node.error(
+            f"exit code {code} is one of the kit's own codes {reserved}; a grade needs another"
         )
     return code
-
-
-def _flag(data: dict[str, Any], key: str) -> bool:
-    # bool("false") is True: a quoted flag must not silently turn a condition on or off.
-    value = data[key]
-    if not isinstance(value, bool):
-        raise ValueError(f"grade {data.get('name')!r}: {key} must be true or false, got {value!r}")
-    return value
-
-
-def _date(data: dict[str, Any], key: str) -> dt.date:
-    # An unquoted YYYY-MM-DD is a date to YAML; a quoted one or a datetime is a mistake.
-    value = data[key]
-    if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
-        raise ValueError(f"{key} must be a date YYYY-MM-DD, got {value!r}")
-    return value
-
-
-def _count(data: dict[str, Any], key: str) -> int:
-    value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"skip_policy.{key} must be a number of days, at least 1, got {value!r}")
-    return value
-
-
-def _share(data: dict[str, Any], key: str) -> float:
-    value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValueError(
-            f"grade {data.get('name')!r}: {key} must be a number from 0 to 1, got {value!r}"
-        )
-    return float(value)

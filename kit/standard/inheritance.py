@@ -24,7 +24,8 @@ child's ``ckit standard lock`` writes its lists into its own directory.
 
 Refused, each in one line naming the file: a parent that is no standard of the same root, a
 chain that comes back to a standard it left (a cycle), and a file whose ``version`` is not its
-directory's name.
+directory's name. ``StandardSource.node`` reads the merged document, each value
+refused naming the file that set it (``kit.standard.origins``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit.config_reader import Node
 from kit.errors import InputError
-from kit.yamlio import load_yaml
+from kit.standard.origins import ChainNode, Layer, is_named_list
 
 STANDARD_FILE = "standard.yaml"
 #: A standard's version: the name of its directory under the standards root.
@@ -49,14 +51,18 @@ _OWN_KEYS = frozenset({EXTENDS, "version"})
 
 @dataclass(frozen=True)
 class Member:
-    """One standard of a chain: its directory and the version its own file states."""
+    """One standard of a chain: its directory and its own ``standard.yaml``, as parsed."""
 
     directory: Path
-    stated_version: Any
+    data: dict[str, Any]
 
     @property
     def source(self) -> Path:
         return self.directory / STANDARD_FILE
+
+    @property
+    def stated_version(self) -> Any:
+        return self.data.get("version")
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,17 @@ class StandardSource:
 
     data: dict[str, Any]
     members: tuple[Member, ...]
+
+    @property
+    def node(self) -> Node:
+        """The merged document, each value placed in the file that set it (the keys each file
+        states for itself only in the standard's own file)."""
+        own, *parents = self.members
+        layers = (
+            Layer(str(own.source), (), own.data),
+            *(Layer(str(m.source), (), _inheritable(m.data)) for m in parents),
+        )
+        return ChainNode(self.data, str(own.source), layers=layers)
 
     def check_versions(self) -> None:
         """Every file of the chain states the name of its own directory as its version."""
@@ -78,41 +95,32 @@ class StandardSource:
 
 def read_standard_source(directory: Path) -> StandardSource:
     """``directory``'s ``standard.yaml`` merged over its parents' (see the module docstring)."""
-    chain = [_read_file(directory)]
+    chain = [_read_member(directory)]
     while (parent := _parent_name(chain[-1])) is not None:
-        chain.append(_read_file(_parent_directory(chain, parent)))
+        chain.append(_read_member(_parent_directory(chain, parent)))
     merged: dict[str, Any] = {}
-    for _, data in reversed(chain):
-        merged = merge(merged, data)
-    if "version" in chain[0][1]:
-        merged["version"] = chain[0][1]["version"]
-    members = tuple(Member(path, data.get("version")) for path, data in chain)
-    return StandardSource(merged, members)
+    for member in reversed(chain):
+        merged = merge(merged, member.data)
+    if "version" in chain[0].data:
+        merged["version"] = chain[0].data["version"]
+    return StandardSource(merged, tuple(chain))
 
 
-def _read_file(directory: Path) -> tuple[Path, dict[str, Any]]:
-    source = directory / STANDARD_FILE
-    data = load_yaml(source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source}: malformed standard: expected a mapping at the top level")
-    return directory, data
+def _read_member(directory: Path) -> Member:
+    document = Node.read(directory / STANDARD_FILE)
+    document.entries(what="a standard (a mapping of its fields)")
+    return Member(directory, document.value)
 
 
-def _parent_name(link: tuple[Path, dict[str, Any]]) -> str | None:
-    directory, data = link
-    parent = data.get(EXTENDS)
-    if parent is None:
+def _parent_name(member: Member) -> str | None:
+    if member.data.get(EXTENDS) is None:
         return None
-    if not isinstance(parent, str) or not VERSION_PATTERN.fullmatch(parent):
-        raise InputError(
-            f"{directory / STANDARD_FILE}: extends: expected a standard's version such as v1, "
-            f"got {parent!r}"
-        )
-    return parent
+    extends = Node.of(member.data, member.source).child(EXTENDS, member.data[EXTENDS])
+    return extends.text(pattern=VERSION_PATTERN, expected="a standard's version such as v1")
 
 
-def _parent_directory(chain: list[tuple[Path, dict[str, Any]]], parent: str) -> Path:
-    child = chain[-1][0]
+def _parent_directory(chain: list[Member], parent: str) -> Path:
+    child = chain[-1].directory
     source = child / STANDARD_FILE
     candidate = child.parent / parent
     if not (candidate / STANDARD_FILE).is_file():
@@ -125,9 +133,9 @@ def _parent_directory(chain: list[tuple[Path, dict[str, Any]]], parent: str) -> 
             f"{source}: extends unknown standard {parent!r} (the standards beside it: "
             f"{', '.join(carried) or 'none'})"
         )
-    seen = [path.resolve() for path, _ in chain]
+    seen = [member.directory.resolve() for member in chain]
     if candidate.resolve() in seen:
-        names = " -> ".join([*(path.name for path, _ in chain), parent])
+        names = " -> ".join([*(member.directory.name for member in chain), parent])
         raise InputError(f"{source}: extends {parent!r}, a cycle: {names}")
     return candidate
 
@@ -145,7 +153,7 @@ def _inheritable(data: Mapping[str, Any]) -> dict[str, Any]:
 def _merge_value(parent: Any, child: Any) -> Any:
     if isinstance(parent, dict) and isinstance(child, dict):
         return _merge_mapping(parent, child)
-    if _is_named_list(parent) and _is_named_list(child):
+    if is_named_list(parent) and is_named_list(child):
         return _merge_named(parent, child)
     return child
 
@@ -158,12 +166,6 @@ def _merge_mapping(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, A
         else:
             merged[key] = _merge_value(merged.get(key), value)
     return merged
-
-
-def _is_named_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(item, dict) and "name" in item for item in value
-    )
 
 
 def _merge_named(parent: list[dict[str, Any]], child: list[dict[str, Any]]) -> list[Any]:

@@ -16,6 +16,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from kit.test_ids import TestId
+
 if TYPE_CHECKING:
     from kit.applicability import Inapplicable
     from kit.judge_context import JudgeContext
@@ -77,16 +79,23 @@ class Tier(ABC):
 
     def op_and_dtype(self, test_id: str) -> tuple[str, str] | None:
         """The op and dtype ``test_id`` names, or None where the tier's ids name none."""
-        if self.op_offset is None:
+        parsed = self._op_test_id(test_id)
+        if parsed is None or self.op_offset is None:
             return None
-        parts = test_id.split("/")
-        if len(parts) < self.op_offset + 4:
-            return None
-        return parts[self.op_offset + 1], parts[self.op_offset + 2]
+        return parsed.segments[self.op_offset], parsed.segments[self.op_offset + 1]
 
     def op_group(self, test_id: str) -> str | None:
         """``unit/opinfo/add`` for ``unit/opinfo/add/float32/0``: the id up to the op."""
-        if self.op_and_dtype(test_id) is None:
+        parsed = self._op_test_id(test_id)
+        if parsed is None or self.op_offset is None:
             return None
-        assert self.op_offset is not None
-        return "/".join(test_id.split("/")[: self.op_offset + 2])
+        return parsed.prefix(self.op_offset + 1)
+
+    def _op_test_id(self, test_id: str) -> TestId | None:
+        """``test_id`` parsed when it is this tier's and long enough to name an op and dtype."""
+        if self.op_offset is None:
+            return None
+        parsed = TestId.read(test_id, (self.name,))
+        if parsed is None or len(parsed.segments) < self.op_offset + 3:
+            return None
+        return parsed

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kit.errors import InputError
-from kit.results import tier_of
+from kit.test_ids import TestId
 from kit.tiers.deploy.tier import DeployTier
 from kit.tiers.flows.tier import FlowsTier
 from kit.tiers.interface import Tier
@@ -48,9 +48,15 @@ def get_tier(name: str) -> Tier:
         raise InputError(f"unknown tier {name!r} (tiers: {', '.join(_TIERS)})") from None
 
 
+def parse_test_id(text: str) -> TestId:
+    """``text`` as a test id of a registered tier; a one-line ``InputError`` when it is not."""
+    return TestId.parse(text, tuple(_TIERS))
+
+
 def find_tier(test_id: str) -> Tier | None:
-    """The tier a test id names, or None for an id of no known tier."""
-    return _TIERS.get(tier_of(test_id))
+    """The tier a test id names, or None for an id of no known tier (or no id at all)."""
+    parsed = TestId.read(test_id, tuple(_TIERS))
+    return _TIERS[parsed.tier] if parsed is not None else None
 
 
 def tier_order(name: str) -> int:

@@ -150,7 +150,8 @@ def test_a_quoted_flag_is_refused(tmp_path: Path):
         text.replace("certified_torch_release: false", 'certified_torch_release: "false"'),
         encoding="utf-8",
     )
-    with pytest.raises(InputError, match="certified_torch_release must be true or false"):
+    quoted = r"certified_torch_release: expected true or false \(unquoted\), got 'false'"
+    with pytest.raises(InputError, match=quoted):
         load_standard(directory=tmp_path)
 
 

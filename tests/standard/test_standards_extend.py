@@ -182,7 +182,7 @@ def test_a_child_that_states_no_version_is_refused_not_given_its_parents(
     standards: Path,
 ) -> None:
     source = write_standard(standards, "v2", V2.replace("version: v2\n", ""))
-    assert refusal("v2") == f"{source}: malformed standard: missing field 'version'"
+    assert refusal("v2") == f"{source}: version: missing; this key is required"
 
 
 def test_a_parent_whose_version_differs_from_its_directory_is_refused(standards: Path) -> None:

@@ -20,6 +20,7 @@ from kit.errors import InputError
 from kit.execution import run_split
 from kit.outcomes import not_applicable
 from kit.standard import Standard
+from kit.test_ids import TestId
 from kit.tiers.flows.config import TIER, flows_config
 
 if TYPE_CHECKING:
@@ -41,10 +42,11 @@ def flow_test_id(flow: str, unit_id: str) -> str:
 
 def parse_flow_id(test_id: str) -> tuple[str, str]:
     """``(flow, unit id)`` of a flows tier id."""
-    parts = test_id.split("/", 2)
-    if len(parts) != 3 or parts[0] != TIER or not parts[1] or not parts[2]:
+    parsed = TestId.read(test_id, (TIER,))
+    if parsed is None or len(parsed.segments) < 2:
         raise InputError(f"not a flows test id: {test_id!r}")
-    return parts[1], UNIT_PREFIX + parts[2]
+    flow, *unit_segments = parsed.segments
+    return flow, UNIT_PREFIX + "/".join(unit_segments)
 
 
 def candidate_unit_ids(standard: Standard) -> list[str]:
@@ -59,7 +61,7 @@ def candidate_unit_ids(standard: Standard) -> list[str]:
 
 
 def _dtype(unit_id: str) -> str:
-    return unit_id.split("/")[3]
+    return TestId.split(unit_id).segments[2]
 
 
 def exportable_unit_ids(standard: Standard) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import InputError
+from kit.test_ids import TestId
 from kit.tiers.unit.checking import UnitCase
 from kit.tiers.unit.config import UnitConfig
 from kit.tiers.unit.entries import OpEntry
@@ -47,16 +48,16 @@ class OpinfoCaseId:
 
 
 def parse_opinfo_id(test_id: str) -> OpinfoCaseId:
-    parts = test_id.split("/")
-    if len(parts) != 5 or f"{parts[0]}/{parts[1]}/" != PREFIX:
+    parsed = TestId.read(test_id, ("unit",))
+    if parsed is None or len(parsed.segments) != 4 or f"{parsed.prefix(1)}/" != PREFIX:
         raise InputError(
             f"not an OpInfo unit test id: {test_id!r} (expected {PREFIX}OP/DTYPE/SAMPLE)"
         )
-    last = parts[4]
+    _, op_key, dtype, last = parsed.segments
     if last.isdigit():
-        return OpinfoCaseId(parts[2], parts[3], int(last))
+        return OpinfoCaseId(op_key, dtype, int(last))
     if VARIANT_SEGMENT.match(last):
-        return OpinfoCaseId(parts[2], parts[3], last)
+        return OpinfoCaseId(op_key, dtype, last)
     raise InputError(
         f"not an OpInfo unit test id: {test_id!r} (the last segment is a sample position "
         "or a variant name)"

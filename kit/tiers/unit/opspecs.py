@@ -38,6 +38,7 @@ from typing import Any
 import torch
 
 from kit.errors import InputError
+from kit.test_ids import TestId
 from kit.tiers.unit.checking import UnitCase
 from kit.tiers.unit.config import UnitConfig
 from kit.tiers.unit.opspec_format import (
@@ -119,12 +120,12 @@ def opspec_test_ids(config: UnitConfig) -> list[str]:
 
 
 def find_case(config: UnitConfig, test_id: str) -> OpSpecCase:
-    parts = test_id.split("/")
-    if len(parts) != 5 or f"{parts[0]}/{parts[1]}/" != PREFIX:
+    parsed = TestId.read(test_id, ("unit",))
+    if parsed is None or len(parsed.segments) != 4 or f"{parsed.prefix(1)}/" != PREFIX:
         raise InputError(
             f"not an op spec test id: {test_id!r} (expected {PREFIX}TEMPLATE/DTYPE/CASE)"
         )
-    template = load_op_specs(*config.op_specs_dirs).get(parts[2])
+    template = load_op_specs(*config.op_specs_dirs).get(parsed.segments[1])
     if template is not None:
         for case in expand(template):
             if case.test_id == test_id:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit.applicability import Inapplicable, unclaimed_dtype
 from kit.printable import printable
+from kit.test_ids import TestId
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ _REPRO_LOCK = threading.Lock()
 
 def unit_dtype_of(test_id: str) -> str:
     """``unit/opinfo/add/float32/0`` and ``unit/opspec/sdpa/bfloat16/long`` -> the dtype."""
-    return test_id.split("/")[3]
+    return TestId.parse(test_id, (UnitTier.name,)).segments[2]
 
 
 class UnitTier(Tier):

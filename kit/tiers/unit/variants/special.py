@@ -9,14 +9,15 @@ the smallest positive normal (at least one of each where the tensor has room).
 
 PyTorch's CPU semantics decide: wherever CPU's result in the tested dtype, or the float64
 reference, is NaN or an infinity, CPU's tested-dtype result is the reference
-(``UnitCase.specials_from_cpu``: ``gelu(-inf)`` is 0 in float32 and NaN in float64, and
-``nan_to_num`` gives the dtype's own largest value). Then (``kit.numerics.comparison``) where
+(``UnitCase.specials_from_cpu``: ``gelu(-inf)`` is 0 in float32 and NaN in float64). Then (``kit.numerics.comparison``) where
 the reference is NaN the device must give NaN, where it is an infinity the same infinity,
-exactly; a NaN or infinity where the reference is finite fails. Subnormals are not put into
-matrix products: CPU libraries (oneDNN) and accelerators may treat subnormal inputs as zero
-there, which turns ``inf * subnormal`` into NaN. The largest finite values are left out on purpose: in a
-sum, whether ``max + max - max`` overflows depends on the order of the additions, which the
-standard does not fix.
+exactly; a NaN or infinity where the reference is finite fails.
+
+Left out on purpose: matrix products (CPU libraries such as oneDNN, and accelerators, may treat
+subnormal inputs as zero there, which turns ``inf * subnormal`` into NaN), and the largest
+finite values (in a sum, whether ``max + max - max`` overflows depends on the order of the
+additions, which the standard does not fix). ``nan_to_num`` is judged in its own dtype (its
+replacements are that dtype's largest values).
 """
 
 from __future__ import annotations
