@@ -9,9 +9,9 @@ the smallest positive normal (at least one of each where the tensor has room).
 
 PyTorch's CPU semantics decide: wherever CPU's result in the tested dtype, or the float64
 reference, is NaN or an infinity, CPU's tested-dtype result is the reference
-(``UnitCase.specials_from_cpu``: ``gelu(-inf)`` is 0 in float32 and NaN in float64). Then (``kit.numerics.comparison``) where
-the reference is NaN the device must give NaN, where it is an infinity the same infinity,
-exactly; a NaN or infinity where the reference is finite fails.
+(``UnitCase.specials_from_cpu``: ``gelu(-inf)`` is 0 in float32 and NaN in float64). Then
+(``kit.numerics.comparison``) where the reference is NaN the device must give NaN, where it is
+an infinity the same infinity, exactly; a NaN or infinity where the reference is finite fails.
 
 Left out on purpose: matrix products (CPU libraries such as oneDNN, and accelerators, may treat
 subnormal inputs as zero there, which turns ``inf * subnormal`` into NaN), and the largest
