@@ -46,7 +46,14 @@ class UnitTier(Tier):
     def inapplicable(
         self, standard: Standard, vendor: VendorProfile, test_id: str
     ) -> Inapplicable | None:
-        return unclaimed_dtype(vendor, unit_dtype_of(test_id))
+        """A dtype its operands use that the vendor does not claim (``operand_dtypes``)."""
+        from kit.tiers.unit.operand_dtypes import operand_dtypes
+
+        for dtype in operand_dtypes(test_id):
+            unclaimed = unclaimed_dtype(vendor, dtype)
+            if unclaimed is not None:
+                return unclaimed
+        return None
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.unit.cases import judge_unit_evidence
