@@ -23,7 +23,10 @@ Kinds that compute the result and then change it: ``wrong_small``, ``wrong_large
 ``dtype_change``; ``saturate`` (integer results clamp to the dtype's min/max where the true,
 wrapping result overflowed: a saturating int32 add); ``write_input`` (the result is right, but
 the op also scribbles over its first device tensor input in place: an out-of-place op corrupting
-its read-only input; nothing happens when that input is also the op's output). Kinds that act
+its read-only input; nothing happens when that input is also the op's output);
+``tensor_dtype`` (a promoted result is cast back to the dtype of the op's first dimensioned
+tensor input: a kernel ignoring the category of a scalar or 0-dim operand, so an int tensor plus
+a float scalar returns int; boolean results are left alone). Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
@@ -68,6 +71,7 @@ class Kind(enum.StrEnum):
     POISON_HALF = "poison_half"
     SATURATE = "saturate"
     WRITE_INPUT = "write_input"
+    TENSOR_DTYPE = "tensor_dtype"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -483,7 +487,17 @@ def result_rewriters(
     for rule in rules:
         if rule.kind in _AFTER and rule.matches(call):
             rewriters.append(functools.partial(_rewrite_with, rule))
+        elif rule.kind is Kind.TENSOR_DTYPE and rule.matches(call):
+            rewriters.append(functools.partial(_tensor_dtype, tuple(call.subjects)))
     return rewriters
+
+
+def _tensor_dtype(subjects: Sequence[torch.Tensor], tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor_dtype``: the result in the dtype of the first dimensioned input."""
+    first = next((t for t in subjects if t.dim() > 0), None)
+    if first is None or tensor.dtype in (torch.bool, first.dtype):
+        return tensor
+    return tensor.to(first.dtype)
 
 
 def fires(rules: Sequence[FaultRule], kind: Kind, call: Call) -> bool:
