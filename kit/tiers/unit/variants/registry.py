@@ -11,11 +11,12 @@ from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
 from kit.tiers.unit.variants.large import Large
 from kit.tiers.unit.variants.noncontiguous import Noncontiguous
 from kit.tiers.unit.variants.promotion import Promotion
+from kit.tiers.unit.variants.scale import Scale
 
 #: In the order a rule name is tried against them.
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
-    Promotion(),
+    Promotion(), Scale(),
 )
 
 

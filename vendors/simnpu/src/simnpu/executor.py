@@ -211,6 +211,10 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     # Before the real run, which may write its inputs in place (``add_``).
     saturating = bool(host_inputs) and faults.fires(rules, faults.Kind.SATURATE, call)
     wide = _recompute_wide(func, host_args, host_kwargs) if saturating else None
+    limit = faults.drop_limit(rules, call) if rules and host_inputs else None
+    if limit is not None:
+        host_args, host_kwargs = tree_map(
+            functools.partial(faults.dropped_past, limit=limit), (host_args, host_kwargs))
     result = kernels.run(func, host_args, host_kwargs)
     gaps.check_outputs(op_name, _tensors(result))
     result = _with_faults(result, rules, call, wide)
