@@ -10,8 +10,8 @@ before it runs (``kit.tiers.unit.scale_budget``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
 import functools
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -95,7 +95,7 @@ def _period(n: int, period: int) -> torch.Tensor:
 
 def _positive(n: int, dtype: torch.dtype) -> Any:
     """0.25, 0.5, 0.75, 1.0 repeated: every element adds to a sum (its tail too)."""
-    return _sample(((_period(n, 4) + 1).to(dtype) * 0.25))
+    return _sample((_period(n, 4) + 1).to(dtype) * 0.25)
 
 
 def _zero_mean(n: int, dtype: torch.dtype) -> torch.Tensor:
