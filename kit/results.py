@@ -60,6 +60,9 @@ class NotApplicableReason(enum.StrEnum):
     #: A flow the vendor claims needs packages that are not installed (the flow's
     #: ``unavailable_reason``); the kit decides it before any stage runs.
     FLOW_NOT_INSTALLED = "flow-not-installed"
+    #: A unit ``scale`` test's estimated footprint exceeds the memory budget (the standard's,
+    #: lowered by the vendor's declared ``device_memory_mib``).
+    EXCEEDS_MEMORY_BUDGET = "exceeds-memory-budget"
 
 
 NA_REASON_KEY = "na_reason"

@@ -52,6 +52,9 @@ class VendorProfile:
     #: The variable limiting which devices a process sees (``CUDA_VISIBLE_DEVICES``); None:
     #: ``--devices`` gives each worker its device with ``torch.<device_type>.set_device``.
     device_env: str | None = None
+    #: The device's memory in MiB (``device_memory_mib``), if declared: unit ``scale`` tests
+    #: estimated to need more are not applicable (``kit.tiers.unit.scale_budget``).
+    device_memory_mib: int | None = None
 
     @property
     def profile_path(self) -> Path:
@@ -94,7 +97,7 @@ REQUIRED_FIELDS = (
 )
 OPTIONAL_FIELDS = (
     "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
-    "accepts_grade", "container",
+    "accepts_grade", "container", "device_memory_mib",
 )
 CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
 #: The dtypes a profile may claim.
@@ -193,6 +196,9 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
         flow_options=fields.optional("flow_options", {}, read_flow_options),
         device_env=fields.optional(
             "device_env", None, Node.text, pattern=ENV_NAME, expected="a variable name"
+        ),
+        device_memory_mib=fields.optional(
+            "device_memory_mib", None, Node.integer, minimum=1, what="the device memory in MiB"
         ),
     )
 

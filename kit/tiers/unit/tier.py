@@ -24,6 +24,19 @@ def unit_dtype_of(test_id: str) -> str:
     return TestId.parse(test_id, (UnitTier.name,)).segments[2]
 
 
+def _scale_over_budget(standard: Standard, vendor: VendorProfile, test_id: str
+                       ) -> Inapplicable | None:
+    from kit.tiers.unit.scale_budget import SCALE_RULE, over_budget, scale_power
+
+    if scale_power(test_id.rsplit("/", 1)[-1]) is None:
+        return None
+    from kit.tiers.unit.config import load_unit_config
+
+    rules = load_unit_config(standard).coverage.variants
+    rule = next((r for r in rules if r.kind == SCALE_RULE), None)
+    return None if rule is None else over_budget(test_id, rule.memory_budget_mib, vendor)
+
+
 class UnitTier(Tier):
     name = "unit"
     op_offset = 1
@@ -47,7 +60,15 @@ class UnitTier(Tier):
     def inapplicable(
         self, standard: Standard, vendor: VendorProfile, test_id: str
     ) -> Inapplicable | None:
-        return unclaimed_dtype(vendor, unit_dtype_of(test_id))
+        """A dtype its operands use that the vendor does not claim (``operand_dtypes``), or
+        a ``scale`` test over the memory budget (``scale_budget``)."""
+        from kit.tiers.unit.operand_dtypes import operand_dtypes
+
+        for dtype in operand_dtypes(test_id):
+            unclaimed = unclaimed_dtype(vendor, dtype)
+            if unclaimed is not None:
+                return unclaimed
+        return _scale_over_budget(standard, vendor, test_id)
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.unit.cases import judge_unit_evidence

@@ -11,6 +11,8 @@ from kit.tiers.unit.variants.forms import Inplace, InplaceStrided, Method, Out, 
 from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
 from kit.tiers.unit.variants.large import Large
 from kit.tiers.unit.variants.noncontiguous import Noncontiguous
+from kit.tiers.unit.variants.promotion import Promotion
+from kit.tiers.unit.variants.scale import Scale
 from kit.tiers.unit.variants.special import Special
 from kit.tiers.unit.variants.views import ViewWrite
 
@@ -18,6 +20,7 @@ from kit.tiers.unit.variants.views import ViewWrite
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
     Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(), Special(),
+    Promotion(), Scale(),
 )
 
 

@@ -40,6 +40,9 @@ class VariantRule:
     dims: tuple[tuple[str, GrownDims], ...] = ()
     #: ``large``: the size the grown dimensions reach at least; ``arity``: the input count.
     size: int = 0
+    #: ``scale``: the powers of two its inputs go past, and the memory budget in MiB.
+    powers: tuple[int, ...] = ()
+    memory_budget_mib: int = 0
 
     def applies(self, op_key: str, dtype: str) -> bool:
         return op_key in self.ops and (self.dtypes is None or dtype in self.dtypes)

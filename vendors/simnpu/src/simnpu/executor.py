@@ -213,6 +213,10 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     wide = _recompute_wide(func, host_args, host_kwargs) if saturating else None
     fresh = bool(host_inputs) and faults.fires(rules, faults.Kind.FRESH_RESULT, call)
     before = [t.clone() for t in host_inputs] if fresh else []
+    limit = faults.drop_limit(rules, call) if rules and host_inputs else None
+    if limit is not None:
+        host_args, host_kwargs = tree_map(
+            functools.partial(faults.dropped_past, limit=limit), (host_args, host_kwargs))
     result = kernels.run(func, host_args, host_kwargs)
     if fresh:
         result = faults.into_fresh(result, host_inputs, before)

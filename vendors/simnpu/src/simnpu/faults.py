@@ -26,7 +26,12 @@ the op also scribbles over its first device tensor input in place: an out-of-pla
 its read-only input; nothing happens when that input is also the op's output);
 ``drop_nan`` (NaN results become 0, as a max or an activation whose comparisons skip NaN);
 ``fresh_result`` (the right result, but in a new tensor: an in-place or ``out=`` call leaves the
-tensor it should write as it was and returns another). Kinds that act
+tensor it should write as it was and returns another); ``tensor_dtype`` (a promoted result is
+cast back to the dtype of the op's first dimensioned tensor input: a kernel ignoring the
+category of a scalar or 0-dim operand, so an int tensor plus a float scalar returns int; boolean
+results are left alone); ``drop_past`` (the op runs as if every input element past flat
+position ``min_numel``, default 2^24, were zero: a 24-bit element
+counter or index dropping the tail of a reduction, a scan or a gather). Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
@@ -73,6 +78,8 @@ class Kind(enum.StrEnum):
     WRITE_INPUT = "write_input"
     FRESH_RESULT = "fresh_result"
     DROP_NAN = "drop_nan"
+    TENSOR_DTYPE = "tensor_dtype"
+    DROP_PAST = "drop_past"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -496,7 +503,37 @@ def result_rewriters(
     for rule in rules:
         if rule.kind in _AFTER and rule.matches(call):
             rewriters.append(functools.partial(_rewrite_with, rule))
+        elif rule.kind is Kind.TENSOR_DTYPE and rule.matches(call):
+            rewriters.append(functools.partial(_tensor_dtype, tuple(call.subjects)))
     return rewriters
+
+
+def _tensor_dtype(subjects: Sequence[torch.Tensor], tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor_dtype``: the result in the dtype of the first dimensioned input."""
+    first = next((t for t in subjects if t.dim() > 0), None)
+    if first is None or tensor.dtype in (torch.bool, first.dtype):
+        return tensor
+    return tensor.to(first.dtype)
+
+
+#: Where ``drop_past`` cuts inputs off when its rule gives no ``min_numel``.
+DEFAULT_DROP_PAST = 1 << 24
+
+
+def drop_limit(rules: Sequence[FaultRule], call: Call) -> int | None:
+    """The smallest cut-off of the matching ``drop_past`` rules, or None where none matches."""
+    limits = [rule.min_numel or DEFAULT_DROP_PAST for rule in rules
+              if rule.kind is Kind.DROP_PAST and rule.matches(call)]
+    return min(limits, default=None)
+
+
+def dropped_past(value: Any, limit: int) -> Any:
+    """A copy of ``value`` (a tensor) with its elements past flat position ``limit`` zeroed."""
+    if not isinstance(value, torch.Tensor) or value.numel() <= limit:
+        return value
+    flat = value.detach().reshape(-1).clone()
+    flat[limit:] = 0
+    return flat.reshape(value.shape)
 
 
 def fires(rules: Sequence[FaultRule], kind: Kind, call: Call) -> bool:

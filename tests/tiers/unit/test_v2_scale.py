@@ -1,0 +1,63 @@
+"""Standard v2's ``scale`` variant: inputs past 2^16 and 2^24 elements; a test over the memory
+budget is NOT_APPLICABLE, decided by the kit."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+from promotion_helpers import run_on_simnpu
+
+from kit import paths
+from kit.results import NotApplicableReason
+from kit.standard import load_standard
+from kit.tiers.unit.scale_budget import footprint_bytes, scale_elements
+from kit.tiers.unit.tier import UnitTier
+from kit.vendors import VendorProfile, load_vendor
+
+STANDARD = load_standard()
+LOCKED = set(STANDARD.test_ids("unit"))
+SUM_24 = "unit/opinfo/sum/float32/scale-2p24"
+
+
+def _vendor_with_memory(tmp_path: Path, mib: int | None) -> VendorProfile:
+    directory = tmp_path / "small"
+    shutil.copytree(paths.vendors_dir() / "cpu", directory)
+    profile = directory / "vendor.yaml"
+    text = profile.read_text().replace("id: cpu", "id: small")
+    if mib is not None:
+        text += f"device_memory_mib: {mib}\n"
+    profile.write_text(text)
+    return load_vendor(directory)
+
+
+def test_scale_ids_go_past_two_to_the_16_and_24() -> None:
+    for op in ("sum", "argmax", "cumsum", "softmax", "add", "index_select", "scatter_add"):
+        for power in (16, 24):
+            assert f"unit/opinfo/{op}/float32/scale-2p{power}" in LOCKED
+    assert scale_elements(24) > 1 << 24
+
+
+def test_a_scale_test_over_the_vendors_device_memory_is_not_applicable(tmp_path: Path) -> None:
+    needed_mib = footprint_bytes("float32", 24) >> 20
+    small = _vendor_with_memory(tmp_path, needed_mib - 1)
+    found = UnitTier().inapplicable(STANDARD, small, SUM_24)
+    assert found is not None and found.reason is NotApplicableReason.EXCEEDS_MEMORY_BUDGET
+    assert UnitTier().inapplicable(
+        STANDARD, small, "unit/opinfo/sum/float32/scale-2p16") is None
+    roomy = _vendor_with_memory(tmp_path / "roomy", None)
+    assert UnitTier().inapplicable(STANDARD, roomy, SUM_24) is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
+def test_a_reduction_dropping_elements_past_two_to_the_24_is_caught_on_simnpu(
+    tmp_path: Path,
+) -> None:
+    """sum treating what lies past 2^24 as zero: the 2^24 test fails on values, the 2^16
+    sibling passes."""
+    control = "unit/opinfo/sum/float32/scale-2p16"
+    records = run_on_simnpu(tmp_path, [{"op": "sum", "kind": "drop_past"}], [SUM_24, control])
+    assert records[SUM_24]["status"] == "FAIL_NUMERIC", records[SUM_24]["message"]
+    assert records[control]["status"] == "PASS", records[control]["message"]
