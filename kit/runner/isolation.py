@@ -8,10 +8,10 @@ when torch is imported). The judge is started so that none of them does:
 
 - Python's isolated mode (``-I``: no ``PYTHON*`` variables, no user site, no script directory)
   without the ``site`` module (``-S``: no ``.pth`` file, no ``sitecustomize``);
-- ``sys.path``: the interpreter's standard library, then the kit's own root and the
-  environment's site-packages read as plain directories (``sysconfig``), so torch and the kit's
-  other dependencies import as usual and a vendor package installed there is importable but
-  never imported;
+- ``sys.path``: the kit's own root and the directories the kit's process imports from (its
+  site-packages, system ones included, and what their ``.pth`` files added), as plain
+  directories: torch and the kit's other dependencies import as usual, and a vendor package
+  found there is importable but never imported;
 - ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``.
 
 What remains is the interpreter and the packages installed beside the kit's dependencies: a
@@ -21,8 +21,8 @@ tier's pinned-torch check and the golden re-run at audit are there to catch.
 
 from __future__ import annotations
 
+import os
 import sys
-import sysconfig
 from pathlib import Path
 
 import kit
@@ -33,13 +33,16 @@ AUTOLOAD_VARIABLE = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 
 def site_directories() -> list[str]:
     """What the judge adds to the interpreter's own ``sys.path`` (the standard library, which
-    ``-S`` keeps): the kit's root, then the environment's site-packages, read as directories
-    (``-S`` runs none of their ``.pth`` files)."""
+    ``-S`` keeps): the kit's root, then the directories this process imports from, as plain
+    directories (``-S`` runs none of their ``.pth`` files). A directory only makes modules
+    importable; the judge imports none of the vendor's. Left out: ``PYTHONPATH``'s entries
+    (the caller's, not the environment's) and the directory of the running script."""
     kit_root = str(Path(kit.__file__).resolve().parent.parent)
-    paths = sysconfig.get_paths()
-    ordered: list[str] = []
-    for entry in (kit_root, paths["purelib"], paths["platlib"]):
-        if entry not in ordered:
+    excluded = {entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry}
+    excluded |= {"", os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv[0] else ""}
+    ordered = [kit_root]
+    for entry in sys.path:
+        if entry not in excluded and entry not in ordered and os.path.isdir(entry):
             ordered.append(entry)
     return ordered
 
