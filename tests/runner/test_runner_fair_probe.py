@@ -72,19 +72,24 @@ def half_poisoned(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _run(tmp_path_factory.mktemp("poison-half"), rules, [POISONED, *HALF_LATER])
 
 
+#: OpInfo's own samples (positions of one or two digits), not the standard's variants: the
+#: probe's fairness is about ops, and v2's call forms reach other overloads.
+SAMPLES = ("?", "??")
+
+
 @pytest.fixture(scope="module")
 def add_broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rules = [{"op": "add", "kind": "wrong_large"}]
-    select = [*(f"unit/opinfo/add/{dtype}/*" for dtype in ADD_DTYPES),
-              *(f"unit/opinfo/{op}/float32/*" for op in ADD_FREE)]
+    select = [*(f"unit/opinfo/add/{dtype}/{n}" for dtype in ADD_DTYPES for n in SAMPLES),
+              *(f"unit/opinfo/{op}/float32/{n}" for op in ADD_FREE for n in SAMPLES)]
     return _run(tmp_path_factory.mktemp("add-broken"), rules, select)
 
 
 @pytest.fixture(scope="module")
 def add_and_mul_broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rules = [{"op": "add", "kind": "wrong_large"}, {"op": "mul", "kind": "wrong_large"}]
-    select = ["unit/opinfo/add/float32/*", "unit/opinfo/add/float64/*",
-              "unit/opinfo/neg/float32/*", "unit/opinfo/neg/int64/*"]
+    select = [f"unit/opinfo/{key}/{n}" for key in ("add/float32", "add/float64", "neg/float32",
+                                                    "neg/int64") for n in SAMPLES]
     return _run(tmp_path_factory.mktemp("add-mul-broken"), rules, select)
 
 
@@ -125,7 +130,7 @@ def test_every_add_test_still_fails(add_broken: Path) -> None:
 def test_tests_that_do_not_use_add_pass(add_broken: Path) -> None:
     records = records_by_id(add_broken)
     others = {i: records[i]["status"] for op in ADD_FREE for i in _ids(records, op)}
-    assert len(others) >= 15
+    assert len(others) >= len(ADD_FREE)  # every add-free op, in its own samples
     assert set(others.values()) == {"PASS"}, others
 
 
