@@ -31,12 +31,16 @@ from kit.tiers.unit.entries import OpEntry
 from kit.tiers.unit.samples import (
     call_arguments,
     find_opinfo,
-    numel_of_sample,
     place_exact,
     transform_tensors,
 )
 from kit.tiers.unit.trees import FLOATING_TO_UPCAST, map_tensors
-from kit.tiers.unit.variants.interface import Candidate, VariantKind, VariantSource
+from kit.tiers.unit.variants.interface import (
+    Candidate,
+    VariantKind,
+    VariantSource,
+    tested_largest_first,
+)
 from kit.tiers.unit.variants.noncontiguous import scattered
 
 #: The most tensor elements a form's sample may hold: forms repeat samples the tier runs.
@@ -55,9 +59,7 @@ class _Form(VariantKind):
         opinfo = find_opinfo(source.entry)
         if not self.declared(opinfo):
             return
-        tested = [source.samples[i] for i in source.tested]
-        fitting = [s for s in tested if 0 < numel_of_sample(s) <= MAX_NUMEL]
-        for sample in sorted(fitting, key=lambda s: -numel_of_sample(s)):
+        for sample in tested_largest_first(source, MAX_NUMEL):
             yield functools.partial(self.usable, opinfo, sample)
 
     @abstractmethod

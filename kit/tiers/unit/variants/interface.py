@@ -120,3 +120,8 @@ def largest_first(samples: tuple[Any, ...], max_numel: int) -> list[Any]:
     order among equals)."""
     fitting = [s for s in samples if 0 < numel_of_sample(s) <= max_numel]
     return sorted(fitting, key=lambda s: -numel_of_sample(s))
+
+
+def tested_largest_first(source: VariantSource, max_numel: int) -> list[Any]:
+    """The samples the standard runs, of at most ``max_numel`` elements, the largest first."""
+    return largest_first(tuple(source.samples[i] for i in source.tested), max_numel)

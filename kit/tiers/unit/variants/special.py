@@ -31,8 +31,13 @@ import torch
 
 from kit.tiers.unit.checking import UnitCase
 from kit.tiers.unit.entries import OpEntry
-from kit.tiers.unit.samples import numel_of_sample, tensors_of, transform_tensors
-from kit.tiers.unit.variants.interface import Candidate, VariantKind, VariantSource
+from kit.tiers.unit.samples import tensors_of, transform_tensors
+from kit.tiers.unit.variants.interface import (
+    Candidate,
+    VariantKind,
+    VariantSource,
+    tested_largest_first,
+)
 
 #: The most tensor elements a candidate may hold: variants stay unit-sized.
 MAX_NUMEL = 1 << 12
@@ -48,10 +53,9 @@ class Special(VariantKind):
         dtype = source.torch_dtype
         if not dtype.is_floating_point:
             return
-        tested = [source.samples[i] for i in source.tested]
-        fitting = [s for s in tested if 0 < numel_of_sample(s) <= MAX_NUMEL
-                   and any(t.dtype == dtype and t.numel() > 0 for t in tensors_of(s))]
-        for sample in sorted(fitting, key=lambda s: -numel_of_sample(s)):
+        for sample in tested_largest_first(source, MAX_NUMEL):
+            if not any(t.dtype == dtype and t.numel() > 0 for t in tensors_of(sample)):
+                continue
             yield functools.partial(_with_specials, sample, dtype)
 
     def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:

@@ -24,10 +24,15 @@ import torch
 
 from kit.tiers.unit.checking import Fact, UnitCase
 from kit.tiers.unit.entries import OpEntry
-from kit.tiers.unit.samples import find_opinfo, numel_of_sample
+from kit.tiers.unit.samples import find_opinfo
 from kit.tiers.unit.trees import tensor_leaves
 from kit.tiers.unit.variants.forms import MAX_NUMEL, SELF, Arguments, Written, form_case
-from kit.tiers.unit.variants.interface import Candidate, VariantKind, VariantSource
+from kit.tiers.unit.variants.interface import (
+    Candidate,
+    VariantKind,
+    VariantSource,
+    tested_largest_first,
+)
 
 
 class ViewWrite(VariantKind):
@@ -35,10 +40,9 @@ class ViewWrite(VariantKind):
     summary = "the result filled after the call: the write reaches the input as on CPU"
 
     def candidates(self, source: VariantSource) -> Iterator[Candidate]:
-        tested = [source.samples[i] for i in source.tested]
-        fitting = [s for s in tested if isinstance(s.input, torch.Tensor)
-                   and 0 < numel_of_sample(s) <= MAX_NUMEL]
-        for sample in sorted(fitting, key=lambda s: -numel_of_sample(s)):
+        for sample in tested_largest_first(source, MAX_NUMEL):
+            if not isinstance(sample.input, torch.Tensor):
+                continue
             yield functools.partial(lambda chosen: chosen, sample)
 
     def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:
