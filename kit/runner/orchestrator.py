@@ -244,9 +244,19 @@ class Orchestrator:
         return self.start_worker()
 
     def timeout_for(self, test_id: str) -> float:
+        """The vendor's time for one test: ``--timeout``, else the standard's for its tier."""
         if self.config.timeout_s is not None:
             return self.config.timeout_s
+        return self.standard_timeout(test_id)
+
+    def standard_timeout(self, test_id: str) -> float:
         return self.inputs.standard.timeouts.get(tier_of(test_id), 300.0)
+
+    def judge_timeout_for(self, test_id: str) -> float:
+        """The kit's own time to judge a test: never shorter than the standard's, since a
+        ``--timeout`` narrowed for the vendor must not turn the kit's slow judging of a large
+        test (a loaded machine, a 2^24-element reference) into an ERROR."""
+        return max(self.timeout_for(test_id), self.standard_timeout(test_id))
 
     # -- planning ----------------------------------------------------------------------------
     def plan(self) -> list[str]:
@@ -339,7 +349,8 @@ class Orchestrator:
                 if owed is not None and group_of(test_id) != owed:
                     worker = self._settle(worker, owed)
                 executed = worker.run(test_id, self.timeout_for(test_id))
-                record = self.annotate(judges.verdict(worker, executed, self.timeout_for(test_id)))
+                record = self.annotate(
+                    judges.verdict(worker, executed, self.judge_timeout_for(test_id)))
                 after = self._after(worker, record)
                 worker, owed = after.worker, after.owed
                 self.journal.append(after.record)
