@@ -68,11 +68,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the flows the run claims, comma-separated, instead of the profile's `flows`",
     )
     group.addoption(
+        "--ckit-ids",
+        default=None,
+        metavar="FILE",
+        help="(ckit run's workers) collect only the stable ids listed in FILE, one per line: "
+        "a narrowed run's worker does not build the whole standard's parametrization",
+    )
+    group.addoption(
         "--ckit-today",
         default=os.environ.get("CKIT_TODAY"),
         help="date (YYYY-MM-DD) used to judge skip-manifest expiry, for the kit's own tests; "
         "default: the clock's (a ckit run given CKIT_TODAY is not certifiable); env CKIT_TODAY",
     )
+
+
+def locked_cases(config: pytest.Config, tier: str, prefix: str = "") -> list[str]:
+    """The standard's locked ids of ``tier`` (starting with ``prefix``) that this session may
+    run: narrowed by ``--ckit-select`` and ``--ckit-ids`` already at parametrization, so a run
+    of a few tests never builds 14,000 items. Tier suites parametrize ``case`` with these."""
+    ids = [i for i in load_standard().test_ids(tier) if i.startswith(prefix)]
+    globs = config.getoption("ckit_select", default=None)
+    if globs:
+        ids = [i for i in ids if matches_any(i, globs)]
+    listed = _listed_ids(config)
+    return ids if listed is None else [i for i in ids if i in listed]
+
+
+def parametrize_cases(metafunc: pytest.Metafunc, tier: str, prefix: str = "") -> None:
+    """``pytest_generate_tests`` of a tier suite whose test takes ``case``."""
+    if "case" in metafunc.fixturenames:
+        cases = locked_cases(metafunc.config, tier, prefix)
+        metafunc.parametrize("case", cases, ids=cases)
+
+
+def _listed_ids(config: pytest.Config) -> frozenset[str] | None:
+    path = config.getoption("ckit_ids", default=None)
+    if not path:
+        return None
+    try:
+        return frozenset(Path(path).read_text(encoding="utf-8").split())
+    except OSError as exc:
+        raise pytest.UsageError(f"--ckit-ids {path}: cannot read ({exc.strerror})") from None
 
 
 def is_active(config: pytest.Config) -> bool:
@@ -147,13 +183,7 @@ def pytest_collection_modifyitems(
 ) -> None:
     if not is_active(config):
         return
-    selected_globs = config.getoption("ckit_select")
-    if selected_globs:
-        keep = [i for i in items if matches_any(stable_id(i) or "", selected_globs)]
-        deselected = [i for i in items if i not in keep]
-        if deselected:
-            config.hook.pytest_deselected(items=deselected)
-        items[:] = keep
+    _narrow(config, items)
     context = config.stash[CONTEXT_KEY]
     for item in items:
         if context.device_problem and _needs_device(stable_id(item) or ""):
@@ -162,6 +192,27 @@ def pytest_collection_modifyitems(
         decision = context.skips.decide(stable_id(item) or "", context.today)
         if decision.skip and decision.entry is not None:
             item.add_marker(pytest.mark.skip(reason=decision.entry.describe()))
+
+
+def _narrow(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the items ``--ckit-select`` and ``--ckit-ids`` ask for (suites parametrized by
+    ``locked_cases`` are narrowed already; this also drops an emptied parametrization's
+    placeholder and the tests that are not parametrized from the locked list)."""
+    globs = config.getoption("ckit_select")
+    listed = _listed_ids(config)
+    if not globs and listed is None:
+        return
+    keep = [item for item in items if _wanted(stable_id(item) or "", globs, listed)]
+    if len(keep) != len(items):
+        kept = set(map(id, keep))
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+    items[:] = keep
+
+
+def _wanted(test_id: str, globs: list[str], listed: frozenset[str] | None) -> bool:
+    if globs and not matches_any(test_id, globs):
+        return False
+    return listed is None or test_id in listed
 
 
 def _needs_device(test_id: str) -> bool:

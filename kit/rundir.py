@@ -7,7 +7,7 @@
     report.dsse.json                                  the envelope over the signed files
     run.json  journal.jsonl                           what was asked; each result as it came
     workers/                                          worker-N.log, judge-N.log, evidence-N.pt,
-                                                      golden-unwritten.log
+                                                      planned-ids.txt, golden-unwritten.log
     golden/                                           with --golden: the artifacts themselves
 
 A low module (it imports no other part of the kit): the runner, the formats, signing,
@@ -37,6 +37,8 @@ JOURNAL_NAME = "journal.jsonl"
 WORKERS_DIR = "workers"
 #: The golden artifacts (``kit.golden.names`` lays out what is inside).
 GOLDEN_DIR = "golden"
+#: In ``workers/``: the ids the run plans, one per line; its workers collect only these.
+PLANNED_IDS = "planned-ids.txt"
 #: In ``workers/``: one line per golden artifact a judge could not write.
 GOLDEN_UNWRITTEN_LOG = "golden-unwritten.log"
 

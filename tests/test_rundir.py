@@ -35,6 +35,7 @@ from kit.rundir import (
     GOLDEN_UNWRITTEN_LOG,
     JOURNAL_NAME,
     JUNIT_XML,
+    PLANNED_IDS,
     REPORT_JSON,
     RESULTS_CSV,
     RUN_FILE,
@@ -194,7 +195,7 @@ def test_a_run_is_finished_once_report_and_envelope_are_files(tmp_path: Path) ->
 # -- no name of the run directory spelled outside kit/rundir.py ------------------------------
 #: File names: none may appear in any string of the kit (messages name them through constants).
 FILE_NAMES = (REPORT_JSON, JUNIT_XML, RESULTS_CSV, SUMMARY_MD, ENVELOPE_NAME, GOLDEN_MANIFEST,
-              RUN_FILE, JOURNAL_NAME, GOLDEN_UNWRITTEN_LOG)
+              RUN_FILE, JOURNAL_NAME, GOLDEN_UNWRITTEN_LOG, PLANNED_IDS)
 #: Directory names are ordinary words ("workers" is also a field of run.json and the report):
 #: only their use as a path segment or as a constant's value counts.
 DIR_NAMES = (WORKERS_DIR, GOLDEN_DIR)

@@ -6,7 +6,7 @@ import datetime as dt
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
 from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
-from kit.rundir import RunDir
+from kit.rundir import PLANNED_IDS, RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
 from kit.runner.journal import load_journal, open_journal
@@ -181,6 +181,14 @@ def decided_by_kit(inputs: RunInputs, test_id: str) -> TestRecord | None:
     return inapplicable_record(inputs, test_id) or skipped_record(inputs, test_id)
 
 
+def write_planned_ids(run_dir: RunDir, planned: Iterable[str]) -> Path:
+    """The plan, for the workers to collect only it (a resumed run writes it again)."""
+    path = run_dir.workers / PLANNED_IDS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{test_id}\n" for test_id in planned), encoding="utf-8")
+    return path
+
+
 def tier_paths(tiers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(get_tier(tier).suite_dir) for tier in tiers)
 
@@ -191,14 +199,16 @@ class Orchestrator:
         self.inputs = inputs
         self.started_at = started_at
         self.journal = open_journal(config.out_dir)  # verifies the chain, cuts a torn line
+        run_dir = RunDir(config.out_dir)
         self.spec = WorkerSpec(
             vendor=str(inputs.vendor.directory),
             today=config.today,
             paths=tier_paths(config.tiers),
-            log_dir=RunDir(config.out_dir).workers,
+            log_dir=run_dir.workers,
             env=_worker_env(config.workers or 1),
             dtypes=inputs.vendor.dtypes,
             flows=inputs.vendor.flows,
+            planned_ids=write_planned_ids(run_dir, inputs.plan.tests),
         )
         #: Worker slots; with --devices, ``workers`` 0 means one per device.
         self.workers = config.workers or 1

@@ -57,6 +57,8 @@ class WorkerSpec:
     dtypes: tuple[str, ...]
     #: The flows the run claims (the profile's, or ``--flows``).
     flows: tuple[str, ...] = ("eager",)
+    #: The file listing the ids the run plans: the worker collects only these. None: all.
+    planned_ids: Path | None = None
 
 
 class ChildProcess:
@@ -147,6 +149,7 @@ class WorkerProcess(ChildProcess):
             f"--vendor={spec.vendor}", f"--today={spec.today}",
             f"--dtypes={','.join(spec.dtypes)}", f"--evidence={self.evidence_path}",
             f"--flows={','.join(spec.flows)}",
+            *([f"--ids={spec.planned_ids}"] if spec.planned_ids is not None else []),
             *spec.paths,
         ]
         super().__init__(argv, spec.log_dir / worker_log_name(number), spec.env)

@@ -122,18 +122,6 @@ class WorkerPlugin:
         send_message(self.results_fd, RunResult(test_id, record.to_json()))
 
 
-def _plugin_args() -> list[str]:
-    """Load the kit plugin explicitly where no pytest11 entry point registers it.
-
-    In a reference container the kit is on PYTHONPATH (a read-only mount), not pip-installed.
-    """
-    import importlib.metadata
-
-    entry_points = importlib.metadata.entry_points(group="pytest11")
-    registered = any(ep.value == "kit.pytest_plugin" for ep in entry_points)
-    return [] if registered else ["-p", "kit.pytest_plugin"]
-
-
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m kit.runner.worker")
     parser.add_argument("--vendor", required=True)
@@ -147,6 +135,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--dtypes", default="float32", help="claimed dtypes, comma-separated (the probe's)"
     )
     parser.add_argument("--flows", default=None, help="the flows the run claims, comma-separated")
+    parser.add_argument("--ids", default=None, help="collect only the ids listed in this file")
     parser.add_argument("paths", nargs="+")
     return parser.parse_args(argv)
 
@@ -163,14 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     dtypes = tuple(name for name in args.dtypes.split(",") if name)
     plugin = WorkerPlugin(LineReader(args.commands), args.results, dtypes)
     pytest_args: list[Any] = [
-        *_plugin_args(),
+        # Only the kit's plugin: pytest plugins that happen to be installed in the vendor's
+        # environment (hypothesis, anyio, hydra...) neither shape nor slow the tier suites.
+        "--disable-plugin-autoload", "-p", "kit.pytest_plugin",
         *args.paths,
         f"--ckit-vendor={args.vendor}",
         f"--ckit-today={args.today}",
         f"--ckit-evidence={args.evidence}",
         *([f"--ckit-flows={args.flows}"] if args.flows is not None else []),
+        *([f"--ckit-ids={args.ids}"] if args.ids is not None else []),
         "-p", "no:cacheprovider",
-        "-p", "no:randomly",
         "-q", "-s",
         "-W", "ignore::pytest.PytestAssertRewriteWarning",
         "--no-header",

@@ -8,12 +8,13 @@ from __future__ import annotations
 import pytest
 
 from kit.context import KitContext
-from kit.standard import load_standard
+from kit.pytest_plugin import parametrize_cases
 from kit.tiers.flows.cases import run_flow_case
 
-FLOW_TEST_IDS = load_standard().test_ids("flows")
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    parametrize_cases(metafunc, "flows")
 
 
-@pytest.mark.parametrize("case", FLOW_TEST_IDS, ids=FLOW_TEST_IDS)
 def test_flow(case: str, ckit: KitContext) -> None:
     run_flow_case(ckit, case)

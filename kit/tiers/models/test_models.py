@@ -8,12 +8,13 @@ from __future__ import annotations
 import pytest
 
 from kit.context import KitContext
-from kit.standard import load_standard
+from kit.pytest_plugin import parametrize_cases
 from kit.tiers.models.cases import run_model_case
 
-MODEL_TEST_IDS = load_standard().test_ids("models")
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    parametrize_cases(metafunc, "models")
 
 
-@pytest.mark.parametrize("case", MODEL_TEST_IDS, ids=MODEL_TEST_IDS)
 def test_model(case: str, ckit: KitContext) -> None:
     run_model_case(ckit, case)

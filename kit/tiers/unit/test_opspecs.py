@@ -9,12 +9,13 @@ from __future__ import annotations
 import pytest
 
 from kit.context import KitContext
-from kit.standard import load_standard
+from kit.pytest_plugin import parametrize_cases
 from kit.tiers.unit.cases import OPSPEC_PREFIX, run_unit_case
 
-IDS = [i for i in load_standard().test_ids("unit") if i.startswith(OPSPEC_PREFIX)]
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    parametrize_cases(metafunc, "unit", OPSPEC_PREFIX)
 
 
-@pytest.mark.parametrize("case", IDS, ids=IDS)
 def test_opspecs(case: str, ckit: KitContext) -> None:
     run_unit_case(ckit, case)
