@@ -1,4 +1,4 @@
-"""A fault-free simnpu run is deterministic: three runs give identical reports, timings aside."""
+"""A fault-free simnpu run is deterministic: two runs give identical reports, timings aside."""
 
 from __future__ import annotations
 
@@ -13,16 +13,17 @@ from kit.grading import strip_timings
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 
-# Its own kernels (mm, softmax, layer_norm), a skipped gap, and a transformer end to end.
-SELECT = ["unit/opinfo/mm/*/*", "unit/opinfo/softmax/*/*", "unit/opinfo/addmm/*/*",
-          "unit/opspec/layer_norm*/*/*", "models/hf/llama/eager"]
+# Its own kernels (mm, softmax, layer_norm) on OpInfo's samples and on one call form, a skipped
+# gap, and a transformer end to end. (A difference shows in two runs as well as in more.)
+SELECT = ["unit/opinfo/mm/*/?", "unit/opinfo/softmax/*/?", "unit/opinfo/addmm/*/?",
+          "unit/opinfo/softmax/float32/out", "unit/opspec/layer_norm*/*/*", "models/hf/llama/eager"]
 
 
-def test_three_fault_free_runs_give_identical_reports(tmp_path: Path) -> None:
+def test_two_fault_free_runs_give_identical_reports(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SIMNPU_FAULTS"}
     selection = [arg for pattern in SELECT for arg in ("--select", pattern)]
     reports = []
-    for attempt in range(3):
+    for attempt in range(2):
         out = tmp_path / f"run{attempt}"
         result = run_ckit(
             ["run", "--vendor", "simnpu", "--tier", "unit,models", *selection, "--no-sign",
@@ -35,4 +36,4 @@ def test_three_fault_free_runs_give_identical_reports(tmp_path: Path) -> None:
     statuses = {r["status"] for r in reports[0]["records"]}
     assert "SKIPPED" in statuses and "PASS" in statuses
     assert not statuses & {"FAIL_NUMERIC", "ERROR", "CRASH", "TIMEOUT", "UNSUPPORTED"}
-    assert reports[0] == reports[1] == reports[2]
+    assert reports[0] == reports[1]
