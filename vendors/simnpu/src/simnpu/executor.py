@@ -211,7 +211,7 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     # Before the real run, which may write its inputs in place (``add_``).
     saturating = bool(host_inputs) and faults.fires(rules, faults.Kind.SATURATE, call)
     wide = _recompute_wide(func, host_args, host_kwargs) if saturating else None
-    result = kernels.run(func, host_args, host_kwargs)
+    result = faults.computed(rules, call, lambda: kernels.run(func, host_args, host_kwargs))
     gaps.check_outputs(op_name, _tensors(result))
     result = _with_faults(result, rules, call, wide)
     _write_input(rules, call, inputs, result)
