@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from kit.outcomes import SemanticMismatch
-from kit.tiers.unit.trees import map_tensors, select_outputs, to_cpu
+from kit.tiers.unit.trees import map_tensors, select_outputs, to_cpu, to_device
 
 FAILURE = "stale-or-nondeterministic"
 #: The evidence's keys: the repeated call's result and the other values' (None: it raised).
@@ -56,7 +56,8 @@ def call_on_other_values(device: str, make_inputs: Callable[[str, bool], Any],
     """Step 1 on the device: the result, on CPU, or None where the call raised (other values
     may leave an op's domain: a matrix no longer positive definite)."""
     try:
-        inputs = other_values(make_inputs(device, False))
+        # Rolled on CPU and then moved: the device's own ``roll`` is not under test here.
+        inputs = to_device(other_values(make_inputs("cpu", False)), device)
         return to_cpu(call(device, False, inputs))
     except Exception:  # noqa: BLE001 - only the case's own inputs must be accepted
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kit.errors import InputError
 from kit.tiers.unit.variants.arity import Arity
 from kit.tiers.unit.variants.empty import Empty
+from kit.tiers.unit.variants.errors import Errors
 from kit.tiers.unit.variants.expanded import Expanded
 from kit.tiers.unit.variants.extremes import Extremes
 from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
@@ -14,6 +15,7 @@ from kit.tiers.unit.variants.noncontiguous import Noncontiguous
 #: In the order a rule name is tried against them.
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
+    Errors(),
 )
 
 
