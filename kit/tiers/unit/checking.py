@@ -174,7 +174,7 @@ def judge_case(
         assert_repeatable(case.repeat, actual[0], repeated, case.comparison.compare_outputs)
     mutated = case.comparison.mutates
     assert_inputs_unchanged(actual[1], cpu_inputs, allowed=mutated)
-    device_result = actual[0]
+    device_result, cpu_result = actual[0], expected_like[0]
     actual, expected_like, reference = (
         compared_part(outcome, case.comparison) for outcome in (actual, expected_like, reference)
     )
@@ -184,7 +184,7 @@ def judge_case(
         return assert_close(actual, reference, bound)
     except (NumericMismatch, ResultMismatch):
         if case.repeat is not None:
-            assert_not_stale(device_result, repeated, expected_like[0],
+            assert_not_stale(device_result, repeated, cpu_result,
                              lambda: _other_values_on_cpu(case),
                              case.comparison.compare_outputs)
         raise
