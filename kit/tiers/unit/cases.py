@@ -46,19 +46,21 @@ def unit_case(standard: Standard, test_id: str) -> UnitCase:
     if test_id.startswith(OPSPEC_PREFIX):
         from kit.tiers.unit.opspecs import opspec_unit_case
 
-        return _repeating(config, test_id, opspec_unit_case(config, test_id))
+        return opspec_unit_case(config, test_id)
     raise InputError(f"not a unit test id: {test_id!r}")
 
 
 def _repeating(config: UnitConfig, test_id: str, case: UnitCase) -> UnitCase:
-    """The case repeating its call where the standard asks for it (``coverage.repeat``)."""
+    """The OpInfo case repeating its call where the standard asks for it (``coverage.repeat``):
+    one sample per (op, dtype), ``kit.tiers.unit.repeat_choice``."""
     if not config.coverage.repeat or not case.repeatable or case.repeat is not None:
         return case
     from kit.tiers.unit.repeat import Repeat
+    from kit.tiers.unit.repeat_choice import repeats
 
-    op_key = test_id.split("/")[2]
-    bitwise = not (test_id.startswith(OPINFO_PREFIX)
-                   and op_key in config.coverage.nondeterministic)
+    if not repeats(config, test_id):
+        return case
+    bitwise = test_id.split("/")[2] not in config.coverage.nondeterministic
     return replace(case, repeat=Repeat(bitwise=bitwise))
 
 

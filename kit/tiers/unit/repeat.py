@@ -2,11 +2,12 @@
 
 A kernel that caches its result by the shapes of its inputs (a compiled-graph or autotuning
 cache keyed too loosely) passes a test that calls it once: its first call computes. Where the
-standard asks for it (``coverage.repeat`` in ``unit.yaml``), the device half of every unit case
-calls the op three times:
+standard asks for it (``coverage.repeat`` in ``unit.yaml``), the device half of one OpInfo case
+per (op, dtype) (``kit.tiers.unit.repeat_choice``) calls the op three times:
 
-1. on *other values* of the same shapes and dtypes (its floating inputs' elements rolled by one
-   place: the same values, so the op's domain still holds, at other positions);
+1. on *other values* of the same shapes and dtypes (each input tensor's elements rolled, the
+   ``n``-th by ``n`` places: the same values, so the op's domain mostly holds, at other
+   positions and paired otherwise; where CPU refuses them the call may raise);
 2. on the case's inputs: the result judged as usual;
 3. on the case's inputs again.
 
@@ -18,6 +19,7 @@ failure a stale result. Either is ``SemanticMismatch(failure="stale-or-nondeterm
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,12 +43,15 @@ class Repeat:
 
 
 def other_values(inputs: Any) -> Any:
-    """The inputs with every floating tensor's elements rolled by one place (same shapes)."""
+    """The inputs with every tensor's elements rolled: the ``n``-th tensor by ``n`` places
+    (1, 2, ...), so the same values, at other positions and paired otherwise (same shapes)."""
+    shifts = itertools.count(1)
 
     def rolled(tensor: torch.Tensor) -> torch.Tensor:
-        if not tensor.is_floating_point() or tensor.numel() < 2:
+        shift = next(shifts)
+        if tensor.numel() < 2:
             return tensor
-        return tensor.reshape(-1).roll(1).reshape(tensor.shape)
+        return tensor.reshape(-1).roll(shift).reshape(tensor.shape)
 
     return map_tensors(inputs, rolled)
 

@@ -1,4 +1,5 @@
-"""Standard v2's repeat calls: every unit case runs again after other values of the same shapes."""
+"""Standard v2's repeat calls: one OpInfo sample per (op, dtype) runs again after other values of
+the same shapes."""
 
 from __future__ import annotations
 
@@ -18,26 +19,53 @@ from kit.outcomes import SemanticMismatch
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import execute_case, judge_case
-from kit.tiers.unit.config import parse_unit_config
+from kit.tiers.unit.config import load_unit_config, parse_unit_config
 from kit.tiers.unit.repeat import AGAIN, FAILURE, Repeat, other_values
+from kit.tiers.unit.repeat_choice import Choice, choice, clearly_differ
 
 STANDARD = load_standard()
-MUL = "unit/opinfo/mul/float32/3"
+#: mul's smallest float32 sample whose answer moves with the other values: the one that repeats.
+MUL = "unit/opinfo/mul/float32/1"
 
 
 def test_v2_cases_repeat_bitwise_except_the_declared_nondeterministic_ops() -> None:
     assert unit_case(STANDARD, MUL).repeat == Repeat(bitwise=True)
-    assert unit_case(STANDARD, "unit/opinfo/index_add/float32/0").repeat == Repeat(bitwise=False)
+    assert unit_case(STANDARD, "unit/opinfo/index_add/float32/6").repeat == Repeat(bitwise=False)
     assert unit_case(load_standard("v1"), MUL).repeat is None
+
+
+def test_only_one_sample_per_op_and_dtype_repeats() -> None:
+    config = load_unit_config(STANDARD)
+    assert choice(config, config.op("mul"), "float32") == Choice(1, moves=True)
+    for other in ("unit/opinfo/mul/float32/3", "unit/opinfo/mul/float32/noncontiguous",
+                  "unit/opspec/add_broadcast_both/float32/odd"):
+        assert unit_case(STANDARD, other).repeat is None, other
+
+
+def test_an_op_no_sample_of_which_moves_repeats_its_special_values() -> None:
+    # isnan is all False on OpInfo's finite samples; rolled NaNs move its answer.
+    config = load_unit_config(STANDARD)
+    assert not choice(config, config.op("isnan"), "float32").moves
+    assert unit_case(STANDARD, "unit/opinfo/isnan/float32/special").repeat is not None
+    assert unit_case(STANDARD, "unit/opinfo/abs/float32/special").repeat is None
 
 
 def test_other_values_keep_shapes_and_values_but_move_them() -> None:
     x = torch.arange(6.0).reshape(2, 3)
-    index = torch.tensor([2, 0])
-    rolled, same_index = other_values(([x, index], {}))[0]
+    index = torch.tensor([2, 0, 1])
+    rolled, rolled_index = other_values(([x, index], {}))[0]
     assert rolled.shape == x.shape and not torch.equal(rolled, x)
     assert sorted(rolled.flatten().tolist()) == x.flatten().tolist()
-    assert torch.equal(same_index, index)
+    # The second tensor by two places: pairs of elements change too (dot(x, y) moves).
+    assert rolled_index.tolist() == [0, 1, 2]
+
+
+def test_answers_differ_clearly_beyond_rounding_only() -> None:
+    a = torch.tensor([1.0, 2.0, 4.0])
+    assert not clearly_differ(a, a + 1e-3)
+    assert clearly_differ(a, a.flip(0))
+    assert clearly_differ(torch.tensor([True, False]), torch.tensor([False, False]))
+    assert clearly_differ((a,), (a, a))
 
 
 def test_a_repeated_call_that_differs_in_one_bit_fails_unless_declared_nondeterministic() -> None:
@@ -72,7 +100,7 @@ def test_nondeterministic_ops_need_a_reason() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
 def test_a_kernel_caching_its_result_by_shape_is_caught_on_simnpu(tmp_path: Path) -> None:
-    caught, control = MUL, "unit/opinfo/mul/float64/3"
+    caught, control = MUL, "unit/opinfo/mul/float64/1"
     env = {
         **os.environ,
         "SIMNPU_FAULTS": json.dumps([{"op": "mul", "kind": "stale", "dtype": "float32"}]),
