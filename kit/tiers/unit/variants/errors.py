@@ -5,8 +5,9 @@ range, mismatched shapes) with the error type and message it expects. A device t
 value instead (an out-of-range index clamped or read from whatever memory lies there) computes
 garbage where every user expects an exception. Each such input is a sample ``error-<n>`` (``n``:
 its position among the op's error inputs), kept where CPU raises the declared type with the
-declared message, the input holds a tensor (it reaches the device) but no ``out=`` tensor, and
-nothing in it, its message included, names a device (a CUDA-only or a cross-device error).
+declared message, the input holds a tensor (it reaches the device), each of a dtype the tier
+tests (not complex, which a device need not hold), but no ``out=`` tensor, and nothing in it,
+its message included, names a device (a CUDA-only or a cross-device error).
 
 Any exception from the device passes: the type and message are PyTorch's front end, which
 devices legitimately word differently (a CUDA index error is a device-side assert raised as
@@ -26,6 +27,7 @@ import torch
 from kit.tiers.unit.checking import Fact, UnitCase
 from kit.tiers.unit.entries import SAME_DTYPE_REFERENCE, Comparison, OpEntry
 from kit.tiers.unit.samples import find_opinfo, sample_case, tensors_of
+from kit.tiers.unit.trees import TORCH_DTYPES
 from kit.tiers.unit.variants.interface import (
     LABEL_SEPARATOR,
     Candidate,
@@ -36,6 +38,7 @@ from kit.tiers.unit.variants.interface import (
 #: A message naming a device: the error is not the op's own on every device.
 DEVICE_WORDS = re.compile(r"cuda|cpu|device|mps|xla|meta|hip|gpu", re.IGNORECASE)
 FAILURE = "no-error"
+TESTED_DTYPES = frozenset(TORCH_DTYPES.values())
 RAISES = "the call raises an error"
 
 
@@ -83,10 +86,14 @@ class Errors(VariantKind):
 
 
 def device_agnostic(error: Any) -> bool:
-    """The input holds a tensor, no ``out=`` tensor (what an op leaves in it on the way to an
-    error is unspecified), and neither it nor the expected message names a device."""
+    """The input holds a tensor, every one of a dtype the tier tests (a device need not hold a
+    complex one), no ``out=`` tensor (what an op leaves in it on the way to an error is
+    unspecified), and neither it nor the expected message names a device."""
     sample = error.sample_input
-    if not tensors_of(sample) or "out" in sample.kwargs:
+    tensors = tensors_of(sample)
+    if not tensors or "out" in sample.kwargs:
+        return False
+    if any(tensor.dtype not in TESTED_DTYPES for tensor in tensors):
         return False
     words = [str(error.error_regex), *map(repr, (*sample.args, *sample.kwargs.values()))]
     return not any(DEVICE_WORDS.search(word) for word in words)
