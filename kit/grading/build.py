@@ -16,6 +16,7 @@ from typing import Any
 
 import kit
 from kit.clock import RunDate
+from kit.grading.blame import with_suspects
 from kit.grading.evidence import collect_evidence
 from kit.grading.grading import grade_run
 from kit.grading.policy import is_complete_run, policy_violations
@@ -71,6 +72,8 @@ def assemble_report(
     on a merged report, every shard's environment."""
     ordered = sorted(records, key=lambda r: r.id)
     _refuse_duplicates(ordered)
+    # Advisory (no status, count or grade depends on it): kit.grading.blame.
+    ordered = with_suspects(ordered, standard)
     today = clock.today
     recorded = {r.id for r in ordered}
     missing = missing_ids(standard, run, recorded)

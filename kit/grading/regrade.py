@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kit.errors import KitError
+from kit.grading.blame import check_suspects
 from kit.grading.build import missing_ids
 from kit.grading.grading import grade_report
 from kit.grading.policy import is_complete_run, policy_violations
@@ -118,12 +119,16 @@ def recomputed_grade(report: Report, standard: Standard) -> str:
 
 
 def check_grade(report: Report, standard: Standard) -> None:
-    """Coverage, completeness, violations, summary, then the grade itself must all agree."""
+    """Coverage, completeness, violations, summary, blame's suspects (``kit.grading.blame``),
+    then the grade itself must all agree."""
     check_coverage(report, standard)
     check_completeness(report, standard)
     violations = recomputed_violations(report, standard)
     check_violations(report, violations)
     check_summary(report)
+    problem = check_suspects(report.document.get("records", []))
+    if problem is not None:
+        raise ReportError(problem)
     actual = recomputed_grade(report, standard)
     if actual != report.grade.name:
         raise ReportError(

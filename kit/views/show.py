@@ -58,6 +58,19 @@ class FailureGroup:
 
 
 @dataclass(frozen=True)
+class SuspectedRoot:
+    """Failing composite tests blamed on one failing primitive (op, dtype): ``details.suspects``
+    (``kit.grading.blame``)."""
+
+    op: str
+    dtype: str
+    tests: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "dtype": self.dtype, "tests": list(self.tests)}
+
+
+@dataclass(frozen=True)
 class TopError:
     test_id: str
     status: str
@@ -75,6 +88,7 @@ class ShowView:
     top_errors: tuple[TopError, ...]
     #: What the run.json beside the report names as the run it reran (``--rerun-failed``).
     rerun_of: PreviousRun | None = None
+    roots: tuple[SuspectedRoot, ...] = ()
 
     @property
     def report(self) -> Report:
@@ -96,6 +110,7 @@ class ShowView:
             "failures": {"tests": sum(g.count for g in self.groups),
                          "groups": [g.to_json() for g in self.groups]},
             "top_errors": [e.to_json() for e in self.top_errors],
+            "suspected_roots": [root.to_json() for root in self.roots],
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
             "certified": self._certified(),
         }
@@ -144,6 +159,22 @@ def failure_groups(failing: Mapping[str, str]) -> tuple[FailureGroup, ...]:
     return tuple(sorted(groups, key=lambda g: (-g.count, g.op, g.dtype)))
 
 
+def suspected_roots(report: Report) -> tuple[SuspectedRoot, ...]:
+    """Failing tests grouped by the (op, dtype) of the primitives they are blamed on, the
+    most blamed first; a test blamed on two ops is in both groups."""
+    blamed: dict[tuple[str, str], set[str]] = {}
+    for record in report.records:
+        suspects = record.details.get("suspects")
+        if not record.status.is_failure or not isinstance(suspects, list):
+            continue
+        for suspect in suspects:
+            if isinstance(suspect, str):
+                blamed.setdefault(group_key(suspect), set()).add(record.id)
+    roots = [SuspectedRoot(op, dtype, tuple(sorted(tests)))
+             for (op, dtype), tests in blamed.items()]
+    return tuple(sorted(roots, key=lambda r: (-len(r.tests), r.op, r.dtype)))
+
+
 def top_errors(report: Report, limit: int) -> tuple[TopError, ...]:
     """The failing records with the largest errors (relative, then absolute)."""
     found = [
@@ -163,6 +194,7 @@ def show_view(source: LoadedReport, limit: int, rerun_of: PreviousRun | None = N
         groups=failure_groups(failing_tests(report)),
         top_errors=top_errors(report, limit),
         rerun_of=rerun_of,
+        roots=suspected_roots(report),
     )
 
 
@@ -246,6 +278,17 @@ def _group_lines(groups: tuple[FailureGroup, ...], limit: int) -> list[str]:
     return lines
 
 
+def _root_lines(roots: tuple[SuspectedRoot, ...], limit: int) -> list[str]:
+    if not roots:
+        return []
+    lines = ["failures by suspected root (a failing primitive they call):"]
+    for root in roots[:limit]:
+        shown = ", ".join(root.tests[:3]) + (f" and {len(root.tests) - 3} more"
+                                              if len(root.tests) > 3 else "")
+        lines.append(f"  {root.op} {root.dtype or '-'}: {len(root.tests)} test(s): {shown}")
+    return lines
+
+
 def _error_lines(errors: tuple[TopError, ...]) -> list[str]:
     if not errors:
         return []
@@ -258,6 +301,9 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
     sections = [
         _header(view), [""], _tier_table(view.tiers), [""], _group_lines(view.groups, limit),
     ]
+    roots = _root_lines(view.roots, limit)
+    if roots:
+        sections += [[""], roots]
     errors = _error_lines(view.top_errors)
     if errors:
         sections += [[""], errors]

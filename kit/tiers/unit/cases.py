@@ -8,13 +8,14 @@ list.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kit.context import KitContext
 from kit.errors import InputError
 from kit.execution import run_split
 from kit.standard import Standard
-from kit.tiers.unit.config import load_unit_config
+from kit.tiers.unit.config import UnitConfig, load_unit_config
 
 if TYPE_CHECKING:
     from kit.tiers.unit.checking import UnitCase
@@ -41,12 +42,26 @@ def unit_case(standard: Standard, test_id: str) -> UnitCase:
     if test_id.startswith(OPINFO_PREFIX):
         from kit.tiers.unit.opinfo_cases import opinfo_unit_case
 
-        return opinfo_unit_case(config, test_id)
+        return _repeating(config, test_id, opinfo_unit_case(config, test_id))
     if test_id.startswith(OPSPEC_PREFIX):
         from kit.tiers.unit.opspecs import opspec_unit_case
 
         return opspec_unit_case(config, test_id)
     raise InputError(f"not a unit test id: {test_id!r}")
+
+
+def _repeating(config: UnitConfig, test_id: str, case: UnitCase) -> UnitCase:
+    """The OpInfo case repeating its call where the standard asks for it (``coverage.repeat``):
+    one sample per (op, dtype), ``kit.tiers.unit.repeat_choice``."""
+    if not config.coverage.repeat or not case.repeatable or case.repeat is not None:
+        return case
+    from kit.tiers.unit.repeat import Repeat
+    from kit.tiers.unit.repeat_choice import repeats
+
+    if not repeats(config, test_id):
+        return case
+    bitwise = test_id.split("/")[2] not in config.coverage.nondeterministic
+    return replace(case, repeat=Repeat(bitwise=bitwise))
 
 
 def run_unit_case(ckit: KitContext, test_id: str) -> None:

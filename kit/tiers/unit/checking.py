@@ -34,9 +34,23 @@ from kit.numerics.accumulation import accumulation_length
 from kit.numerics.comparison import Measurement
 from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import assert_close
-from kit.outcomes import KitOutcome, ResultMismatch, SemanticMismatch, numerics_details
+from kit.outcomes import (
+    KitOutcome,
+    NumericMismatch,
+    ResultMismatch,
+    SemanticMismatch,
+    numerics_details,
+)
 from kit.standard import Standard, load_standard
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
+from kit.tiers.unit.repeat import (
+    Repeat,
+    assert_not_stale,
+    assert_repeatable,
+    call_on_other_values,
+    other_values,
+    repeat_evidence,
+)
 from kit.tiers.unit.trees import (
     assert_same_dtypes,
     map_tensors,
@@ -89,6 +103,11 @@ class UnitCase:
     #: reference, is NaN or an infinity (inputs holding special values: what PyTorch gives
     #: for them in that dtype is the semantics, e.g. ``nan_to_num``'s largest finite value).
     specials_from_cpu: bool = False
+    #: Whether the device calls again, after other values of the same shapes
+    #: (``kit.tiers.unit.repeat``; None: once).
+    repeat: Repeat | None = None
+    #: False for a case whose call is no computation to repeat (an error input's).
+    repeatable: bool = True
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):
@@ -114,17 +133,25 @@ def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
 
 
 def execute_case(device: str, case: UnitCase) -> tuple[Any, ...]:
-    """The vendor half: ``(result, inputs after the call)`` from the device, on CPU, and the
-    facts the case observes on the device (a third element, only where it observes any)."""
+    """The vendor half: ``(result, inputs after the call)`` from the device, on CPU, then the
+    facts the case observes on the device (only where it observes any), then the repeated
+    calls' results (only where it repeats: ``kit.tiers.unit.repeat``)."""
     with torch.no_grad():
+        other = None
+        if case.repeat is not None:
+            other = call_on_other_values(device, case.make_inputs, case.call)
         device_inputs = case.make_inputs(device, False)
         result = case.call(device, False, device_inputs)
-        outcome = (to_cpu(result), to_cpu(device_inputs))
-        if case.observe is None:
-            return outcome
-        # Plain name -> value pairs: the evidence file holds no kit classes, and what each
-        # fact means (its failure) is the judge's to say, from its own CPU observation.
-        return (*outcome, {fact.name: fact.value for fact in case.observe(device_inputs, result)})
+        outcome: tuple[Any, ...] = (to_cpu(result), to_cpu(device_inputs))
+        if case.observe is not None:
+            # Plain name -> value pairs: the evidence file holds no kit classes, and what each
+            # fact means (its failure) is the judge's to say, from its own CPU observation.
+            facts = case.observe(device_inputs, result)
+            outcome = (*outcome, {fact.name: fact.value for fact in facts})
+        if case.repeat is not None:
+            again = to_cpu(case.call(device, False, case.make_inputs(device, False)))
+            outcome = (*outcome, repeat_evidence(again, other))
+        return outcome
 
 
 def judge_case(
@@ -138,21 +165,33 @@ def judge_case(
     with torch.no_grad():
         expected_like, reference = references or cpu_references(case)
         cpu_inputs = case.make_inputs("cpu", False)
-    expected_length = 2 if case.observe is None else 3
+    expected_length = 2 + (case.observe is not None) + (case.repeat is not None)
     if not (isinstance(actual, tuple) and len(actual) == expected_length):
         raise ResultMismatch("the device evidence is not (result, inputs after the call"
-                             + (", facts)" if case.observe else ")"))
+                             + (", facts" if case.observe else "")
+                             + (", repeated calls)" if case.repeat else ")"))
+    repeated = actual[-1] if case.repeat is not None else None
     if case.observe is not None:
         assert_same_facts(actual[2], cpu_facts(case))
-        actual = actual[:2]
+    actual = actual[:2]
+    if case.repeat is not None:
+        assert_repeatable(case.repeat, actual[0], repeated, case.comparison.compare_outputs)
     mutated = case.comparison.mutates
     assert_inputs_unchanged(actual[1], cpu_inputs, allowed=mutated)
+    device_result, cpu_result = actual[0], expected_like[0]
     actual, expected_like, reference = (
         compared_part(outcome, case.comparison) for outcome in (actual, expected_like, reference)
     )
     assert_same_dtypes(actual, expected_like)
     bound = case_bound(standard, case, cpu_inputs, numel_of(actual))
-    return assert_close(actual, reference, bound)
+    try:
+        return assert_close(actual, reference, bound)
+    except (NumericMismatch, ResultMismatch):
+        if case.repeat is not None:
+            assert_not_stale(device_result, repeated, cpu_result,
+                             lambda: _other_values_on_cpu(case),
+                             case.comparison.compare_outputs)
+        raise
 
 
 def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
@@ -289,6 +328,12 @@ def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     bytes_a = a.contiguous().reshape(-1).view(torch.uint8)
     bytes_b = b.contiguous().reshape(-1).view(torch.uint8)
     return torch.equal(bytes_a, bytes_b)
+
+
+def _other_values_on_cpu(case: UnitCase) -> Any:
+    """CPU's answer, in the tested dtype, to the other values a repeating case calls first."""
+    with torch.no_grad():
+        return to_cpu(case.call("cpu", False, other_values(case.make_inputs("cpu", False))))
 
 
 def _reference(case: UnitCase, *, upcast: bool) -> tuple[Any, Any]:

@@ -7,6 +7,8 @@ only show outside that range (an abort on empty input, a saturating int32 add, a
 
 - which samples run: all of them, except for ops declared ``spread`` (their sample functions
   sweep parameters combinatorially), which run a fixed number spread over theirs;
+- whether every case calls again after other values of the same shapes (``repeat``:
+  ``kit.tiers.unit.repeat``), and which ops are nondeterministic (not compared bitwise);
 - which variants are added: each rule names a kind of ``kit.tiers.unit.variants`` (which also
   reads the rule's fields) and gets the id ``unit/opinfo/<op>/<dtype>/<variant>``, or
   ``.../<variant>-<label>`` for each of a kind's several samples.
@@ -31,7 +33,7 @@ from kit.tiers.unit.variants.rules import (
 
 #: The reserved group naming every op of the tier (not ``all``: that is an op).
 ALL_OPS = "all_ops"
-_SECTION_KEYS = {"spread", "groups", "variants"}
+_SECTION_KEYS = {"spread", "groups", "variants", "repeat"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class Coverage:
     spread_samples: int = 0
     spread_ops: tuple[str, ...] = ()
     variants: tuple[VariantRule, ...] = field(default_factory=tuple)
+    #: Whether every case calls again after other values of the same shapes.
+    repeat: bool = False
+    #: Ops whose repeated calls may differ in bits (``repeat.nondeterministic``).
+    nondeterministic: tuple[str, ...] = ()
 
     def samples_cap(self, op_key: str) -> int | None:
         """How many samples the op runs per dtype (None: every OpInfo sample)."""
@@ -68,7 +74,24 @@ def parse_coverage(raw: Any, where: str, op_keys: tuple[str, ...]) -> Coverage:
         _parse_variant(str(name), spec, f"{where}.variants.{name}", groups)
         for name, spec in raw_variants.items()
     )
-    return Coverage(samples, spread_ops, variants)
+    repeat, nondeterministic = _parse_repeat(raw.get("repeat"), f"{where}.repeat", groups)
+    return Coverage(samples, spread_ops, variants, repeat, nondeterministic)
+
+
+def _parse_repeat(raw: Any, where: str, groups: Groups) -> tuple[bool, tuple[str, ...]]:
+    """``repeat: {nondeterministic?: [ops], why?}``: ``why`` is required with ops."""
+    if raw is None:
+        return False, ()
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: expected a mapping with nondeterministic and why")
+    reject_unknown(raw, {"nondeterministic", "why"}, where)
+    if "nondeterministic" not in raw:
+        return True, ()
+    ops = op_list(raw["nondeterministic"], f"{where}.nondeterministic", groups)
+    why = raw.get("why")
+    if not isinstance(why, str) or not why.strip():
+        raise InputError(f"{where}.why: required with nondeterministic: why they may differ")
+    return True, ops
 
 
 def _parse_groups(raw: Any, where: str, op_keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

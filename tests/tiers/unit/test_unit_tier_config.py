@@ -124,7 +124,7 @@ def test_opinfo_ids_round_trip_through_op_dtype_and_sample_index() -> None:
             assert case.sample in selected_positions(config, entry, case.dtype)
         else:
             rules = config.coverage.variants_of(entry.key, case.dtype)
-            assert rule_of_segment(case.sample, rules) is not None  # large, promotion-int64
+            assert rule_of_segment(case.sample, rules) is not None  # promotion-int64, error-4
         assert str(OpinfoCaseId(entry.key, case.dtype, case.sample)) == test_id
 
 

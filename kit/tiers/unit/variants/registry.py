@@ -5,6 +5,7 @@ from __future__ import annotations
 from kit.errors import InputError
 from kit.tiers.unit.variants.arity import Arity
 from kit.tiers.unit.variants.empty import Empty
+from kit.tiers.unit.variants.errors import Errors
 from kit.tiers.unit.variants.expanded import Expanded
 from kit.tiers.unit.variants.extremes import Extremes
 from kit.tiers.unit.variants.forms import Inplace, InplaceStrided, Method, Out, OutResized
@@ -20,7 +21,7 @@ from kit.tiers.unit.variants.views import ViewWrite
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
     Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(), Special(),
-    Promotion(), Scale(),
+    Promotion(), Scale(), Errors(),
 )
 
 

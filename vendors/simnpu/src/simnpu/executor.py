@@ -217,7 +217,7 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if limit is not None:
         host_args, host_kwargs = tree_map(
             functools.partial(faults.dropped_past, limit=limit), (host_args, host_kwargs))
-    result = kernels.run(func, host_args, host_kwargs)
+    result = faults.computed(rules, call, lambda: kernels.run(func, host_args, host_kwargs))
     if fresh:
         result = faults.into_fresh(result, host_inputs, before)
     gaps.check_outputs(op_name, _tensors(result))

@@ -36,6 +36,10 @@ before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
 perturbed just outside their tolerance; float32 and every other dtype stay correct).
+Kinds that replace the computation: ``stale`` (a kernel cache keyed on the op and its inputs'
+shapes and dtypes: a call of the same shapes gets the result computed by the first such call,
+whatever its values) and ``swallow_error`` (where the kernel raises, the op returns zeros shaped
+like its first tensor input instead: an index out of range silently read as something).
 """
 
 from __future__ import annotations
@@ -80,6 +84,8 @@ class Kind(enum.StrEnum):
     DROP_NAN = "drop_nan"
     TENSOR_DTYPE = "tensor_dtype"
     DROP_PAST = "drop_past"
+    STALE = "stale"
+    SWALLOW_ERROR = "swallow_error"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -632,3 +638,31 @@ def into_fresh(result: Any, inputs: Sequence[torch.Tensor], before: Sequence[tor
             tensor.copy_(was)
     return fresh
 
+
+# -- stale, swallow_error --------------------------------------------------------------------
+
+#: ``stale``'s cache: the first result per (op, input shapes and dtypes), in this process.
+_stale_results: dict[tuple[Any, ...], Any] = {}
+
+
+def _copied(value: Any) -> Any:
+    from torch.utils._pytree import tree_map
+
+    return tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, value)
+
+
+def computed(rules: Sequence[FaultRule], call: Call, compute: Callable[[], Any]) -> Any:
+    """``compute()``, or what ``stale`` / ``swallow_error`` make of it where they fire."""
+    if not rules:
+        return compute()
+    if fires(rules, Kind.STALE, call):
+        key = (call.op_name, *((tuple(t.shape), t.dtype) for t in call.subjects))
+        if key not in _stale_results:
+            _stale_results[key] = _copied(compute())
+        return _copied(_stale_results[key])
+    if fires(rules, Kind.SWALLOW_ERROR, call) and call.subjects:
+        try:
+            return compute()
+        except (RuntimeError, IndexError, ValueError, TypeError):
+            return torch.zeros_like(call.subjects[0])
+    return compute()

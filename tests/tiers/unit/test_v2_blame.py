@@ -1,0 +1,67 @@
+"""Blame: a failing op spec names the failing primitive tests it calls (``details.suspects``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.grading.blame import check_suspects, primitives_of, with_suspects
+from kit.results import Status, TestRecord
+from kit.standard import load_standard
+
+STANDARD = load_standard()
+MHA = "unit/opspec/multihead_attention_module/float32/odd-heads4-need_weightsTrue"
+BMM = "unit/opinfo/bmm/float32/0"
+ADD_SPEC = "unit/opspec/add_broadcast_both/float32/odd"
+
+
+def test_an_op_spec_is_traced_to_the_aten_ops_it_calls_on_cpu() -> None:
+    used = primitives_of(STANDARD, MHA)
+    assert {"bmm", "softmax", "addmm"} <= set(used)
+    assert "bmm" not in primitives_of(STANDARD, ADD_SPEC)
+
+
+def test_suspects_name_failing_primitives_of_the_same_dtype_only() -> None:
+    records = [
+        TestRecord(MHA, Status.FAIL_NUMERIC),
+        TestRecord(BMM, Status.FAIL_NUMERIC),
+        TestRecord("unit/opinfo/bmm/float64/0", Status.FAIL_NUMERIC),
+        TestRecord(ADD_SPEC, Status.FAIL_NUMERIC),
+    ]
+    blamed = {r.id: r.details for r in with_suspects(records, STANDARD)}
+    assert blamed[MHA]["suspects"] == [BMM]
+    assert "suspects" not in blamed[ADD_SPEC]
+    documents = [{**r.to_json(), "details": blamed[r.id]} for r in records]
+    assert check_suspects(documents) is None
+    documents[0]["details"] = {"suspects": ["unit/opinfo/bmm/float64/0"]}
+    assert check_suspects(documents) is not None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
+def test_a_broken_primitive_is_named_the_suspect_of_the_op_spec_it_breaks(tmp_path: Path) -> None:
+    env = {**os.environ,
+           "SIMNPU_FAULTS": json.dumps([{"op": "bmm", "kind": "wrong_large",
+                                         "dtype": "float32"}]),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--tier", "unit",
+         "--select", MHA, "--select", BMM, "--select", ADD_SPEC, "--timeout", "60",
+         "--no-sign", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    records = {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
+    assert records[MHA]["status"] == "FAIL_NUMERIC", records[MHA]["message"]
+    assert records[MHA]["details"]["suspects"] == [BMM]
+    assert records[ADD_SPEC]["status"] == "PASS", records[ADD_SPEC]["message"]
+    shown = subprocess.run([sys.executable, "-m", "kit", "show", str(out), "--json"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    roots = json.loads(shown.stdout)["suspected_roots"]
+    assert roots == [{"op": "unit/opinfo/bmm", "dtype": "float32", "tests": [MHA]}]

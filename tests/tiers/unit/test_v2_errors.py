@@ -1,0 +1,72 @@
+"""Standard v2's error parity: where CPU refuses an OpInfo error input, the device must too."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kit.outcomes import SemanticMismatch
+from kit.standard import load_standard
+from kit.tiers.unit.cases import unit_case
+from kit.tiers.unit.checking import execute_case, judge_case
+from kit.tiers.unit.config import load_unit_config
+from kit.tiers.unit.samples import find_opinfo
+from kit.tiers.unit.variants.errors import FAILURE, RAISES, cpu_rejects, device_agnostic
+
+STANDARD = load_standard()
+LOCKED = set(STANDARD.test_ids("unit"))
+OUT_OF_RANGE = "unit/opinfo/gather/float32/error-4"
+
+
+def test_error_inputs_are_locked_only_where_they_reach_any_device() -> None:
+    assert OUT_OF_RANGE in LOCKED
+    # gather's error-5..7 pass an overlapping out= tensor, which only the front end refuses.
+    assert "unit/opinfo/gather/float32/error-5" not in LOCKED
+    op = find_opinfo(load_unit_config(STANDARD).op("gather"))
+    errors = list(op.error_inputs_func(op, "cpu"))
+    assert device_agnostic(errors[4]) and cpu_rejects(op, errors[4])
+    assert not device_agnostic(errors[5])
+
+
+def test_cpu_refusing_passes_and_a_returned_value_fails_as_no_error() -> None:
+    case = unit_case(STANDARD, OUT_OF_RANGE)
+    assert case.repeat is None  # a refusal is no computation to repeat
+    evidence = execute_case("cpu", case)
+    judge_case(STANDARD, case, evidence)
+    returned = (torch.tensor(False), evidence[1], {RAISES: False})
+    with pytest.raises(SemanticMismatch) as caught:
+        judge_case(STANDARD, case, returned)
+    assert caught.value.details()["failure"] == FAILURE
+
+
+@pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
+def test_an_op_returning_a_value_where_cpu_raises_is_caught_on_simnpu(tmp_path: Path) -> None:
+    planted = [
+        ({"op": "gather", "kind": "swallow_error"}, OUT_OF_RANGE, "FAIL_NUMERIC",
+         "unit/opinfo/gather/float32/0"),
+        ({"op": "roll", "kind": "abort"}, "unit/opinfo/roll/float32/error-0", "CRASH", None),
+    ]
+    selects = [a for _, caught, _, control in planted
+               for a in ("--select", caught, *(("--select", control) if control else ()))]
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps([rule for rule, _, _, _ in planted]),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--tier", "unit", *selects,
+         "--timeout", "60", "--no-sign", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    records = {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
+    for _, caught, status, control in planted:
+        assert records[caught]["status"] == status, records[caught]["message"]
+        if control:
+            assert records[control]["status"] == "PASS", records[control]["message"]
+    assert records[OUT_OF_RANGE]["details"]["failure"] == FAILURE
