@@ -20,7 +20,6 @@ import os
 import sys
 from pathlib import Path
 
-from kit.execution import load_evidence
 from kit.judge_context import JudgeContext
 from kit.outcomes import KitOutcome, classify_exception
 from kit.results import Status, TestRecord, Verdict, tier_of
@@ -33,7 +32,7 @@ from kit.runner.messages import (
 )
 from kit.runner.protocol import ChannelClosed, LineReader
 from kit.standard import load_standard
-from kit.tiers.registry import find_tier
+from kit.tiers.registry import find_tier, get_tier
 
 
 def judged_apart(test_id: str) -> bool:
@@ -56,6 +55,9 @@ def judge_verdict(context: JudgeContext, test_id: str, evidence_path: Path) -> V
     tier = find_tier(test_id)
     if tier is None:
         return Verdict(Status.ERROR, f"no judge for tier {tier_of(test_id)}")
+    # Here, not at the top: the orchestrator imports this module (judged_apart) without torch.
+    from kit.execution import load_evidence
+
     try:
         details = tier.judge(context, test_id, load_evidence(evidence_path))
     except Exception as exc:  # noqa: BLE001 - every verdict other than PASS is an exception
@@ -74,10 +76,14 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first_line}"
 
 
-def serve(commands: LineReader, results_fd: int, context: JudgeContext) -> None:
+def serve(
+    commands: LineReader, results_fd: int, context: JudgeContext, tiers: tuple[str, ...] = ()
+) -> None:
     """Answer each ``JudgeTest`` with its verdict until the pipe closes or another message
-    (``Exit``) comes."""
+    (``Exit``) comes. Ready at once, it warms ``tiers`` up while the run's worker starts."""
     send_message(results_fd, JudgeReady(os.getpid()))
+    for name in tiers:
+        get_tier(name).warm_up()
     while True:
         try:
             command = receive_message(commands, timeout=None)
@@ -105,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commands", type=int, required=True)
     parser.add_argument("--results", type=int, required=True)
     parser.add_argument("--golden", type=Path, help="the run's output directory (--golden runs)")
+    parser.add_argument("--tiers", default="", help="the run's tiers, to warm up before judging")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     context = judge_context(args.golden)
     threads = os.environ.get("CKIT_WORKER_THREADS")
@@ -112,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(int(threads))
-    serve(LineReader(args.commands), args.results, context)
+    tiers = tuple(name for name in args.tiers.split(",") if name)
+    serve(LineReader(args.commands), args.results, context, tiers)
     return 0
 
 

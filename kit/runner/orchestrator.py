@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import os
 import queue
 import threading
@@ -289,6 +290,24 @@ class Orchestrator:
 
     # -- execution ---------------------------------------------------------------------------
     def execute(self) -> dict[str, TestRecord]:
+        first_judges = self.judge_slot()  # its judge starts while the first worker does
+        # The report names the torch it ran with: loaded while this process only waits.
+        threading.Thread(target=importlib.import_module, args=("torch",), daemon=True).start()
+        try:
+            return self._execute(first_judges)
+        finally:
+            first_judges.stop()
+
+    def judge_slot(self) -> JudgeSlot:
+        """A worker thread's judges, the first already starting when the run judges apart."""
+        golden = self.config.out_dir if self.config.golden else None
+        judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env, golden,
+                           self.config.tiers)
+        if any(map(judged_apart, self.plan())):
+            judges.start()
+        return judges
+
+    def _execute(self, first_judges: JudgeSlot) -> dict[str, TestRecord]:
         first = self.start_worker()
         ready = first.ready
         problem = ready.device_problem
@@ -316,17 +335,21 @@ class Orchestrator:
         self._device = ready.device
         if self.config.devices is not None:
             first = self._assign_devices(first)
-        self._drive(first, pending)
+        self._drive(first, first_judges, pending)
         planned = set(plan)
         return {t: r for t, r in load_journal(self.journal.path).items() if t in planned}
 
-    def _drive(self, first: WorkerProcess, pending: queue.SimpleQueue[str]) -> None:
-        # The first thread takes the worker that announced the collection; others start their own.
-        firsts: list[WorkerProcess | None] = [first] + [None] * (self.workers - 1)
+    def _drive(
+        self, first: WorkerProcess, first_judges: JudgeSlot, pending: queue.SimpleQueue[str]
+    ) -> None:
+        # The first thread takes the worker that announced the collection, and the judges
+        # started beside it; others start their own.
+        firsts: list[tuple[WorkerProcess | None, JudgeSlot | None]] = [(first, first_judges)]
+        firsts += [(None, None)] * (self.workers - 1)
         threads = [
-            threading.Thread(target=self._guard, args=(self._work, w, pending, slot),
+            threading.Thread(target=self._guard, args=(self._work, w, j, pending, slot),
                              daemon=True)
-            for slot, w in enumerate(firsts)
+            for slot, (w, j) in enumerate(firsts)
         ]
         for thread in threads:
             thread.start()
@@ -343,12 +366,19 @@ class Orchestrator:
             self._errors.append(exc)
 
     def _work(
-        self, worker: WorkerProcess | None, pending: queue.SimpleQueue[str], slot: int
+        self,
+        worker: WorkerProcess | None,
+        judges: JudgeSlot | None,
+        pending: queue.SimpleQueue[str],
+        slot: int,
     ) -> None:
         self._local.slot = slot if self.slots is not None else None
-        worker = worker or self.start_worker()
-        golden = self.config.out_dir if self.config.golden else None
-        judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env, golden)
+        judges = judges or self.judge_slot()
+        try:
+            worker = worker or self.start_worker()
+        except BaseException:
+            judges.stop()
+            raise
         owed: str | None = None
         try:
             while not self._errors:
@@ -447,13 +477,23 @@ class JudgeSlot:
         numbers: Iterator[int],
         env: dict[str, str],
         golden: Path | None = None,
+        tiers: tuple[str, ...] = (),
     ) -> None:
         self._log_dir = log_dir
         self._numbers = numbers
         self._env = env
         #: The run's output directory when the judges keep golden artifacts.
         self._golden = golden
+        #: The run's tiers: a judge warms them up before its first verdict.
+        self._tiers = tiers
         self._judge: JudgeProcess | None = None
+
+    def start(self) -> None:
+        """Start this slot's judge now, without waiting for it: it gets ready while the
+        worker starts (a judge that fails to start is found, and replaced, at first use)."""
+        if self._judge is None:
+            self._judge = JudgeProcess(self._log_dir, next(self._numbers), self._env,
+                                       self._golden, self._tiers)
 
     def verdict(self, worker: WorkerProcess, executed: TestRecord, timeout: float) -> TestRecord:
         """The final record of a test the worker executed.
@@ -471,10 +511,8 @@ class JudgeSlot:
             )
         if executed.status is not Status.PASS or not judged_apart(executed.id):
             return executed
-        if self._judge is None:
-            self._judge = JudgeProcess(
-                self._log_dir, next(self._numbers), self._env, self._golden
-            )
+        self.start()
+        assert self._judge is not None
         record = self._judge.judge(executed, worker.evidence_path, timeout)
         if not self._judge.alive:
             self._judge = None
@@ -483,6 +521,7 @@ class JudgeSlot:
     def stop(self) -> None:
         if self._judge is not None:
             self._judge.stop()
+            self._judge = None
 
 
 

@@ -257,10 +257,22 @@ class JudgeProcess(ChildProcess):
     isolated = True
 
     def __init__(
-        self, log_dir: Path, number: int, env: dict[str, str], golden: Path | None = None
+        self,
+        log_dir: Path,
+        number: int,
+        env: dict[str, str],
+        golden: Path | None = None,
+        tiers: tuple[str, ...] = (),
     ) -> None:
-        argv = [] if golden is None else [f"--golden={golden}"]
+        argv = [f"--tiers={','.join(tiers)}"] + ([] if golden is None else [f"--golden={golden}"])
         super().__init__(argv, log_dir / judge_log_name(number), env)
+        self._ready = False
+
+    def wait_ready(self) -> None:
+        """Wait for the judge's ready message (once): started early, a judge loads torch and
+        the kit while the first worker starts and runs its first test."""
+        if self._ready:
+            return
         try:
             ready = self.receive(STARTUP_TIMEOUT_S)
         except (ChannelClosed, ChannelTimeout, ProtocolError):
@@ -269,10 +281,12 @@ class JudgeProcess(ChildProcess):
         if not isinstance(ready, JudgeReady):
             self.kill()
             raise KitCrash(f"the kit's judge sent {_kind(ready)} before its ready message")
+        self._ready = True
 
     def judge(self, record: TestRecord, evidence: Path, timeout: float) -> TestRecord:
         """The verdict on an executed test; a judge that fails is the kit's ERROR, not the
         vendor's failure (the caller replaces a dead judge)."""
+        self.wait_ready()
         try:
             self.send(JudgeTest(record.id, str(evidence), record.duration_s))
             reply = self.receive(timeout)

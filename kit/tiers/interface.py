@@ -68,6 +68,12 @@ class Tier(ABC):
         """Why ``test_id`` does not apply to ``vendor`` (the kit's decision), or None."""
         return None
 
+    def warm_up(self) -> None:
+        """Import what running and judging the tier's tests needs (seconds, for OpInfo's
+        database or transformers): a worker does it before announcing itself, a judge while
+        the worker starts, so no test's time holds it. Nothing, for a light tier."""
+        return None
+
     @abstractmethod
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         """The details of a passing test from a worker's evidence; raises for any other verdict

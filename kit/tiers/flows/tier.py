@@ -32,6 +32,16 @@ class FlowsTier(Tier):
         flow, unit_id = parse_flow_id(test_id)
         return flow_inapplicable(vendor, flow) or unclaimed_dtype(vendor, unit_dtype_of(unit_id))
 
+    def warm_up(self) -> None:
+        # A flow whose packages are absent is NOT_APPLICABLE (decided by the kit), not a crash.
+        from kit.flows import flow_names, get_flow
+
+        for name in flow_names():
+            get_flow(name).unavailable_reason()
+        import kit.tiers.flows.subjects  # noqa: F401
+        import kit.tiers.unit.opinfo_cases  # noqa: F401
+        import kit.tiers.unit.opspecs  # noqa: F401
+
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.flows.cases import judge_flow_evidence
 

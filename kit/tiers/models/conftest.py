@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from kit.tiers.registry import get_tier
+
 
 def pytest_ckit_warm_up(config: pytest.Config) -> None:
-    # transformers imports in seconds; a worker pays it before its first test.
-    import transformers  # noqa: F401
-
-    import kit.tiers.models.cases  # noqa: F401
+    get_tier("models").warm_up()  # before the worker's first test, not in its time

@@ -37,6 +37,11 @@ class ModelsTier(Tier):
             return Inapplicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, absent)
         return None
 
+    def warm_up(self) -> None:
+        import transformers  # noqa: F401
+
+        import kit.tiers.models.cases  # noqa: F401
+
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.models.cases import judge_model_evidence
 

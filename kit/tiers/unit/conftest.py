@@ -2,10 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from kit.tiers.registry import get_tier
+
 
 def pytest_ckit_warm_up(config: pytest.Config) -> None:
-    # OpInfo's database takes seconds to import; a worker pays it before its first test.
-    import torch.testing._internal.common_methods_invocations  # noqa: F401
-
-    import kit.tiers.unit.opinfo_cases  # noqa: F401
-    import kit.tiers.unit.opspecs  # noqa: F401
+    get_tier("unit").warm_up()  # before the worker's first test, not in its time

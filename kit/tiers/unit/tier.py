@@ -70,6 +70,13 @@ class UnitTier(Tier):
                 return unclaimed
         return _scale_over_budget(standard, vendor, test_id)
 
+    def warm_up(self) -> None:
+        import torch.testing._internal.common_methods_invocations  # noqa: F401
+
+        import kit.tiers.unit.cases  # noqa: F401
+        import kit.tiers.unit.opinfo_cases  # noqa: F401
+        import kit.tiers.unit.opspecs  # noqa: F401
+
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.unit.cases import judge_unit_evidence
 
