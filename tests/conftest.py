@@ -57,8 +57,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
+    _heaviest_groups_first(items)
     if getattr(config.option, "loadgroup", False):  # set on xdist workers for --dist loadgroup
         _suffix_groups(items)
+
+
+def _heaviest_groups_first(items: list[pytest.Item]) -> None:
+    """xdist hands out groups in collection order, so a heavy group collected last keeps one
+    worker busy long after the other is idle: groups holding a ``slow(seconds=N)`` test go
+    first, the heaviest first (the same order in every process; otherwise collection order)."""
+    weight: dict[str, float] = {}
+    for item in items:
+        group = _group_of(item)
+        weight[group] = max(weight.get(group, 0.0), _slow_seconds(item))
+    first_seen = {group: n for n, group in enumerate(dict.fromkeys(map(_group_of, items)))}
+    items.sort(key=lambda item: (-weight[_group_of(item)], first_seen[_group_of(item)]))
+
+
+def _group_of(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker is not None and marker.args else ""
+
+
+def _slow_seconds(item: pytest.Item) -> float:
+    """A ``slow`` test's rough duration on 2 busy cores (``seconds=``; 30 when not given)."""
+    marker = item.get_closest_marker("slow")
+    return 0.0 if marker is None else float(marker.kwargs.get("seconds", 30))
 
 
 def _suffix_groups(items: list[pytest.Item]) -> None:

@@ -22,7 +22,8 @@ from kit.standard import load_standard
 REPO = Path(__file__).resolve().parents[2]
 NARROW = "--tier unit --select unit/opinfo/add/float32/0"
 
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+pytestmark = [pytest.mark.slow(seconds=50),
+              pytest.mark.skipif(shutil.which("make") is None, reason="needs make")]
 
 
 def _certify(cwd: Path, keyring: Path, *variables: str) -> subprocess.CompletedProcess[str]:
@@ -35,7 +36,6 @@ def _certify(cwd: Path, keyring: Path, *variables: str) -> subprocess.CompletedP
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
 
-@pytest.mark.slow
 def test_a_second_certify_gets_its_own_directory_and_every_run_is_verified(
     tmp_path: Path,
 ) -> None:
@@ -53,7 +53,6 @@ def test_a_second_certify_gets_its_own_directory_and_every_run_is_verified(
         assert (out_dir / "report.dsse.json").is_file()
 
 
-@pytest.mark.slow
 def test_certify_into_a_named_out_dir_that_holds_a_run_stops_without_verifying(
     tmp_path: Path,
 ) -> None:

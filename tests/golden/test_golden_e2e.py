@@ -10,10 +10,11 @@ from golden_helpers import ckit_runner
 from kit.golden.manifest import load_manifest
 from kit.rundir import GOLDEN_MANIFEST
 
+pytestmark = pytest.mark.slow(seconds=45)
+
 TEST_ID = "flows/executorch_xnnpack/opinfo/add/float32/0"
 
 
-@pytest.mark.slow
 def test_flows_run_with_golden_passes_golden_check(tmp_path: Path) -> None:
     ckit = ckit_runner(tmp_path)
 

@@ -12,11 +12,12 @@ from kit.errors import DeviceError, InputError
 from kit.runner.devices import assign_slots, parse_devices
 from kit.runner.merge import layout_free
 
-SELECT = ("--tier", "unit", "--select", "unit/opinfo/add/*/*")
+pytestmark = pytest.mark.slow(seconds=90)
+
+SELECT = ("--tier", "unit", "--select", "unit/opinfo/add/*/?")
 BOARD = "SimNPU-1 (pure Python) board {}"
 
 
-@pytest.mark.slow
 def test_two_boards_give_the_one_device_results(tmp_path: Path) -> None:
     # simnpu's profile names its visibility variable (device_env: SIMNPU_VISIBLE_DEVICES).
     two_boards = {**private_env(), "SIMNPU_BOARDS": "2"}
@@ -36,7 +37,6 @@ def test_two_boards_give_the_one_device_results(tmp_path: Path) -> None:
     assert "devices" not in single["run"]
 
 
-@pytest.mark.slow
 def test_set_device_without_a_visibility_variable(tmp_path: Path) -> None:
     # The cpu profile has no device_env: the worker selects its index with set_device.
     done = ckit("run", "--vendor", "cpu", "--tier", "unit", "--select",

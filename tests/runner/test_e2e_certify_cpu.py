@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from runner_helpers import run_ckit
 
+pytestmark = pytest.mark.slow(seconds=300)
+
 
 @pytest.fixture(scope="module")
 def certified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:

@@ -27,6 +27,8 @@ MODULE = "ckit_judge_attack"
 PAYLOAD = '''
 import os, sys
 
+pytestmark = pytest.mark.slow(seconds=90)
+
 def install():
     marker = os.environ.get("CKIT_ATTACK_MARKER")
     if not marker:

@@ -14,6 +14,8 @@ from runner_helpers import FIXTURES, records_by_id, run_ckit
 
 from kit import paths
 
+pytestmark = pytest.mark.slow(seconds=60)
+
 FAULTY = str(FIXTURES / "vendors" / "faulty")
 CRASHES, HANGS, WRONG, PASSES = (
     "unit/opinfo/sigmoid/float32/0",

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from runner_helpers import records_by_id, run_ckit
 
+pytestmark = pytest.mark.slow(seconds=100)
+
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 
 RUN_TIMEOUT = 900

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from runner_helpers import FIXTURES, records_by_id, run_ckit
+
+pytestmark = pytest.mark.slow(seconds=90)
 
 FAULTY = str(FIXTURES / "vendors" / "faulty")
 SELECTED = [

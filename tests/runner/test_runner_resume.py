@@ -10,20 +10,23 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from runner_helpers import FIXTURES, run_ckit
 
 from kit.grading import strip_timings
 
+pytestmark = pytest.mark.slow(seconds=110)
+
 FAULTY = str(FIXTURES / "vendors" / "faulty")
 # Sorted order: add, exp (wrong), sigmoid (segfault), tanh (hangs until the timeout), where.
-SELECT = ["unit/opinfo/add/float32/*", "unit/opinfo/exp/float32/0",
+SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/exp/float32/0",
           "unit/opinfo/sigmoid/float32/0", "unit/opinfo/tanh/float32/0",
-          "unit/opinfo/where/float32/*"]
+          "unit/opinfo/where/float32/?"]
 
 
 def _run_args(out: Path) -> list[str]:
     selection = [arg for pattern in SELECT for arg in ("--select", pattern)]
-    return ["run", "--vendor", FAULTY, "--tier", "unit", *selection, "--timeout", "15",
+    return ["run", "--vendor", FAULTY, "--tier", "unit", *selection, "--timeout", "10",
             "--no-sign", "--out", str(out)]
 
 

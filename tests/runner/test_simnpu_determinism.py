@@ -11,6 +11,8 @@ from runner_helpers import run_ckit
 
 from kit.grading import strip_timings
 
+pytestmark = pytest.mark.slow(seconds=40)
+
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 
 # Its own kernels (mm, softmax, layer_norm) on OpInfo's samples and on one call form, a skipped

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from runner_helpers import records_by_id, run_ckit
 
+pytestmark = pytest.mark.slow(seconds=55)
+
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 
 # (fault kind, op it is injected into, expected status)

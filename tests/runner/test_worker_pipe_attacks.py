@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from runner_helpers import FIXTURES, records_by_id, run_ckit
 
+pytestmark = pytest.mark.slow(seconds=50)
+
 VENDOR = str(FIXTURES / "vendors" / "pipe-attacks")
 #: Long enough that a crash taken for silence would show as TIMEOUT.
 TIMEOUT_S = 120

@@ -13,6 +13,8 @@ from kit.standard import load_standard
 from kit.standard.catalogue import standard_directory
 from kit.tiers.unit.cases import all_test_ids
 
+pytestmark = pytest.mark.slow(seconds=90)
+
 ID_SHAPE = re.compile(r"unit/(opinfo|opspec)/[A-Za-z0-9_.+-]+/[a-z0-9]+/[A-Za-z0-9_.+-]+\Z")
 
 

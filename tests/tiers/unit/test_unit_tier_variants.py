@@ -29,6 +29,8 @@ from kit.tiers.unit.samples import opinfo_samples, place_exact
 from kit.tiers.unit.trees import TORCH_DTYPES, tensor_leaves
 from kit.tiers.unit.variants.extremes import EXTREME_SPAN
 
+pytestmark = pytest.mark.slow(seconds=70)
+
 pytest.importorskip("torch.testing._internal.common_methods_invocations")
 
 STANDARD = load_standard()

@@ -12,6 +12,8 @@ from unit_helpers import run_unit
 
 from kit.standard import load_standard
 
+pytestmark = pytest.mark.slow(seconds=70)
+
 LOCKED = set(load_standard().test_ids("unit"))
 KINDS = ("method", "inplace", "inplacestrided", "out", "outresize", "viewwrite")
 

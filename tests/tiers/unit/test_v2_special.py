@@ -16,6 +16,8 @@ from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.trees import tensor_leaves
 from kit.tiers.unit.variants.special import special_values
 
+pytestmark = pytest.mark.slow(seconds=65)
+
 STANDARD = load_standard()
 LOCKED = set(STANDARD.test_ids("unit"))
 
