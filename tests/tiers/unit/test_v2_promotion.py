@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from promotion_helpers import run_on_simnpu
+from unit_helpers import run_unit
 
 from kit import paths
 from kit.results import NotApplicableReason
@@ -59,8 +59,8 @@ def test_a_kernel_ignoring_the_scalars_category_is_caught_on_simnpu(tmp_path: Pa
     promotion) and a plain sample still pass."""
     controls = ["unit/opinfo/add/int64/promotion-int", "unit/opinfo/add/int64/0"]
     assert {SCALAR_ID, *controls} <= LOCKED
-    records = run_on_simnpu(tmp_path, [{"op": "add", "kind": "tensor_dtype"}],
-                            [SCALAR_ID, *controls])
+    records = run_unit("simnpu", [SCALAR_ID, *controls], tmp_path,
+                       [{"op": "add", "kind": "tensor_dtype"}])
     caught = records[SCALAR_ID]
     assert caught["status"] == "FAIL_NUMERIC", caught["message"]
     assert caught["details"]["failure"] == "wrong-dtype"

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from promotion_helpers import run_on_simnpu
+from unit_helpers import run_unit
 
 from kit import paths
 from kit.results import NotApplicableReason
@@ -58,6 +58,6 @@ def test_a_reduction_dropping_elements_past_two_to_the_24_is_caught_on_simnpu(
     """sum treating what lies past 2^24 as zero: the 2^24 test fails on values, the 2^16
     sibling passes."""
     control = "unit/opinfo/sum/float32/scale-2p16"
-    records = run_on_simnpu(tmp_path, [{"op": "sum", "kind": "drop_past"}], [SUM_24, control])
+    records = run_unit("simnpu", [SUM_24, control], tmp_path, [{"op": "sum", "kind": "drop_past"}])
     assert records[SUM_24]["status"] == "FAIL_NUMERIC", records[SUM_24]["message"]
     assert records[control]["status"] == "PASS", records[control]["message"]

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from kit.context import KitContext
+from kit.patterns import select_ids
 from kit.pytest_plugin import build_context
+from kit.standard import load_standard
 
 TODAY = dt.date(2026, 11, 22)
 
@@ -49,15 +51,17 @@ def write_spec(directory: Path, name: str, text: str) -> Path:
 
 def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
              ) -> dict[str, dict[str, Any]]:
-    """The records of ``ckit run --tier unit --select ...`` on ``vendor`` (unsigned, 2 workers),
-    with the simnpu ``faults`` planted; by test id."""
+    """The records of ``ckit run --tier unit --select ...`` on ``vendor`` (unsigned), with the
+    simnpu ``faults`` planted; by test id. Two workers only for a selection big enough to
+    repay the second worker's start-up."""
     env = {**os.environ, "SIMNPU_FAULTS": json.dumps(faults),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
     out = tmp_path / f"out-{vendor}"
     args = [a for pattern in selects for a in ("--select", pattern)]
+    workers = "2" if len(select_ids(load_standard().test_ids("unit"), selects)) > 200 else "1"
     done = subprocess.run(
         [sys.executable, "-m", "kit", "run", "--vendor", vendor, "--tier", "unit", *args,
-         "--workers", "2", "--no-sign", "--out", str(out)],
+         "--workers", workers, "--no-sign", "--out", str(out)],
         env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     assert (out / "report.json").exists(), done.stderr[-3000:]
