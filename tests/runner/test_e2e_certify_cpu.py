@@ -27,8 +27,10 @@ def certified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     assert generated.returncode == 0, generated.stderr
     out = base / "results"
-    run = run_ckit(["run", "--vendor", "cpu", "--key", str(key), "--out", str(out)], env,
-                   timeout=1800)
+    # Two workers of one torch thread each: the same run, with less CPU than one worker whose
+    # torch spreads tiny ops over both cores.
+    run = run_ckit(["run", "--vendor", "cpu", "--key", str(key), "--workers", "2",
+                    "--out", str(out)], env, timeout=1800)
     assert run.returncode == 0, run.stderr[-3000:]
     return {"out": out, "keyring": keyring, "base": base}
 
