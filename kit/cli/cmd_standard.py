@@ -83,7 +83,26 @@ def lock_standard(args: argparse.Namespace) -> int:
             target = standard.own_test_list_path(tier)
             write_test_list(target, text)
             print(f"{tier}: wrote {len(ids)} test ids to {target}")
+        lock_tier_files(standard, tier, ids, check=args.check)
     return int(ExitCode.OK)
+
+
+def lock_tier_files(standard: Standard, tier: str, ids: list[str], *, check: bool) -> None:
+    """The tier's other locked facts (``Tier.locked_files``): written into the standard's own
+    directory, or (``check``) required to match what the tier generates, found up the chain."""
+    for name, text in get_tier(tier).locked_files(standard, ids).items():
+        if not check:
+            target = standard.directory / name
+            write_test_list(target, text)
+            print(f"{tier}: wrote {target}")
+            continue
+        path = standard.file(name)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            raise InputError(
+                f"{path}: stale or edited by hand; regenerate it with "
+                f"`ckit standard lock --tier {tier}`"
+            )
+        print(f"{tier}: {path} is up to date")
 
 
 def refuse_unfailable_tests(standard: Standard, tier: str, ids: list[str]) -> None:

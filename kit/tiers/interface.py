@@ -55,6 +55,12 @@ class Tier(ABC):
         tier's ids name no generated inputs."""
         return {}
 
+    def locked_files(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
+        """Facts of the tier locked beside its list, decided in the kit's process so that no
+        vendor's process computes them: per file (a path relative to a standard directory), the
+        text ``ckit standard lock`` writes there and ``--check`` requires; empty for most."""
+        return {}
+
     #: Whether ``unfailable_ids`` checks the tier's tests (``ckit standard lock --check``).
     checks_failability: ClassVar[bool] = False
 

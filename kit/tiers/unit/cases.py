@@ -37,12 +37,22 @@ def all_test_ids(standard: Standard) -> list[str]:
 
 
 def unit_case(standard: Standard, test_id: str) -> UnitCase:
-    """The inputs and call of one unit test (imports OpInfo for OpInfo ids)."""
+    """The inputs and call of one unit test (imports OpInfo for OpInfo ids), repeating its call
+    where the standard's locked repeat file says so."""
+    case = unit_case_called_once(standard, test_id)
+    if not test_id.startswith(OPINFO_PREFIX):
+        return case
+    return _repeating(standard, load_unit_config(standard), test_id, case)
+
+
+def unit_case_called_once(standard: Standard, test_id: str) -> UnitCase:
+    """The inputs and call of one unit test, without repeat calls: what its input digest and
+    vacuity read when the standard is locked, before its repeat file exists."""
     config = load_unit_config(standard)
     if test_id.startswith(OPINFO_PREFIX):
         from kit.tiers.unit.opinfo_cases import opinfo_unit_case
 
-        return _repeating(config, test_id, opinfo_unit_case(config, test_id))
+        return opinfo_unit_case(config, test_id)
     if test_id.startswith(OPSPEC_PREFIX):
         from kit.tiers.unit.opspecs import opspec_unit_case
 
@@ -50,15 +60,16 @@ def unit_case(standard: Standard, test_id: str) -> UnitCase:
     raise InputError(f"not a unit test id: {test_id!r}")
 
 
-def _repeating(config: UnitConfig, test_id: str, case: UnitCase) -> UnitCase:
+def _repeating(standard: Standard, config: UnitConfig, test_id: str, case: UnitCase
+               ) -> UnitCase:
     """The OpInfo case repeating its call where the standard asks for it (``coverage.repeat``):
-    one sample per (op, dtype), ``kit.tiers.unit.repeat_choice``."""
+    one sample per (op, dtype), as the standard's locked file says (``repeat_lock``)."""
     if not config.coverage.repeat or not case.repeatable or case.repeat is not None:
         return case
     from kit.tiers.unit.repeat import Repeat
-    from kit.tiers.unit.repeat_choice import repeats
+    from kit.tiers.unit.repeat_lock import repeats
 
-    if not repeats(config, test_id):
+    if not repeats(standard, test_id):
         return case
     bitwise = test_id.split("/")[2] not in config.coverage.nondeterministic
     return replace(case, repeat=Repeat(bitwise=bitwise))

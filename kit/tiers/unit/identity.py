@@ -39,9 +39,9 @@ def case_digest(case: UnitCase, extra: Any = ()) -> str:
 
 
 def unit_test_digest(standard: Standard, test_id: str) -> str:
-    from kit.tiers.unit.cases import OPSPEC_PREFIX, unit_case
+    from kit.tiers.unit.cases import OPSPEC_PREFIX, unit_case_called_once
 
-    case = unit_case(standard, test_id)
+    case = unit_case_called_once(standard, test_id)
     extra: Any = ()
     if test_id.startswith(OPSPEC_PREFIX):
         extra = _opspec_arguments(standard, test_id)

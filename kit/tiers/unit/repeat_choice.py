@@ -10,7 +10,9 @@ of the standard and any machine's rounding; where none of the smallest ``MAX_PRO
 smallest non-empty sample (its repeat still checks the bits repeat). Variants and op specs do
 not repeat: they call the same kernels on other layouts, or the ops whose samples repeat.
 
-The choice is CPU's, made alike in the device's process and the judge's.
+The choice is CPU's, made in the kit's process when the standard is locked (``ckit standard
+lock --tier unit``) and read from the standard at run time (``kit.tiers.unit.repeat_lock``): a
+vendor's process never runs the CPU ops that decide it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import torch
 
 from kit.tiers.unit.config import UnitConfig
 from kit.tiers.unit.entries import OpEntry
-from kit.tiers.unit.opinfo_cases import parse_opinfo_id, selected_samples
+from kit.tiers.unit.opinfo_cases import PREFIX, parse_opinfo_id, selected_samples
 from kit.tiers.unit.repeat import other_values
 from kit.tiers.unit.samples import numel_of_sample, sample_case
 from kit.tiers.unit.trees import select_outputs, tensor_leaves
@@ -46,7 +48,16 @@ class Choice:
 _chosen: dict[tuple[str, str, str], Choice] = {}
 
 
-def repeats(config: UnitConfig, test_id: str) -> bool:
+def repeating_ids(config: UnitConfig, test_ids: list[str]) -> list[str]:
+    """The OpInfo tests among ``test_ids`` that repeat their call (none where the standard asks
+    for no repeat calls)."""
+    if not config.coverage.repeat:
+        return []
+    return [test_id for test_id in test_ids
+            if test_id.startswith(PREFIX) and is_chosen(config, test_id)]
+
+
+def is_chosen(config: UnitConfig, test_id: str) -> bool:
     """Whether the OpInfo test ``test_id`` repeats its call: its (op, dtype)'s chosen sample,
     or the ``special`` variant of an op whose samples' answers never move (``isnan`` on
     OpInfo's finite samples: rolled NaNs move it)."""

@@ -52,6 +52,19 @@ class UnitTier(Tier):
 
         return input_digests(standard, test_ids)
 
+    def locked_files(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
+        """Which tests repeat their call (``repeat_lock``), where the standard asks for repeat
+        calls: chosen by CPU ops here, in the kit's process, never in a vendor's."""
+        from kit.tiers.unit.config import load_unit_config
+
+        config = load_unit_config(standard)
+        if not config.coverage.repeat:
+            return {}
+        from kit.tiers.unit.repeat_choice import repeating_ids
+        from kit.tiers.unit.repeat_lock import REPEATS_FILE, render_repeats
+
+        return {REPEATS_FILE: render_repeats(repeating_ids(config, test_ids))}
+
     def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
         from kit.tiers.unit.vacuity import unfailable_tests
 

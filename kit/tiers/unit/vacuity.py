@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from kit.standard import Standard
-from kit.tiers.unit.cases import unit_case
+from kit.tiers.unit.cases import unit_case_called_once
 from kit.tiers.unit.checking import case_bound, compared_part, cpu_references
 from kit.tiers.unit.trees import map_tensors, numel_of, tensor_leaves
 
@@ -26,7 +26,7 @@ def unfailable_tests(standard: Standard, test_ids: Iterable[str]) -> Iterator[st
 
 
 def _zeros_would_pass(standard: Standard, test_id: str) -> bool:
-    case = unit_case(standard, test_id)
+    case = unit_case_called_once(standard, test_id)
     with torch.no_grad():
         like_outcome, reference_outcome = cpu_references(case)
     like = compared_part(like_outcome, case.comparison)
