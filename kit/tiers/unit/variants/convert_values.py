@@ -88,8 +88,8 @@ def _nonzero(source: torch.dtype) -> torch.Tensor:
     """Zeros of both signs among ordinary values; for floats also NaN (True), +-inf and
     subnormals (True: a flush to zero gives False)."""
     if not source.is_floating_point:
-        info = torch.iinfo(source)
-        limits = torch.tensor([info.min, info.max, 0, 0, -1, 1], dtype=source)
+        bounds = torch.iinfo(source)
+        limits = torch.tensor([bounds.min, bounds.max, 0, 0, -1, 1], dtype=source)
         return torch.cat([limits, torch.randint(-2, 3, (PART,), dtype=source)])
     info = torch.finfo(source)
     tiny = info.smallest_normal * info.eps
