@@ -10,13 +10,17 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from unit_helpers import run_unit
 
+from kit.errors import InputError
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
+from kit.tiers.unit.config import parse_unit_config
 from kit.tiers.unit.variants.convert import TARGETS
 from kit.tiers.unit.variants.convert_values import next_magnitude
 
@@ -39,6 +43,23 @@ def test_conversion_ops_run_only_their_convert_samples_one_or_two_a_pair() -> No
     assert len(per_pair) == 7 * 6  # every ordered pair of distinct dtypes
     assert set(per_pair.values()) <= {1, 2}
     assert len(CONVERSIONS) <= 150
+
+
+def _coverage(variants_only: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "coverage": {"variants_only": variants_only,
+                     "variants": {"empty": {"ops": ["all_ops"]}, "convert": {"ops": ["half"]}}},
+        "ops": [{"op": "add", "dtypes": ["float32"]}, {"op": "half", "dtypes": ["float32"]}],
+    }
+
+
+def test_variants_only_ops_run_no_samples_and_no_all_ops_variant() -> None:
+    coverage = parse_unit_config(_coverage({"ops": ["half"], "why": "w"}), Path("u.yaml")).coverage
+    assert coverage.samples_cap("half") == 0 and coverage.samples_cap("add") is None
+    assert [r.name for r in coverage.variants_of("half", "float32")] == ["convert"]
+    assert [r.name for r in coverage.variants_of("add", "float32")] == ["empty"]
+    with pytest.raises(InputError, match=r"^u.yaml: coverage.variants_only.why: required"):
+        parse_unit_config(_coverage({"ops": ["half"]}), Path("u.yaml"))
 
 
 def test_ties_round_to_nearest_even_both_ways() -> None:
@@ -67,8 +88,10 @@ def test_float_to_integer_samples_truncate_within_range_only() -> None:
 #: not compare them, and CPU paths give different ones).
 _DIGEST = """
 import hashlib, sys, torch
+from kit.errors import InputError
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
+from kit.tiers.unit.config import parse_unit_config
 standard = load_standard()
 digest = hashlib.sha256()
 for test_id in sys.argv[1:]:
