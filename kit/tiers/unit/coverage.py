@@ -9,6 +9,9 @@ only show outside that range (an abort on empty input, a saturating int32 add, a
   sweep parameters combinatorially), which run a fixed number spread over theirs;
 - whether every case calls again after other values of the same shapes (``repeat``:
   ``kit.tiers.unit.repeat``), and which ops are nondeterministic (not compared bitwise);
+- which ops run no OpInfo sample of their own and get only the variants that name them, not
+  those of ``all_ops`` (``variants_only``: the conversion ops, whose samples are their
+  ``convert`` variant's);
 - which variants are added: each rule names a kind of ``kit.tiers.unit.variants`` (which also
   reads the rule's fields) and gets the id ``unit/opinfo/<op>/<dtype>/<variant>``, or
   ``.../<variant>-<label>`` for each of a kind's several samples.
@@ -33,7 +36,7 @@ from kit.tiers.unit.variants.rules import (
 
 #: The reserved group naming every op of the tier (not ``all``: that is an op).
 ALL_OPS = "all_ops"
-_SECTION_KEYS = {"spread", "groups", "variants", "repeat"}
+_SECTION_KEYS = {"spread", "groups", "variants", "repeat", "variants_only"}
 
 
 @dataclass(frozen=True)
@@ -48,9 +51,13 @@ class Coverage:
     repeat: bool = False
     #: Ops whose repeated calls may differ in bits (``repeat.nondeterministic``).
     nondeterministic: tuple[str, ...] = ()
+    #: Ops running none of their OpInfo samples, only the variants naming them.
+    variants_only: tuple[str, ...] = ()
 
     def samples_cap(self, op_key: str) -> int | None:
         """How many samples the op runs per dtype (None: every OpInfo sample)."""
+        if op_key in self.variants_only:
+            return 0
         return self.spread_samples if op_key in self.spread_ops else None
 
     def variants_of(self, op_key: str, dtype: str) -> tuple[VariantRule, ...]:
@@ -66,6 +73,9 @@ def parse_coverage(raw: Any, where: str, op_keys: tuple[str, ...]) -> Coverage:
         raise InputError(f"{where}: expected a mapping with spread, groups and variants")
     reject_unknown(raw, _SECTION_KEYS, where)
     groups = _parse_groups(raw.get("groups", {}), f"{where}.groups", op_keys)
+    variants_only = _parse_variants_only(raw.get("variants_only"), f"{where}.variants_only",
+                                         groups)
+    groups[ALL_OPS] = tuple(key for key in op_keys if key not in variants_only)
     samples, spread_ops = _parse_spread(raw.get("spread"), f"{where}.spread", groups)
     raw_variants = raw.get("variants", {})
     if not isinstance(raw_variants, dict):
@@ -75,7 +85,20 @@ def parse_coverage(raw: Any, where: str, op_keys: tuple[str, ...]) -> Coverage:
         for name, spec in raw_variants.items()
     )
     repeat, nondeterministic = _parse_repeat(raw.get("repeat"), f"{where}.repeat", groups)
-    return Coverage(samples, spread_ops, variants, repeat, nondeterministic)
+    return Coverage(samples, spread_ops, variants, repeat, nondeterministic, variants_only)
+
+
+def _parse_variants_only(raw: Any, where: str, groups: Groups) -> tuple[str, ...]:
+    """``variants_only: {ops: [ops], why}``: ``why`` is required."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: expected a mapping with ops and why")
+    reject_unknown(raw, {"ops", "why"}, where)
+    why = raw.get("why")
+    if not isinstance(why, str) or not why.strip():
+        raise InputError(f"{where}.why: required: why these ops run no OpInfo sample")
+    return op_list(raw.get("ops"), f"{where}.ops", groups)
 
 
 def _parse_repeat(raw: Any, where: str, groups: Groups) -> tuple[bool, tuple[str, ...]]:

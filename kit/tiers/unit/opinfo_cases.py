@@ -68,6 +68,8 @@ def sample_indices(count: int, max_samples: int) -> list[int]:
     """``max_samples`` positions spread evenly over ``count`` samples, first and last included."""
     if count <= max_samples:
         return list(range(count))
+    if max_samples == 0:
+        return []
     if max_samples == 1:
         return [0]
     return sorted({round(i * (count - 1) / (max_samples - 1)) for i in range(max_samples)})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kit.errors import InputError
 from kit.tiers.unit.variants.arity import Arity
+from kit.tiers.unit.variants.convert import Convert
 from kit.tiers.unit.variants.empty import Empty
 from kit.tiers.unit.variants.errors import Errors
 from kit.tiers.unit.variants.expanded import Expanded
@@ -21,7 +22,7 @@ from kit.tiers.unit.variants.views import ViewWrite
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
     Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(), Special(),
-    Promotion(), Scale(), Errors(),
+    Promotion(), Scale(), Errors(), Convert(),
 )
 
 

@@ -31,7 +31,9 @@ cast back to the dtype of the op's first dimensioned tensor input: a kernel igno
 category of a scalar or 0-dim operand, so an int tensor plus a float scalar returns int; boolean
 results are left alone); ``drop_past`` (the op runs as if every input element past flat
 position ``min_numel``, default 2^24, were zero: a 24-bit element
-counter or index dropping the tail of a reduction, a scan or a gather). Kinds that act
+counter or index dropping the tail of a reduction, a scan or a gather); ``truncate`` (a
+floating result of less precision than the op's first input is that input rounded toward zero,
+not to nearest even: a truncating float32 to float16/bfloat16 conversion). Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
@@ -86,6 +88,7 @@ class Kind(enum.StrEnum):
     DROP_PAST = "drop_past"
     STALE = "stale"
     SWALLOW_ERROR = "swallow_error"
+    TRUNCATE = "truncate"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -511,7 +514,32 @@ def result_rewriters(
             rewriters.append(functools.partial(_rewrite_with, rule))
         elif rule.kind is Kind.TENSOR_DTYPE and rule.matches(call):
             rewriters.append(functools.partial(_tensor_dtype, tuple(call.subjects)))
+        elif rule.kind is Kind.TRUNCATE and call.subjects and rule.matches(call):
+            rewriters.append(functools.partial(truncated, call.subjects[0]))
     return rewriters
+
+
+#: The bit patterns of the floats ``truncate`` steps through.
+_FLOAT_BITS = {torch.float16: torch.int16, torch.bfloat16: torch.int16,
+               torch.float32: torch.int32}
+
+
+def truncated(source: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
+    """``truncate``: ``source`` converted to ``tensor``'s less precise float dtype rounding
+    toward zero: where rounding to nearest went away from zero, the neighbour one step nearer
+    zero (an overflow to infinity becomes the largest finite)."""
+    narrower = (
+        tensor.is_floating_point() and source.is_floating_point() and tensor.shape == source.shape
+        and torch.finfo(tensor.dtype).eps > torch.finfo(source.dtype).eps
+        and tensor.dtype in _FLOAT_BITS
+    )
+    if not narrower:
+        return tensor
+    wide = source.to(torch.float64)
+    away = torch.isfinite(wide) & (tensor.to(torch.float64).abs() > wide.abs())
+    bits = _FLOAT_BITS[tensor.dtype]
+    toward_zero = (tensor.view(bits) - 1).view(tensor.dtype)
+    return torch.where(away, toward_zero, tensor)
 
 
 def _tensor_dtype(subjects: Sequence[torch.Tensor], tensor: torch.Tensor) -> torch.Tensor:
