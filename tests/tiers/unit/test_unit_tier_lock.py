@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from kit.cli import main
+from kit.errors import ExitCode
 from kit.standard import load_standard
 from kit.standard.catalogue import standard_directory
 from kit.tiers.unit.cases import all_test_ids
+from kit.tiers.unit.identity import LOCKING_CAPABILITIES
 
 pytestmark = pytest.mark.slow(seconds=90)
+
+#: The locked digests hold on x86 with AVX2 or AVX-512 only (kit/tiers/unit/identity.py).
+locking_cpu = pytest.mark.skipif(
+    torch.backends.cpu.get_cpu_capability() not in LOCKING_CAPABILITIES,
+    reason="the unit tier's inputs are locked on AVX2/AVX-512 CPUs",
+)
 
 ID_SHAPE = re.compile(r"unit/(opinfo|opspec)/[A-Za-z0-9_.+-]+/[a-z0-9]+/[A-Za-z0-9_.+-]+\Z")
 
@@ -58,11 +70,13 @@ def test_both_halves_and_the_never_skip_core_are_present(generated: list[str]) -
     assert any(i.startswith("unit/opspec/") for i in ids)
 
 
+@locking_cpu
 def test_lock_check_passes_on_the_checkout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["standard", "lock", "--tier", "unit", "--check"]) == 0
     assert "is up to date" in capsys.readouterr().out
 
 
+@locking_cpu
 def test_lock_rewrites_a_stale_list_in_a_copied_standard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -77,3 +91,20 @@ def test_lock_rewrites_a_stale_list_in_a_copied_standard(
     assert "stale" in capsys.readouterr().err
     assert main(["standard", "lock", "--tier", "unit"]) == 0
     assert stale.read_text() == checkout_list
+
+
+def test_locking_on_a_cpu_path_that_seeds_other_inputs_is_refused() -> None:
+    """ATen's scalar path rounds seeded inputs differently: a lock there is refused with one
+    line, not reported as thousands of changed ids."""
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
+    code = (
+        "import sys\n"
+        "from kit.errors import KitError\n"
+        "from kit.tiers.unit.identity import require_locking_capability\n"
+        "try:\n    require_locking_capability()\n"
+        "except KitError as e:\n    print(e); sys.exit(int(e.exit_code))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == ExitCode.ENVIRONMENT_ERROR
+    assert done.stdout.startswith("ATen's CPU capability here is DEFAULT")
+    assert len(done.stdout.splitlines()) == 1
