@@ -2,6 +2,9 @@
 
 A test regressed when it passed in A and did not in B; improved the other way round; changed
 when it failed in both but differently; appeared or vanished when only one report holds it.
+A test outside the other run's scope (its tiers, ``--select`` and shard: a ``--rerun-failed``
+run selects only the failures) is not compared at all, only counted: the run never meant to
+run it, so its absence there is no vanishing.
 Reports judged by different standards have different tests and bounds, so comparing them is
 refused unless asked for.
 """
@@ -13,10 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import InputError
+from kit.patterns import select_ids
 from kit.printable import printable
 from kit.report.figures import Figures, figures_of
+from kit.report.model import Report
 from kit.report.read import LoadedReport
-from kit.results import Status, TestRecord
+from kit.results import Status, TestRecord, tier_of
 
 #: The categories, in the order shown.
 CATEGORIES = ("regressed", "improved", "changed", "appeared", "vanished")
@@ -60,6 +65,8 @@ class ReportDiff:
     b: LoadedReport
     changes: Mapping[str, tuple[Change, ...]]
     unchanged: int
+    #: Tests one report holds that the other run did not select (not compared).
+    outside_scope: int = 0
 
     @property
     def regressed(self) -> bool:
@@ -71,6 +78,7 @@ class ReportDiff:
             "b": _describe(self.b),
             "counts": {name: len(self.changes[name]) for name in CATEGORIES},
             "unchanged": self.unchanged,
+            "outside_scope": self.outside_scope,
             **{name: [c.to_json() for c in self.changes[name]] for name in CATEGORIES},
         }
 
@@ -112,21 +120,35 @@ def refuse_other_standard(a: LoadedReport, b: LoadedReport) -> None:
         )
 
 
+def in_scope(report: Report, test_ids: set[str]) -> set[str]:
+    """Which of ``test_ids`` the run of ``report`` set out to run: its tiers, its ``--select``
+    patterns and, on a shard, the shard's tests."""
+    run = report.run
+    ids = [t for t in sorted(test_ids) if tier_of(t) in run.tiers]
+    scoped = set(select_ids(ids, run.select))
+    if run.shard is not None:
+        scoped &= set(run.shard.tests)
+    return scoped
+
+
 def diff_reports(a: LoadedReport, b: LoadedReport, *, allow_other_standard: bool) -> ReportDiff:
     if not allow_other_standard:
         refuse_other_standard(a, b)
     before = {r.id: r for r in a.report.records}
     after = {r.id: r for r in b.report.records}
+    every = before.keys() | after.keys()
+    compared = in_scope(a.report, set(every)) & in_scope(b.report, set(every))
     found: dict[str, list[Change]] = {name: [] for name in CATEGORIES}
     unchanged = 0
-    for test_id in sorted(before.keys() | after.keys()):
+    for test_id in sorted(compared):
         change = Change(test_id, _side(before.get(test_id)), _side(after.get(test_id)))
         category = category_of(change.before, change.after)
         if category is None:
             unchanged += 1
         else:
             found[category].append(change)
-    return ReportDiff(a, b, {name: tuple(found[name]) for name in CATEGORIES}, unchanged)
+    return ReportDiff(a, b, {name: tuple(found[name]) for name in CATEGORIES}, unchanged,
+                      len(every - compared))
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -149,8 +171,10 @@ def _change_line(name: str, change: Change) -> str:
 def diff_lines(diff: ReportDiff, limit: int) -> list[str]:
     """The diff as terminal lines, every one printable; at most ``limit`` tests a category."""
     counts = ", ".join(f"{len(diff.changes[name])} {name}" for name in CATEGORIES)
+    outside = (f", {diff.outside_scope} outside the other run's selection (not compared)"
+               if diff.outside_scope else "")
     lines = [_source_line("A", diff.a), _source_line("B", diff.b),
-             f"{counts}, {diff.unchanged} unchanged"]
+             f"{counts}, {diff.unchanged} unchanged{outside}"]
     for name in CATEGORIES:
         changes = diff.changes[name]
         if not changes:

@@ -135,3 +135,23 @@ def test_a_forged_grade_with_a_terminal_escape_is_refused_and_not_echoed(
     assert code == ExitCode.INPUT_ERROR and out == ""
     assert err.startswith(f"ckit: error: {b / 'report.json'}: not a report this kit can read")
     assert err.count("\n") == 1 and "\x1b" not in err and "\x07" not in err
+
+
+def test_a_rerun_is_compared_only_on_the_tests_it_selected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``--rerun-failed`` run selects the failures alone: the tests it never meant to run
+    are counted as outside its selection, not listed as vanished."""
+    failing = [IMPROVES, CHANGES]
+    base = _run(tmp_path, "base", {t: numeric_failure(t, 0.25, 0.5) for t in failing}, IDS)
+    write_report(tmp_path / "rerun", report_of(records_with({}, failing), select=tuple(failing)))
+    code, out, _ = _diff(capsys, str(base), str(tmp_path / "rerun"), "--json")
+    diff = json.loads(out)
+    assert code == ExitCode.OK
+    assert diff["counts"] == {"regressed": 0, "improved": 2, "changed": 0, "appeared": 0,
+                              "vanished": 0}
+    assert diff["outside_scope"] == len(IDS) - 2
+    code, out, _ = _diff(capsys, str(base), str(tmp_path / "rerun"))
+    assert out.splitlines()[2] == (f"0 regressed, 2 improved, 0 changed, 0 appeared, "
+                                   f"0 vanished, 0 unchanged, {len(IDS) - 2} outside the "
+                                   "other run's selection (not compared)")

@@ -141,3 +141,4 @@ def test_rerun_failed_runs_the_failures_into_a_new_dir_linked_to_the_previous_ru
     assert code == ExitCode.OK
     diff = json.loads(out)
     assert [c["id"] for c in diff["improved"] + diff["appeared"]] == failing
+    assert diff["vanished"] == []  # the tests it did not rerun are outside its selection
