@@ -31,6 +31,10 @@ class DeviceInfo:
 
 
 def import_vendor_modules(vendor: VendorProfile) -> None:
+    """Import the vendor's modules, always after torch (a backend extension links against
+    torch's libraries and must find them loaded: a profile never lists torch for that)."""
+    import torch  # noqa: F401 - loaded first, on purpose
+
     for module in vendor.import_modules:
         try:
             importlib.import_module(module)

@@ -29,8 +29,12 @@ def standards_dir() -> Path:
 
 
 
+#: The environment variable naming the vendors directory (``ckit --vendors-dir`` sets it).
+VENDORS_DIR_VARIABLE = "CKIT_VENDORS_DIR"
+
+
 def vendors_dir() -> Path:
-    override = os.environ.get("CKIT_VENDORS_DIR")
+    override = os.environ.get(VENDORS_DIR_VARIABLE)
     return Path(override).resolve() if override else kit_home() / "vendors"
 
 

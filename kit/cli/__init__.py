@@ -12,9 +12,11 @@ import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import kit
 from kit.errors import ExitCode, KitError
+from kit.paths import VENDORS_DIR_VARIABLE
 from kit.printable import printable
 from kit.standard.catalogue import carried_versions
 
@@ -37,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ckit {kit.__version__}")
+    parser.add_argument(
+        "--vendors-dir", type=Path, metavar="DIR",
+        help="where vendor profiles live (<DIR>/<id>/vendor.yaml), e.g. a directory of your own "
+        "repository (default: $CKIT_VENDORS_DIR, else the kit's vendors/)",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in _command_modules():
         importlib.import_module(module_name).register(subparsers)
@@ -67,6 +74,9 @@ def add_command(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.vendors_dir is not None:
+        # Through the environment, so the run's workers and judge see the same profiles.
+        os.environ[VENDORS_DIR_VARIABLE] = str(args.vendors_dir.resolve())
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

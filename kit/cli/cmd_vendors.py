@@ -304,8 +304,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     scaffolding = add_command(
         actions,
         "init",
-        "Scaffold vendors/<id>/ (vendor.yaml, skips.yaml, install.sh, README.md).",
-        ["ckit vendors init acme --device-type npu --display-name 'Acme NPU'"],
+        "Scaffold <vendors directory>/<id>/ (vendor.yaml, skips.yaml, install.sh, README.md).",
+        ["ckit vendors init acme --device-type npu --display-name 'Acme NPU'",
+         "ckit vendors init acme --device-type npu --dir ~/acme-conformance"],
     )
     scaffolding.add_argument("vendor_id", metavar="ID", help="lower-case id, e.g. acme")
     scaffolding.add_argument(
@@ -314,7 +315,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="torch device type (default: %(default)s)",
     )
     scaffolding.add_argument("--display-name", help="name shown in reports (default: from ID)")
-    scaffolding.add_argument("--root", help="vendors directory (default: the kit's vendors/)")
+    scaffolding.add_argument(
+        "--dir", "--root", dest="root",
+        help="the vendors directory to write into, e.g. in your own repository (default: "
+        "--vendors-dir / $CKIT_VENDORS_DIR, else the kit's vendors/)",
+    )
     scaffolding.set_defaults(handler=run_init)
 
     installing = add_command(

@@ -122,7 +122,7 @@ def container_environment(profile: VendorProfile, tag: str, image: Any) -> dict[
             "CKIT_HOME": KIT_MOUNT,
             "PYTHONPATH": KIT_MOUNT,
             # The recipe copy baked into the image, which the digest label vouches for.
-            "CKIT_VENDORS_DIR": IMAGE_VENDORS_DIR,
+            paths.VENDORS_DIR_VARIABLE: IMAGE_VENDORS_DIR,
             "HF_HUB_OFFLINE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",

@@ -34,6 +34,8 @@ def vendor_packages(profile: VendorProfile) -> list[dict[str, Any]]:
             found.setdefault(name, []).append(f"requirement {requirement}")
     owners = importlib.metadata.packages_distributions()
     for module in profile.import_modules:
+        if module.split(".", 1)[0] == "torch":
+            continue  # the kit's own pinned torch (reported apart), never a vendor package
         for dist in owners.get(module.split(".", 1)[0], []):
             found.setdefault(canonicalize_name(dist), []).append(f"import {module}")
     return [

@@ -43,6 +43,8 @@ except importlib.metadata.PackageNotFoundError:
     found = None
 if found is not None and found.split("+")[0] != release:
     fail("check torch", f"torch {found} is installed; the kit certifies torch {release}")
+if found is not None:
+    import torch  # vendor modules are imported after torch, as every kit process does
 for name in modules:
     try:
         importlib.import_module(name)

@@ -29,6 +29,7 @@ IMPORT_TIMEOUT_S = 300.0
 #: fails prints ``<module>\t<first line of the error>`` on stdout and exits 1.
 _IMPORT_SCRIPT = """
 import importlib, sys
+import torch  # vendor modules are imported after torch, as every kit process does
 for name in sys.argv[1:]:
     try:
         importlib.import_module(name)

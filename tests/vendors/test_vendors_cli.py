@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from vendors_helpers import GOOD_PROFILE, write_vendor
 
+from kit import paths
 from kit.cli import main
 from kit.vendors import load_skip_manifest, load_vendor
 
@@ -199,3 +200,20 @@ def test_init_bad_input_leaves_nothing_behind(
 def test_init_root_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["vendors", "init", "acme", "--root", str(tmp_path / "mine")]) == 0
     assert load_vendor(tmp_path / "mine" / "acme").display_name == "Acme"
+
+
+def test_a_vendor_directory_outside_the_kit_is_first_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``init --dir`` writes into the vendor's own repository, and ``--vendors-dir`` finds it
+    there for every command: nothing is written into the kit's checkout."""
+    monkeypatch.delenv("CKIT_VENDORS_DIR", raising=False)  # restored after the test
+    own = tmp_path / "acme-repo" / "conformance"
+    assert main(["vendors", "init", "acme", "--device-type", "cpu", "--dir", str(own)]) == 0
+    assert (own / "acme" / "vendor.yaml").is_file()
+    assert not (paths.vendors_dir() / "acme").exists()
+    capsys.readouterr()
+    assert main(["--vendors-dir", str(own), "vendors", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("acme ")
+    assert main(["--vendors-dir", str(own), "vendors", "validate", "acme"]) == 0
+    assert capsys.readouterr().out == "OK acme\n"

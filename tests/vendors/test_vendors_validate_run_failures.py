@@ -186,3 +186,22 @@ def test_raw_scaffold_is_an_error_until_a_device_is_named(
         "is not a device torch registers itself and import_modules is empty: edit vendor.yaml "
         "to name the device type your backend registers and the modules that register it"
     )
+
+
+def test_a_backend_that_needs_torch_loaded_first_validates_without_listing_torch(
+    vendors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A C++ backend links against torch's libraries: the kit imports torch before the
+    profile's modules everywhere, so ``import_modules`` names the backend alone."""
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "acme_backend.py").write_text(
+        "import sys\n"
+        "if 'torch' not in sys.modules:\n"
+        "    raise ImportError('libc10.so: cannot open shared object file')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{modules}:{paths.package_dir().parent}")
+    profile = GOOD_PROFILE.replace("import_modules: []", "import_modules: [acme_backend]")
+    write_vendor(vendors, profile=profile)
+    assert _validate(capsys) == (0, "OK acme\n", [])
