@@ -1,10 +1,12 @@
 """Blame: a failing composite test names the failing primitive tests it may be failing through.
 
-An op spec (``unit/opspec/<template>/<dtype>/<case>``) calls several ATen ops; when one of them
-is broken, the op spec fails along with that op's own OpInfo tests. Where a failing op spec
-used (traced once on CPU, ``TorchDispatchMode``) an op whose OpInfo tests fail in the same dtype,
-its record's ``details.suspects`` lists those failing test ids, and ``ckit show`` groups the
-failures by suspected root.
+An op spec (``unit/opspec/<template>/<dtype>/<case>``) or a model on the device's eager path
+(``models/<source>/<model>/eager``, float32) calls several ATen ops; when one of them is broken,
+it fails along with that op's own OpInfo tests. Where a failing test used (traced once on CPU,
+``kit.aten_trace``) an op whose OpInfo tests fail in the same dtype, its record's
+``details.suspects`` lists those failing test ids, and ``ckit show`` groups the failures by
+suspected root. Which tests blame and what they call is their tier's answer
+(``Tier.blame_dtype``, ``Tier.primitives``).
 
 Computed when the report is built, from the records and the standard alone (deterministic).
 Suspects are advisory: they change no status, count or grade. Verification checks that each is
@@ -21,8 +23,8 @@ from typing import Any
 
 from kit.results import Status, TestRecord
 from kit.standard import Standard
+from kit.tiers.registry import find_tier
 
-OPSPEC_PREFIX = "unit/opspec/"
 OPINFO_PREFIX = "unit/opinfo/"
 SUSPECTS = "suspects"
 #: At most this many suspects per record: the first failing tests of each suspected op.
@@ -54,59 +56,38 @@ def _failing_opinfo(records: Iterable[TestRecord]) -> dict[tuple[str, str], list
 
 def _suspects(record: TestRecord, standard: Standard,
               failing: Mapping[tuple[str, str], list[str]]) -> list[str]:
-    if not (record.status.is_failure and record.id.startswith(OPSPEC_PREFIX)):
-        return []
-    dtype = record.id.split("/")[3]
-    if not any(where[1] == dtype for where in failing):
+    dtype = blame_dtype(record.id) if record.status.is_failure else None
+    if dtype is None or not any(where[1] == dtype for where in failing):
         return []
     used = primitives_of(standard, record.id)
     found = [test for name in used for test in failing.get((name, dtype), ())]
     return found[:MAX_SUSPECTS]
 
 
-def op_name(op_key: str) -> str:
-    """The ATen name an OpInfo op key calls: ``max.reduction_with_dim`` -> ``max``,
-    ``nn.functional.gelu`` -> ``gelu``."""
-    return op_key.removeprefix("nn.functional.").split(".")[0]
-
-
-def aten_name(packet: str) -> str:
-    """``aten::_softmax`` -> ``softmax``; ``aten::add_`` -> ``add``."""
-    return packet.split("::")[-1].strip("_")
+def blame_dtype(test_id: str) -> str | None:
+    """The dtype whose failing OpInfo tests ``test_id`` may fail through (its tier says), or
+    None: no tier blames anything for it."""
+    tier = find_tier(test_id)
+    return tier.blame_dtype(test_id) if tier is not None else None
 
 
 def primitives_of(standard: Standard, test_id: str) -> tuple[str, ...]:
-    """The ATen ops the op spec test calls on CPU, in first-call order."""
+    """The ATen ops the test calls on CPU, in first-call order (traced once per run)."""
     return _traced(standard.version, test_id)
 
 
 @functools.lru_cache(maxsize=1024)
 def _traced(version: str, test_id: str) -> tuple[str, ...]:
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-
     from kit.standard import load_standard
-    from kit.tiers.unit.cases import unit_case
 
-    seen: list[str] = []
+    tier = find_tier(test_id)
+    return tier.primitives(load_standard(version), test_id) if tier is not None else ()
 
-    class Recording(TorchDispatchMode):
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                               kwargs: Any = None) -> Any:
-            name = aten_name(func._schema.name)
-            if name not in seen:
-                seen.append(name)
-            return func(*args, **(kwargs or {}))
 
-    case = unit_case(load_standard(version), test_id)
-    with torch.no_grad():
-        inputs = case.make_inputs("cpu", False)
-        try:
-            with Recording():
-                case.call("cpu", False, inputs)
-        except Exception:  # noqa: BLE001 - no trace, no suspects: blame is advisory
-            return ()
-    return tuple(seen)
+def op_name(op_key: str) -> str:
+    """The ATen name an OpInfo op key calls: ``max.reduction_with_dim`` -> ``max``,
+    ``nn.functional.gelu`` -> ``gelu``."""
+    return op_key.removeprefix("nn.functional.").split(".")[0]
 
 
 def check_suspects(records: Sequence[Mapping[str, Any]]) -> str | None:
@@ -117,8 +98,8 @@ def check_suspects(records: Sequence[Mapping[str, Any]]) -> str | None:
         suspects = (record.get("details") or {}).get(SUSPECTS)
         if suspects is None:
             continue
-        dtype = record["id"].split("/")[3] if record["id"].count("/") >= 3 else None
-        if not isinstance(suspects, list) or not all(
+        dtype = blame_dtype(record["id"]) if isinstance(record["id"], str) else None
+        if dtype is None or not isinstance(suspects, list) or not all(
             isinstance(s, str) and s in failing and s.split("/")[3] == dtype for s in suspects
         ):
             return (f"{record['id']}: details.suspects names tests that are not failing "

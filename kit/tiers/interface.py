@@ -89,6 +89,17 @@ class Tier(ABC):
         """What a failing record adds to its details (how to reproduce it, say)."""
         return {}
 
+    def blame_dtype(self, test_id: str) -> str | None:
+        """The dtype whose failing OpInfo tests a failing ``test_id`` may fail through
+        (``kit.grading.blame``): it calls those ops on the device in that dtype. None where
+        the tier blames nothing for it (a primitive itself, or a flow off the device)."""
+        return None
+
+    def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:
+        """The ATen ops ``test_id`` calls, traced on CPU in first-call order (blame); only
+        asked where ``blame_dtype`` names a dtype."""
+        return ()
+
     def op_and_dtype(self, test_id: str) -> tuple[str, str] | None:
         """The op and dtype ``test_id`` names, or None where the tier's ids name none."""
         parsed = self._op_test_id(test_id)

@@ -42,6 +42,25 @@ class ModelsTier(Tier):
 
         import kit.tiers.models.cases  # noqa: F401
 
+    def blame_dtype(self, test_id: str) -> str | None:
+        """A model on the device's eager path calls its ops there, in the tier's dtype; a
+        program flow runs them in another runtime, which no unit test of the device explains."""
+        from kit.tiers.models.cases import EAGER, MODEL_DTYPE
+
+        return MODEL_DTYPE if test_id.rsplit("/", 1)[-1] == EAGER else None
+
+    def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:
+        from kit.aten_trace import ops_called
+        from kit.tiers.models.cases import SOURCES, find_case
+        from kit.tiers.models.flows import call_module
+
+        case = find_case(standard, test_id)
+        source = SOURCES[case.source]
+        if source.unavailable_reason() is not None:
+            return ()
+        built = source.build(case)
+        return ops_called(lambda: call_module(built.module, built.inputs))
+
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.models.cases import judge_model_evidence
 

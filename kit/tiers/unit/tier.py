@@ -95,6 +95,20 @@ class UnitTier(Tier):
 
         return judge_unit_evidence(context.standard, test_id, evidence)
 
+    def blame_dtype(self, test_id: str) -> str | None:
+        """An op spec calls several primitives in its dtype; an OpInfo test is a primitive."""
+        from kit.tiers.unit.cases import OPSPEC_PREFIX
+
+        return unit_dtype_of(test_id) if test_id.startswith(OPSPEC_PREFIX) else None
+
+    def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:
+        from kit.aten_trace import ops_called
+        from kit.tiers.unit.cases import unit_case
+
+        case = unit_case(standard, test_id)
+        inputs = case.make_inputs("cpu", False)  # made before the trace: only the call counts
+        return ops_called(lambda: case.call("cpu", False, inputs))
+
     def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
         """How to reproduce the failure (``kit.tiers.unit.repro``), rebuilt in the kit's process;
         a rebuild that fails says why instead of failing the run."""

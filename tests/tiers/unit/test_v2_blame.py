@@ -65,3 +65,28 @@ def test_a_broken_primitive_is_named_the_suspect_of_the_op_spec_it_breaks(tmp_pa
                            env=env, capture_output=True, text=True, timeout=120)
     roots = json.loads(shown.stdout)["suspected_roots"]
     assert roots == [{"op": "unit/opinfo/bmm", "dtype": "float32", "tests": [MHA]}]
+
+
+GPT2 = "models/hf/gpt2/eager"
+
+
+@pytest.mark.slow(seconds=40)
+def test_a_failing_eager_model_names_the_failing_primitives_it_calls() -> None:
+    """A model on the device's eager path is blamed like an op spec, in the model dtype; the
+    same model through a program flow (another runtime) is not."""
+    used = primitives_of(STANDARD, GPT2)
+    assert {"addmm", "layer_norm", "scaled_dot_product_attention"} <= set(used)
+    addmm, onnx = "unit/opinfo/addmm/float32/0", "models/hf/gpt2/onnxruntime_cpu"
+    records = [
+        TestRecord(GPT2, Status.FAIL_NUMERIC),
+        TestRecord(onnx, Status.FAIL_NUMERIC),
+        TestRecord(addmm, Status.FAIL_NUMERIC),
+        TestRecord("unit/opinfo/addmm/float64/0", Status.FAIL_NUMERIC),
+    ]
+    blamed = {r.id: r.details for r in with_suspects(records, STANDARD)}
+    assert blamed[GPT2]["suspects"] == [addmm]
+    assert "suspects" not in blamed[onnx]
+    documents = [{**r.to_json(), "details": blamed[r.id]} for r in records]
+    assert check_suspects(documents) is None
+    documents[1]["details"] = {"suspects": [addmm]}  # a flow claims a device primitive
+    assert check_suspects(documents) is not None
