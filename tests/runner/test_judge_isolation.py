@@ -136,9 +136,9 @@ def run_with_wrong_add(
     patched = marker.read_text(encoding="utf-8").splitlines() if marker.exists() else []
     # The attack is live: the venv's ordinary interpreter (the orchestrator) runs the hook.
     assert any(" kit run " in line for line in patched), (patched, done.stderr[-2000:])
-    assert not any("kit.runner.judge" in line for line in patched), patched
     record = records_by_id(out)[WRONG]
-    assert record["status"] == "FAIL_NUMERIC", record["message"]
+    assert record["status"] == "FAIL_NUMERIC", (record["status"], record["message"])
+    assert not any("kit.runner.judge" in line for line in patched), patched
     return AttackRun(out, patched)
 
 
