@@ -5,10 +5,20 @@ whole run are in ``test_judge_isolation.py``."""
 from __future__ import annotations
 
 import os
+import site
 import subprocess
+import sys
 from pathlib import Path
 
-from kit.runner.isolation import AUTOLOAD_VARIABLE, isolated_command, isolated_env
+import pytest
+
+import kit
+from kit.runner.isolation import (
+    AUTOLOAD_VARIABLE,
+    isolated_command,
+    isolated_env,
+    site_directories,
+)
 from kit.vendor_code import NO_VENDOR_CODE_VARIABLE
 
 #: Fed to ``python -m code`` in the isolated interpreter: what it imports and from where.
@@ -37,3 +47,15 @@ def test_the_interpreter_runs_no_start_up_hook_and_imports_the_kit(tmp_path: Pat
     assert (isolated, no_site, site_loaded, hooked) == ("1", "1", "False", "False")
     assert kit_file == str(Path(__import__("kit").__file__).resolve())
     assert str(hooks) not in path and str(tmp_path) not in path
+
+
+def test_a_directory_put_ahead_of_site_packages_comes_after_it_for_the_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a .pth file's ``import sys; sys.path.insert(0, ...)`` does to the kit's process.
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    found = site_directories()
+    assert found[0] == str(Path(kit.__file__).resolve().parent.parent)
+    own = [entry for entry in site.getsitepackages() if os.path.isdir(entry)]
+    assert found[1:1 + len(own)] == own
+    assert found.index(str(tmp_path)) > len(own)
