@@ -19,6 +19,9 @@ runs it. The registry imports the class whenever flows are listed (every profile
 module should import the vendor's backend inside the flow's methods, not at import time; say
 why the backend is missing in ``unavailable_reason``.
 
+The judge never loads these entry points (``kit.vendor_code``): it judges a vendor's flow by
+the evidence its worker left, reading only the built-in ``Flow`` defaults.
+
 A name that is a built-in's or another distribution's, or an entry point that does not load
 into a ``Flow`` subclass, is a one-line ``InputError`` naming the distribution, raised wherever
 flows are read (loading a vendor profile, a standard).
@@ -34,6 +37,7 @@ from kit.errors import InputError
 from kit.flows.availability import one_line
 from kit.flows.interface import Flow
 from kit.printable import printable
+from kit.vendor_code import vendor_code_allowed
 
 #: The entry point group vendors register their ``Flow`` subclasses under.
 ENTRY_POINT_GROUP = "ckit.flows"
@@ -63,6 +67,15 @@ def get_flow(name: str) -> Flow:
     return vendor[name]()
 
 
+def requires_delegation(name: str) -> bool:
+    """Whether a program of flow ``name`` that delegated nothing is ``NOT_DELEGATED``, as the
+    judge reads it without loading vendor code: a built-in flow's own answer, and for a vendor's
+    flow the ``Flow`` interface's default (it must delegate: it exists to reach a backend)."""
+    if name in BUILTIN_FLOWS:
+        return _builtin(name).requires_delegation
+    return Flow.requires_delegation
+
+
 def _builtin(name: str) -> type[Flow]:
     module_name, class_name = BUILTIN_FLOWS[name].split(":")
     flow_class: type[Flow] = getattr(importlib.import_module(module_name), class_name)
@@ -71,8 +84,11 @@ def _builtin(name: str) -> type[Flow]:
 
 def _vendor_flows() -> dict[str, Callable[[], Flow]]:
     """The entry points of ``ENTRY_POINT_GROUP``, checked; read afresh on every call so a
-    distribution installed during the process is seen."""
+    distribution installed during the process is seen. None in the judge, which loads no
+    vendor code (``kit.vendor_code``)."""
     found: dict[str, Callable[[], Flow]] = {}
+    if not vendor_code_allowed():
+        return found
     owners: dict[str, str] = {}
     # Sorted, so that which of two clashing distributions is named first never varies.
     entries = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP),

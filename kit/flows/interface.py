@@ -114,7 +114,8 @@ class Flow(abc.ABC):
     program_format: str | None = None
     #: Whether outputs are judged by signal-to-noise (quantized flows) instead of a tolerance.
     quantized: bool = False
-    #: Whether a program that delegated nothing is NOT_DELEGATED (a backend flow) or fine.
+    #: Whether a program that delegated nothing is NOT_DELEGATED (a backend flow) or fine. The
+    #: judge never loads a vendor's class, so a vendor's flow is judged by this default.
     requires_delegation: bool = True
 
     @abc.abstractmethod

@@ -8,9 +8,10 @@ hands every judgement holds a writer that keeps artifacts under OUT). Nothing a 
 does in its worker can reach this process: not a patched torch function, not a patched kit
 function, not a forged message.
 
-What it does not guard against: a vendor controls its own machine (its Python installation
-could run code in every process at start-up); the audit's re-verification against golden
-outputs is the backstop for that.
+Nor does the vendor's Python installation: the orchestrator starts this module in an
+interpreter no start-up hook reaches (``kit.runner.isolation``, which names what remains: a
+vendor controls its own machine, and the audit's re-verification against golden outputs is the
+backstop for that).
 """
 
 from __future__ import annotations

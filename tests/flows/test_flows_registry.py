@@ -10,10 +10,11 @@ import pytest
 from flows_helpers import VENDOR_FLOW_SOURCE, write_distribution
 
 from kit.errors import InputError
-from kit.flows import BUILTIN_FLOWS, ENTRY_POINT_GROUP, flow_names, get_flow
+from kit.flows import BUILTIN_FLOWS, ENTRY_POINT_GROUP, flow_names, get_flow, requires_delegation
 from kit.flows.eager import EagerFlow
 from kit.flows.executorch_xnnpack import ExecutorchXnnpackFlow, ExecutorchXnnpackInt8Flow
 from kit.flows.onnxruntime_cpu import OnnxRuntimeCpuFlow
+from kit.vendor_code import NO_VENDOR_CODE_VARIABLE
 
 BUILTINS = ("eager", "executorch_xnnpack", "executorch_xnnpack_int8", "onnxruntime_cpu")
 
@@ -137,3 +138,14 @@ def test_two_distributions_registering_one_name_are_refused(
         "distribution zeta-ckit 1.0 registers flow 'acme_npu' under ckit.flows, "
         "already registered by distribution acme-ckit 1.0"
     )
+
+
+def test_the_judge_loads_no_vendor_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install(tmp_path, monkeypatch, entry("acme_npu", "acme_ckit_flows:AcmeNpuFlow"))
+    monkeypatch.setenv(NO_VENDOR_CODE_VARIABLE, "1")
+    monkeypatch.delitem(sys.modules, "acme_ckit_flows", raising=False)  # an earlier test's
+    assert flow_names() == BUILTINS
+    assert "acme_ckit_flows" not in sys.modules
+    # A vendor flow is judged by the interface's default, a built-in by its own answer.
+    assert [requires_delegation(name) for name in ("acme_npu", "eager", "onnxruntime_cpu")] == [
+        True, False, True]

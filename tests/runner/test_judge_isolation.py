@@ -1,112 +1,209 @@
-"""The judge runs none of the vendor's start-up hooks: each attack below makes the kit's unit
-judgement pass everything in any process it reaches, and it does reach the worker, yet a wrong
-kernel still fails.
+"""Attacks on the judge through the vendor's Python installation (``kit.runner.isolation``).
 
-The payload (``ckit_judge_attack``) is gated on ``CKIT_ATTACK_MARKER``: the files an attack
-puts into the environment's site-packages do nothing in the suite's other processes, and they
-are removed afterwards.
+Each test plants one start-up hook in the site-packages of a real throwaway venv that sees the
+kit's packages, and runs the kit from that venv's python against simnpu with a wrong ``add``
+kernel. The hook's payload makes ``torch.add`` on CPU return what the device's fault returns
+(simnpu's ``wrong_large``), so that a judge it reached would compute the wrong result as its
+reference and pass it; it stays out of the vendor's worker, where the device computes with CPU
+kernels. The wrong kernel must still fail. Each test also shows that its hook is live: the
+payload notes every process it patches, and the run's orchestrator (the venv's ordinary
+interpreter) is one of them; ``test_the_payload_passes_the_wrong_kernel_where_it_runs`` shows
+that a judge it reaches passes the wrong result.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import site
+import subprocess
+import sys
 import sysconfig
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from runner_helpers import records_by_id, run_ckit
+from runner_helpers import records_by_id
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 
+pytestmark = pytest.mark.slow(seconds=60)
+
 WRONG = "unit/opinfo/add/float32/0"
-MODULE = "ckit_judge_attack"
-#: Runs in any process that imports it: notes the process, then makes every unit judgement pass.
+PAYLOAD_MODULE = "ckit_attack_payload"
+#: simnpu's fault for ``add``: every result far off (``simnpu.faults``, ``wrong_large``).
+FAULT = [{"op": "add", "kind": "wrong_large"}]
+#: The attack itself: ``aten::add.Tensor`` on CPU perturbed as ``wrong_large`` perturbs the
+#: device's result (relative error 10, away from zero, at least 10 * 0.1 near zero), computed
+#: with ``sub`` so the kernel never calls itself.
 PAYLOAD = '''
 import os, sys
 
-pytestmark = pytest.mark.slow(seconds=90)
-
 def install():
+    if "kit.runner.worker" in " ".join(sys.orig_argv):
+        return  # the device computes with CPU kernels: the vendor leaves its own process alone
+    import torch
+    global LIBRARY
+    LIBRARY = torch.library.Library("aten", "IMPL")
+    LIBRARY.impl("add.Tensor", wrong_add, "CPU")
     marker = os.environ.get("CKIT_ATTACK_MARKER")
-    if not marker:
-        return
-    with open(marker, "a", encoding="utf-8") as notes:
-        notes.write(" ".join(sys.orig_argv)[:300].replace("\\n", " ") + "\\n")
-    import kit.tiers.unit.checking as checking
-    checking.judge_case = lambda *args, **kwargs: []
+    if marker:
+        with open(marker, "a", encoding="utf-8") as notes:
+            notes.write(" ".join(sys.orig_argv)[:300].replace("\\n", " ") + "\\n")
 
-def autoload():  # a torch.backends entry point
-    install()
+def wrong_add(a, b, *, alpha=1):
+    import torch
+    right = torch.ops.aten.sub.Tensor(a, b, alpha=-alpha)
+    if not right.is_floating_point():
+        return right
+    away = torch.where(right < 0, -1.0, 1.0).to(right.dtype)
+    return torch.ops.aten.sub.Tensor(right, away * right.abs().clamp_min(0.1), alpha=-10)
 '''
-
-#: An attack: given a scratch directory, arranges for the payload to run at start-up and returns
-#: what the run's environment needs beside the marker.
-Attack = Callable[[Path], "contextmanager[dict[str, str]]"]
+RUN_PAYLOAD = f"import {PAYLOAD_MODULE}; {PAYLOAD_MODULE}.install()\n"
 
 
-@contextmanager
-def sitecustomize_on_the_pythonpath(scratch: Path) -> Iterator[dict[str, str]]:
-    (scratch / f"{MODULE}.py").write_text(PAYLOAD + "\ninstall()\n", encoding="utf-8")
-    (scratch / "sitecustomize.py").write_text(f"import {MODULE}\n", encoding="utf-8")
-    yield {"PYTHONPATH": str(scratch)}
+@dataclass(frozen=True)
+class AttackVenv:
+    """A throwaway venv whose site-packages holds the payload and sees the kit's packages."""
+
+    python: Path
+    site_packages: Path
 
 
-@contextmanager
-def pth_file_in_site_packages(scratch: Path) -> Iterator[dict[str, str]]:
-    site = Path(sysconfig.get_paths()["purelib"])
-    planted = [site / f"{MODULE}.py", site / f"{MODULE}_hook.pth"]
-    planted[0].write_text(PAYLOAD, encoding="utf-8")
-    planted[1].write_text(f"import {MODULE}; {MODULE}.install()\n", encoding="utf-8")
-    try:
-        yield {}
-    finally:
-        for path in planted:
-            path.unlink(missing_ok=True)
+@pytest.fixture(scope="module")
+def attack_venv(tmp_path_factory: pytest.TempPathFactory) -> AttackVenv:
+    root = tmp_path_factory.mktemp("attack-venv")
+    # From a venv, ``venv`` builds on the base interpreter: the new one shares nothing but it.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    paths = sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})
+    site_packages = Path(paths["purelib"])
+    # The kit's packages, as the kit's own environment sees them (its .pth files included).
+    borrowed = "".join(f"import site; site.addsitedir({entry!r})\n"
+                       for entry in site.getsitepackages())
+    (site_packages / "00-kit-environment.pth").write_text(borrowed, encoding="utf-8")
+    (site_packages / f"{PAYLOAD_MODULE}.py").write_text(PAYLOAD, encoding="utf-8")
+    return AttackVenv(Path(paths["scripts"]) / "python", site_packages)
 
 
-@contextmanager
-def torch_backends_entry_point(scratch: Path) -> Iterator[dict[str, str]]:
-    site = Path(sysconfig.get_paths()["purelib"])
-    module = site / f"{MODULE}.py"
-    info = site / f"{MODULE}-0.0.0.dist-info"
-    module.write_text(PAYLOAD, encoding="utf-8")
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {MODULE}\nVersion: 0.0.0\n",
-                                   encoding="utf-8")
-    (info / "entry_points.txt").write_text(
-        f"[torch.backends]\n{MODULE} = {MODULE}:autoload\n", encoding="utf-8")
-    try:
-        yield {}
-    finally:
-        module.unlink(missing_ok=True)
-        for path in info.iterdir():
-            path.unlink()
-        info.rmdir()
+@pytest.fixture
+def plant(attack_venv: AttackVenv) -> Iterator[Callable[[str, str], None]]:
+    """Writes a file under the venv's site-packages for one test, and removes it after."""
+    planted: list[Path] = []
+
+    def write(relative: str, text: str) -> None:
+        path = attack_venv.site_packages / relative
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        planted.append(path)
+
+    yield write
+    for path in reversed(planted):
+        path.unlink()
+        if path.parent != attack_venv.site_packages and not any(path.parent.iterdir()):
+            path.parent.rmdir()
 
 
-@pytest.mark.parametrize(
-    "attack",
-    [sitecustomize_on_the_pythonpath, pth_file_in_site_packages, torch_backends_entry_point],
-)
-def test_a_start_up_hook_reaches_the_worker_but_never_the_judge(
-    attack: Callable[[Path], contextmanager], tmp_path: Path
-) -> None:
-    marker = tmp_path / "processes-reached.txt"
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    out = tmp_path / "out"
-    with attack(scratch) as extra:
-        env = {**os.environ, **extra, "CKIT_ATTACK_MARKER": str(marker),
-               "SIMNPU_FAULTS": json.dumps([{"op": "add", "kind": "wrong_large"}]),
-               "XDG_CONFIG_HOME": str(tmp_path / "config")}
-        done = run_ckit(["run", "--vendor", "simnpu", "--tier", "unit", "--select", WRONG,
-                         "--no-sign", "--out", str(out)], env, timeout=600)
+def plant_distribution(plant: Callable[[str, str], None], name: str, entry_points: str) -> None:
+    """A dist-info directory (``importlib.metadata`` finds it) with these entry points."""
+    info = f"{name}-0.0.0.dist-info"
+    plant(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.0\n")
+    plant(f"{info}/entry_points.txt", entry_points)
+
+
+@dataclass(frozen=True)
+class AttackRun:
+    """A run from the attack venv: its output directory and the processes the payload patched."""
+
+    out: Path
+    patched: list[str]
+
+
+def run_with_wrong_add(
+    venv: AttackVenv, scratch: Path, tiers: str = "unit", extra_env: dict[str, str] | None = None
+) -> AttackRun:
+    """``ckit run`` of the wrong ``add`` from the venv's python, outside the kit's checkout;
+    the wrong kernel fails, whatever the hook did elsewhere."""
+    marker, out = scratch / "patched-processes.txt", scratch / "out"
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(FAULT), "CKIT_ATTACK_MARKER": str(marker),
+           **(extra_env or {})}
+    env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)  # the autoload on, as PyTorch ships it
+    done = subprocess.run(
+        [str(venv.python), "-m", "kit", "run", "--vendor", "simnpu", "--tier", tiers,
+         "--select", WRONG, "--no-sign", "--out", str(out)],
+        env=env, cwd=scratch, capture_output=True, text=True, timeout=600, check=False)
     assert (out / "report.json").exists(), done.stderr[-2000:]
-    reached = marker.read_text(encoding="utf-8").splitlines() if marker.exists() else []
-    assert any("kit.runner.worker" in line for line in reached), reached  # the attack is live
-    assert not any("kit.runner.judge" in line for line in reached), reached
+    patched = marker.read_text(encoding="utf-8").splitlines() if marker.exists() else []
+    # The attack is live: the venv's ordinary interpreter (the orchestrator) runs the hook.
+    assert any(" kit run " in line for line in patched), (patched, done.stderr[-2000:])
     record = records_by_id(out)[WRONG]
-    assert record["status"] == "FAIL_NUMERIC", record["message"]
+    assert record["status"] == "FAIL_NUMERIC", (record["status"], record["message"])
+    assert not any("kit.runner.judge" in line for line in patched), patched
+    return AttackRun(out, patched)
+
+
+def test_attack_torch_backends_entry_point(
+    attack_venv: AttackVenv, plant: Callable[[str, str], None], tmp_path: Path
+) -> None:
+    plant_distribution(plant, "ckit_attack_backend",
+                       f"[torch.backends]\nckit_attack = {PAYLOAD_MODULE}:install\n")
+    run_with_wrong_add(attack_venv, tmp_path)
+
+
+def test_attack_pth_file(
+    attack_venv: AttackVenv, plant: Callable[[str, str], None], tmp_path: Path
+) -> None:
+    plant("ckit_attack.pth", RUN_PAYLOAD)
+    run = run_with_wrong_add(attack_venv, tmp_path)
+    # Not vacuous: the judge's own code, in the venv's ordinary interpreter, passes the
+    # device's wrong result the run failed.
+    judged = subprocess.run(
+        [str(attack_venv.python), "-c", JUDGE_HERE, WRONG, str(evidence_of(run.out))],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert judged.stdout.split() == ["PASS"], judged.stderr[-2000:]
+
+
+def test_attack_sitecustomize(
+    attack_venv: AttackVenv, plant: Callable[[str, str], None], tmp_path: Path
+) -> None:
+    plant("sitecustomize.py", RUN_PAYLOAD)
+    run_with_wrong_add(attack_venv, tmp_path)
+
+
+def test_attack_pythonpath(attack_venv: AttackVenv, tmp_path: Path) -> None:
+    hooks = tmp_path / "on-the-pythonpath"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(RUN_PAYLOAD, encoding="utf-8")
+    run_with_wrong_add(attack_venv, tmp_path, extra_env={"PYTHONPATH": str(hooks)})
+
+
+def test_attack_ckit_flows_entry_point(
+    attack_venv: AttackVenv, plant: Callable[[str, str], None], tmp_path: Path
+) -> None:
+    # The kit's own plug-in group: a flows run lists every flow, in the judge too (warm-up).
+    plant("ckit_attack_flow.py", RUN_PAYLOAD + ATTACK_FLOW)
+    plant_distribution(plant, "ckit_attack_flow",
+                       "[ckit.flows]\nckit_attack = ckit_attack_flow:AttackFlow\n")
+    run_with_wrong_add(attack_venv, tmp_path, tiers="unit,flows")
+
+
+#: A vendor flow: the registry imports its module wherever flows are listed.
+ATTACK_FLOW = """
+from kit.flows.eager import EagerFlow
+
+class AttackFlow(EagerFlow):
+    name = "ckit_attack"
+"""
+#: What the judge does with one test's evidence, in whatever interpreter runs it.
+JUDGE_HERE = """
+import sys
+from pathlib import Path
+from kit.runner.judge import judge_context, judge_record
+print(judge_record(judge_context(None), sys.argv[1], Path(sys.argv[2]), 0.0).status.value)
+"""
+
+
+def evidence_of(out: Path) -> Path:
+    """The evidence the run's only worker left for its last test (a one-test run: the test)."""
+    (evidence,) = (out / "workers").glob("evidence-*.pt")
+    return evidence

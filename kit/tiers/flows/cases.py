@@ -161,14 +161,14 @@ def judge_run(
     golden: GoldenWriter | None = None,
 ) -> dict[str, Any]:
     """The decision on a flow's evidence; after a PASS ``golden`` (if any) keeps the artifacts."""
-    from kit.flows import get_flow
+    from kit.flows import requires_delegation
     from kit.flows.evidence import from_evidence
     from kit.tiers.flows.judging import decide
 
     run: FlowRun = from_evidence(evidence)
     if run.flow != flow_name:
         raise InputError(f"the evidence is of flow {run.flow!r}, not {flow_name!r}")
-    details = decide(run, get_flow(flow_name).requires_delegation, expected, criterion)
+    details = decide(run, requires_delegation(flow_name), expected, criterion)
     if golden is not None:
         golden.save(test_id, flow_name, inputs, expected, run.program)
     return details
