@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from kit.context import KitContext
 from kit.errors import InputError
 from kit.execution import run_split
-from kit.standard import Standard
 from kit.outcomes import SemanticMismatch
 from kit.results import DISPATCH_KEY
+from kit.standard import Standard
 from kit.tiers.unit.config import Attribution, UnitConfig, load_unit_config
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attributio
     """The device half; where the standard asks (``attribution``), where its ops ran goes into
     the record as ``details.dispatch`` whatever the verdict, and a required op that went
     through the backend's fallback fails the test as ``cpu-fallback``."""
-    from kit.attribution import DispatchLog, decomposed_of
+    from kit.attribution.recorder import DispatchLog, decomposed_of
     from kit.tiers.unit.checking import execute_case
 
     if attribution is None:

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from kit.attribution import DispatchLog, recording
+from kit.attribution.recorder import DispatchLog, recording
 from kit.context import KitContext
 from kit.numerics.accumulation import accumulation_length
 from kit.numerics.comparison import Measurement

@@ -22,7 +22,6 @@ from kit.tiers.unit.dtypes import parse_dtypes
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, REFERENCES, Comparison, OpEntry
 from kit.yamlio import load_yaml
 
-
 #: An ATen overload as the dispatcher names it: ``aten::add.Tensor``, ``aten::mm``.
 ATEN_OVERLOAD = re.compile(r"aten::[a-z_][a-z0-9_]*(\.[A-Za-z0-9_]+)?\Z")
 

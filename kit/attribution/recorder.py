@@ -1,28 +1,8 @@
-"""What really ran on the device: each ATen op of a device call, attributed to where it ran.
-
-A PASS alone cannot tell a device's own kernels from a backend that sends everything to a CPU
-fallback (PyTorch's boxed ``cpu_fallback``, or a Python fallback registered for PrivateUse1):
-both compute the right values. While the device call runs, a ``TorchDispatchMode`` sees every
-op that reaches the backend (after autograd, so CompositeImplicitAutograd ops have already
-decomposed into their parts) and asks PyTorch's dispatcher where it went:
-
-- ``native``: the op has a kernel of its own registered for the device's dispatch key
-  (PrivateUse1 for an out-of-tree backend; CPU for the kit's own cpu vendor);
-- ``decomposed``: it has none, but a composite kernel (CompositeExplicitAutograd, or
-  CompositeImplicitAutograd: those of the case's own ops never reach the backend at all, see
-  ``decomposed_of``) splits it into other ops, which are what count;
-- ``fallback``: device tensors, but no kernel of its own and no composite: the backend's
-  boxed fallback ran it;
-- ``cpu``: no device tensor in or out.
-
-The mode only looks and passes every call on unchanged, so the results are the same. It runs
-in the vendor's process, like the call: attribution is what the dispatcher of that process
-says, evidence beside the values rather than a proof.
-"""
+"""Recording where a device call's ops ran: a ``TorchDispatchMode`` asking the dispatcher
+(``kit.attribution`` says what each place means)."""
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -33,6 +13,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from kit.attribution.dispatch import Dispatch, Where
+
 _KEY = torch._C.DispatchKey
 #: Kernels that split an op into others when the backend has none of its own.
 _COMPOSITES = (
@@ -40,44 +22,6 @@ _COMPOSITES = (
     _KEY.CompositeExplicitAutogradNonFunctional,
     _KEY.CompositeImplicitAutograd,
 )
-
-
-class Where(enum.StrEnum):
-    NATIVE = "native"
-    FALLBACK = "fallback"
-    DECOMPOSED = "decomposed"
-    CPU = "cpu"
-
-
-@dataclass(frozen=True)
-class Dispatch:
-    """The ops of one device call by where they ran (qualified overloads, sorted, unique)."""
-
-    native: tuple[str, ...] = ()
-    fallback: tuple[str, ...] = ()
-    decomposed: tuple[str, ...] = ()
-    cpu: tuple[str, ...] = ()
-
-    def ops(self, where: Where) -> tuple[str, ...]:
-        ops: tuple[str, ...] = getattr(self, where.value)
-        return ops
-
-    def to_json(self) -> dict[str, list[str]]:
-        """``details.dispatch``: only the places some op ran (an empty call is ``{}``)."""
-        return {where.value: list(self.ops(where)) for where in Where if self.ops(where)}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Dispatch | None:
-        """A record's ``details.dispatch`` read back; None where it is absent or malformed
-        (a report is read, never trusted to be well formed)."""
-        if not isinstance(data, Mapping) or not set(data) <= {w.value for w in Where}:
-            return None
-        places: dict[str, tuple[str, ...]] = {}
-        for key, names in data.items():
-            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                return None
-            places[key] = tuple(names)
-        return cls(**places)
 
 
 @dataclass(frozen=True)
@@ -115,7 +59,7 @@ def device_kernel_place(name: str, dispatch_key: str) -> Where:
     """Where the dispatcher sends op ``name`` on a tensor of ``dispatch_key`` (cached: a
     backend registers its kernels when it is imported, before any test runs)."""
     has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
-    if has_kernel(name, torch._C._parse_dispatch_key(dispatch_key)):
+    if has_kernel(name, dispatch_key):
         return Where.NATIVE
     if any(has_kernel(name, key) for key in _COMPOSITES):
         return Where.DECOMPOSED
