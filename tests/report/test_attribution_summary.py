@@ -10,6 +10,7 @@ import jsonschema
 from report_helpers import baseline_records
 
 from kit.formats.markdown import MarkdownFormat
+from kit.portal.model import result_detail
 from kit.report import validate_report
 from kit.report.model import Report
 from kit.report.schema import schema_path
@@ -52,6 +53,12 @@ def test_summary_md_names_the_ops_that_went_through_the_fallback(make_report):
     assert "75.00% of the device ops of 3 test(s) ran natively" in section
     assert "| `aten::flip` | 1 | 0 |" in section
     assert "aten::add.Tensor" not in section
+
+
+def test_the_portal_says_what_ran_on_the_device(make_report):
+    detail = result_detail(Report.from_json(make_report(_attributed(baseline_records()))))
+    assert detail.attribution == ("75.00% of the device ops of 3 test(s) ran natively; 1 test(s) "
+                                  "used the backend's fallback: aten::flip (1)")
 
 
 def test_without_dispatch_details_a_v1_report_keeps_its_summary(make_report):
