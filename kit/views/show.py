@@ -304,8 +304,9 @@ def _attribution_lines(totals: AttributionTotals | None, limit: int) -> list[str
     if totals is None:
         return []
     fallback = totals.fallback_ops()
-    lines = [f"ran on the device: {_rate(totals.native_rate)} of device ops natively over "
-             f"{totals.tests} test(s); {totals.tests_with_fallback} test(s) used the fallback"]
+    lines = [f"what ran on the device: {_rate(totals.native_rate)} of the device ops of "
+             f"{totals.tests} test(s) ran natively; {totals.tests_with_fallback} test(s) used "
+             "the backend's fallback"]
     lines += [f"  fallback: {op} in {n} test(s)" for op, n in fallback[:limit]]
     if len(fallback) > limit:
         lines.append(f"  ... and {len(fallback) - limit} more op(s) (--limit, or --json)")
