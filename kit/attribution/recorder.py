@@ -101,6 +101,11 @@ def recording(log: DispatchLog) -> Iterator[DispatchLog]:
         yield log
 
 
+@functools.cache
+def _dispatcher_ops() -> frozenset[str]:
+    return frozenset(torch._C._dispatch_get_all_op_names())
+
+
 def decomposed_of(aten_names: Iterable[str], seen: Mapping[str, Where]) -> tuple[str, ...]:
     """Those of ``aten_names`` (ATen packets such as ``matmul``) with a CompositeImplicitAutograd
     overload, where no overload reached the backend: they split into other ops before any
@@ -111,7 +116,9 @@ def decomposed_of(aten_names: Iterable[str], seen: Mapping[str, Where]) -> tuple
         if packet is None:
             continue
         qualified = f"aten::{packet_name}"
-        names = [qualified + ("" if o == "default" else f".{o}") for o in packet.overloads()]
+        # A packet also lists TorchScript-only overloads (``sub.int``) the dispatcher lacks.
+        names = [name for o in packet.overloads()
+                 if (name := qualified + ("" if o == "default" else f".{o}")) in _dispatcher_ops()]
         if any(name in seen for name in names):
             continue
         has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key

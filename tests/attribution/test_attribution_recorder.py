@@ -52,6 +52,8 @@ def test_each_op_is_placed_where_the_dispatcher_sends_it() -> None:
     assert "aten::t" in dispatch.decomposed  # CompositeExplicitAutograd: split below the mode
     assert "aten::add.Tensor" in dispatch.cpu and not dispatch.fallback
     assert Dispatch.from_json(json.loads(json.dumps(dispatch.to_json()))) == dispatch
+    # sub's packet also lists TorchScript-only overloads (sub.int) the dispatcher does not know.
+    assert decomposed_of(["sub"], {}) == ()
 
 
 def test_recording_changes_no_result() -> None:
