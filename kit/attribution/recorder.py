@@ -84,6 +84,8 @@ class _Recorder(TorchDispatchMode):
     ) -> Any:
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
+        if not isinstance(func, torch._ops.OpOverload):  # a higher-order op: its parts dispatch
+            return result
         # Recorded once the op ran: a call the backend refused ran nowhere.
         name = qualified_name(func)
         if name not in self.log.seen or self.log.seen[name] is Where.CPU:

@@ -44,7 +44,7 @@ whatever its values) and ``swallow_error`` (where the kernel raises, the op retu
 like its first tensor input instead: an index out of range silently read as something).
 A kind decided at import: ``fallback`` (simnpu registers no kernel of its own for the op, so
 PyTorch's dispatcher leaves it to the device's boxed fallback, which computes it on the host
-like PyTorch's ``cpu_fallback``: right values, no device kernel; takes no filter).
+with CPU's kernel like PyTorch's ``cpu_fallback``: right values, no device kernel; takes no filter).
 """
 
 from __future__ import annotations
