@@ -24,8 +24,9 @@ class KitContext:
     device_info: DeviceInfo | None
     today: dt.date
     device_problem: str | None = None
-    #: Facts the running test records for its report even when it passes (numerics figures);
-    #: the plugin empties it before each test.
+    #: Facts the running test records for its report even when it passes (numerics figures),
+    #: and, noted before it failed, when it fails (``details.dispatch``); the plugin empties it
+    #: before each test.
     notes: dict[str, Any] = field(default_factory=dict)
     #: Under ``ckit run``: where the device half of a test leaves its evidence for the kit's
     #: judge (``kit.execution``); None: judge in this process (plain pytest).

@@ -244,6 +244,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     context = item.config.stash.get(CONTEXT_KEY, None)
     if status is Status.PASS and context is not None:
         details = dict(context.notes)
+    elif status is not None and status.is_failure and context is not None:
+        # What the test noted before it failed (where its device call ran its ops) stays.
+        details = {**context.notes, **details}
     if status is not None:
         setattr(report, VERDICT_ATTRIBUTE, Verdict(status, _message(report, call), details))
     return report

@@ -67,6 +67,12 @@ class NotApplicableReason(enum.StrEnum):
 
 NA_REASON_KEY = "na_reason"
 
+#: ``details`` key of where a unit test's device call ran its ops (``kit.attribution``).
+DISPATCH_KEY = "dispatch"
+#: Details only the worker's process can know (a judge sees the evidence, not the call): the
+#: orchestrator keeps them on the record the judge returns.
+WORKER_DETAILS = (DISPATCH_KEY,)
+
 
 def tier_of(test_id: str) -> str:
     """Stable test ids start with their tier: ``unit/opinfo/add/float32/0`` -> ``unit``."""

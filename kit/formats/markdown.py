@@ -168,6 +168,30 @@ def flows_table(report: Mapping[str, Any]) -> list[str]:
     return ["## Flows", "", *table(header, rows)]
 
 
+def attribution_section(report: Mapping[str, Any]) -> list[str]:
+    """Where the device calls ran their ops: the native rate, then each op that went through
+    the backend's fallback, by tests (``summary.attribution``)."""
+    totals = report["summary"].get("attribution")
+    if not totals:
+        return []
+    rate = totals["native_rate"]
+    shown_rate = "—" if rate is None else percent(rate)
+    lines = [
+        "## What ran on the device",
+        "",
+        f"{shown_rate} of the device ops of {totals['tests']} test(s) ran natively (a kernel of "
+        f"the device's own, not the backend's fallback); {totals['tests_with_fallback']} "
+        "test(s) used the fallback.",
+    ]
+    rows = [[code(op), str(c["fallback"]), str(c["native"])]
+            for op, c in sorted(totals["ops"].items(), key=lambda i: (-i[1]["fallback"], i[0]))
+            if c["fallback"]]
+    if not rows:
+        return lines
+    shown, more = _capped(rows, MAX_LIST_ROWS, "ops")
+    return [*lines, "", *table(["op through the fallback", "tests", "native in"], shown), *more]
+
+
 def grade_section(report: Mapping[str, Any]) -> list[str]:
     reasons = report["grade"]["reasons"]
     if not reasons:
@@ -279,6 +303,7 @@ SECTIONS = (
     heading,
     counts_table,
     flows_table,
+    attribution_section,
     grade_section,
     violations_section,
     failing_section,

@@ -120,6 +120,8 @@ class ResultDetail:
     overall_rate: float | None
     tiers: tuple[TierRow, ...]
     flows: tuple[FlowRow, ...]
+    #: Where the device calls ran their ops, as a sentence (None: not recorded).
+    attribution: str | None
     failures: tuple[TestRow, ...]
     groups: tuple[TestGroup, ...]
     records: Mapping[str, TestRow]
@@ -222,6 +224,20 @@ def _flow_rows(report: Report) -> tuple[FlowRow, ...]:
     )
 
 
+def _attribution_text(report: Report) -> str | None:
+    totals = report.attribution
+    if totals is None:
+        return None
+    fallback = totals.fallback_ops()
+    through = ", ".join(f"{op} ({n})" for op, n in fallback[:5]) + (" ..." if len(fallback) > 5
+                                                                     else "")
+    return text(
+        f"{rate_text(totals.native_rate)} of the device ops of {totals.tests} test(s) ran "
+        f"natively; {totals.tests_with_fallback} test(s) used the backend's fallback"
+        + (f": {through}" if fallback else "")
+    )
+
+
 def overall_rate(counts: Mapping[str, Any]) -> float | None:
     """passed / (ran + locked tests without a record): a missing test counts as failed."""
     denominator = counts["ran"] + counts["missing"]
@@ -246,6 +262,7 @@ def result_detail(report: Report) -> ResultDetail:
         overall_rate=overall_rate(report.summary["overall"]),
         tiers=_tier_rows(report.summary),
         flows=_flow_rows(report),
+        attribution=_attribution_text(report),
         failures=tuple(row for row in rows if row.css == "fail"),
         groups=_groups(rows),
         records={row.id: row for row in rows},

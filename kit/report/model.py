@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import VerificationError
+from kit.report.attribution_summary import AttributionTotals
 from kit.report.flow_summary import FlowTotals
 from kit.report.schema import schema_problem
 from kit.results import Status, TestRecord, tier_of
@@ -91,6 +92,8 @@ class Report:
     grade: ClaimedGrade
     #: Per flow, the totals of ``summary.flows`` (the flows tier and models through flows).
     flows: Mapping[str, FlowTotals]
+    #: ``summary.attribution``: where the device calls ran their ops (None: not recorded).
+    attribution: AttributionTotals | None = None
 
     @classmethod
     def from_json(cls, document: Any) -> Report:
@@ -115,7 +118,13 @@ class Report:
                 flow: FlowTotals.from_json(flow, totals)
                 for flow, totals in document["summary"]["flows"].items()
             },
+            attribution=_attribution(document["summary"]),
         )
+
+
+def _attribution(summary: Mapping[str, Any]) -> AttributionTotals | None:
+    found = summary.get("attribution")
+    return None if found is None else AttributionTotals.from_json(found)
 
 
 def _fields(section: Mapping[str, Any], *names: str) -> dict[str, Any]:

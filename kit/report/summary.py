@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kit.report.attribution_summary import attribution_summary
 from kit.report.flow_summary import flow_summary
 from kit.results import Status, TestRecord, tier_of
 from kit.tiers.registry import tier_order
@@ -32,7 +33,8 @@ def counts(records: Sequence[TestRecord], missing: int = 0) -> dict[str, Any]:
 def summarize(
     records: Sequence[TestRecord], missing: Sequence[str], run_tiers: Iterable[str]
 ) -> dict[str, Any]:
-    """Counts overall and for each tier the run asked for or produced a record in."""
+    """Counts overall and for each tier the run asked for or produced a record in; per flow;
+    where the device calls ran their ops, when the records say."""
     present = set(run_tiers) | {r.tier for r in records} | {tier_of(m) for m in missing}
     ordered = sorted(present, key=lambda t: (tier_order(t), t))
     tiers = {
@@ -42,8 +44,12 @@ def summarize(
         )
         for tier in ordered
     }
-    return {
+    summary: dict[str, Any] = {
         "overall": counts(records, len(missing)),
         "tiers": tiers,
         "flows": flow_summary(records),
     }
+    attribution = attribution_summary(records)
+    if attribution is not None:  # only under a standard asking where ops ran (its schema has it)
+        summary["attribution"] = attribution
+    return summary

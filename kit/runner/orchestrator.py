@@ -15,7 +15,7 @@ from typing import Any
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
-from kit.results import NA_REASON_KEY, Status, TestRecord, tier_of
+from kit.results import NA_REASON_KEY, WORKER_DETAILS, Status, TestRecord, tier_of
 from kit.rundir import PLANNED_IDS, RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
@@ -516,7 +516,7 @@ class JudgeSlot:
         record = self._judge.judge(executed, worker.evidence_path, timeout)
         if not self._judge.alive:
             self._judge = None
-        return record
+        return _with_worker_details(record, executed)
 
     def stop(self) -> None:
         if self._judge is not None:
@@ -524,6 +524,12 @@ class JudgeSlot:
             self._judge = None
 
 
+
+
+def _with_worker_details(judged: TestRecord, executed: TestRecord) -> TestRecord:
+    """The judged record, with what only the worker saw of the call (``WORKER_DETAILS``)."""
+    kept = {key: executed.details[key] for key in WORKER_DETAILS if key in executed.details}
+    return replace(judged, details={**judged.details, **kept}) if kept else judged
 
 
 def _with_probe(record: TestRecord, verdict: str) -> TestRecord:

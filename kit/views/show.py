@@ -15,6 +15,7 @@ from typing import Any
 
 from kit.grading.certified import packages_text, where_it_ran
 from kit.printable import printable
+from kit.report.attribution_summary import AttributionTotals
 from kit.report.figures import Figures, figures_of
 from kit.report.model import Report
 from kit.report.op_dtype import group_key
@@ -111,6 +112,7 @@ class ShowView:
                          "groups": [g.to_json() for g in self.groups]},
             "top_errors": [e.to_json() for e in self.top_errors],
             "suspected_roots": [root.to_json() for root in self.roots],
+            "attribution": _attribution_json(report.attribution),
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
             "certified": self._certified(),
         }
@@ -124,6 +126,14 @@ class ShowView:
             "ran_on": where_it_ran(environment),
             "vendor_packages": environment.get("vendor_packages"),
         }
+
+
+def _attribution_json(totals: AttributionTotals | None) -> dict[str, Any] | None:
+    if totals is None:
+        return None
+    return {"tests": totals.tests, "tests_with_fallback": totals.tests_with_fallback,
+            "native_rate": totals.native_rate,
+            "fallback_ops": [{"op": op, "tests": n} for op, n in totals.fallback_ops()]}
 
 
 def failing_tests(report: Report) -> dict[str, str]:
@@ -289,6 +299,20 @@ def _root_lines(roots: tuple[SuspectedRoot, ...], limit: int) -> list[str]:
     return lines
 
 
+def _attribution_lines(totals: AttributionTotals | None, limit: int) -> list[str]:
+    """Where the device calls ran their ops: the native rate and the ops that fell back."""
+    if totals is None:
+        return []
+    fallback = totals.fallback_ops()
+    lines = [f"what ran on the device: {_rate(totals.native_rate)} of the device ops of "
+             f"{totals.tests} test(s) ran natively; {totals.tests_with_fallback} test(s) used "
+             "the backend's fallback"]
+    lines += [f"  fallback: {op} in {n} test(s)" for op, n in fallback[:limit]]
+    if len(fallback) > limit:
+        lines.append(f"  ... and {len(fallback) - limit} more op(s) (--limit, or --json)")
+    return lines
+
+
 def _error_lines(errors: tuple[TopError, ...]) -> list[str]:
     if not errors:
         return []
@@ -304,6 +328,9 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
     roots = _root_lines(view.roots, limit)
     if roots:
         sections += [[""], roots]
+    attribution = _attribution_lines(view.report.attribution, limit)
+    if attribution:
+        sections += [[""], attribution]
     errors = _error_lines(view.top_errors)
     if errors:
         sections += [[""], errors]

@@ -150,3 +150,24 @@ def test_a_fifo_planted_as_run_json_beside_the_report_is_refused_not_read(
     assert code == ExitCode.INPUT_ERROR and out == ""
     assert err == f"ckit: error: run file {failing_run / 'run.json'} is not a regular file " \
         "(a FIFO)\n"
+
+
+def test_show_says_which_ops_went_through_the_fallback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fell_back = {"dispatch": {"fallback": ["aten::add.Tensor"]}}
+    native = {"dispatch": {"native": ["aten::add.Tensor"]}}
+    outcomes = {
+        SMALL: TestRecord(SMALL, Status.PASS, 0.1, "", fell_back),
+        LARGE: TestRecord(LARGE, Status.PASS, 0.1, "", native),
+    }
+    write_report(tmp_path / "run", report_of(records_with(outcomes, selected_ids())))
+    code, out, _ = _show(capsys, str(tmp_path / "run"))
+    assert code == ExitCode.OK
+    lines = out.splitlines()
+    assert ("what ran on the device: 50.00% of the device ops of 2 test(s) ran natively; 1 "
+            "test(s) used the backend's fallback") in lines
+    assert "  fallback: aten::add.Tensor in 1 test(s)" in lines
+    code, out, _ = _show(capsys, str(tmp_path / "run"), "--json")
+    assert json.loads(out)["attribution"]["fallback_ops"] == [{"op": "aten::add.Tensor",
+                                                               "tests": 1}]

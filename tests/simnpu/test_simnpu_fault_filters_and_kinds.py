@@ -277,6 +277,7 @@ def test_new_fields_parse_from_yaml() -> None:
         ("[{op: add, kind: nan, args: {alpha: [1, 2]}}]", "field args.alpha: expected a number"),
         ("[{op: add, kind: nan, args: {2: 1}}]", "field args: expected argument names"),
         ("[{op: add, kind: saturated}]", "field kind: expected one of"),
+        ("[{op: flip, kind: fallback, dtype: float32}]", "kind fallback takes no filter"),
     ],
     ids=lambda v: str(v)[:40],
 )

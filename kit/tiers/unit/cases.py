@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 from kit.context import KitContext
 from kit.errors import InputError
 from kit.execution import run_split
+from kit.outcomes import SemanticMismatch
+from kit.results import DISPATCH_KEY
 from kit.standard import Standard
-from kit.tiers.unit.config import UnitConfig, load_unit_config
+from kit.tiers.unit.config import Attribution, UnitConfig, load_unit_config
 
 if TYPE_CHECKING:
     from kit.tiers.unit.checking import UnitCase
@@ -80,16 +82,41 @@ def run_unit_case(ckit: KitContext, test_id: str) -> None:
 
     Under ``ckit run`` only the device half runs here (``kit.execution``).
     """
-    from kit.tiers.unit.checking import execute_case
-
     case = unit_case(ckit.standard, test_id)
     ckit.require_dtype(case.dtype)
+    attribution = load_unit_config(ckit.standard).attribution
     details = run_split(
         ckit.evidence_path,
-        lambda: execute_case(ckit.device, case),
+        lambda: execute_attributed(ckit, case, attribution),
         lambda evidence: judge_unit_evidence(ckit.standard, test_id, evidence),
     )
     ckit.notes.update(details or {})
+
+
+def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attribution | None) -> Any:
+    """The device half; where the standard asks (``attribution``), where its ops ran goes into
+    the record as ``details.dispatch`` whatever the verdict, and a required op that went
+    through the backend's fallback fails the test as ``cpu-fallback``."""
+    from kit.attribution.recorder import DispatchLog, decomposed_of
+    from kit.tiers.unit.checking import execute_case
+
+    if attribution is None:
+        return execute_case(ckit.device, case)
+    log = DispatchLog(ckit.device)
+    try:
+        evidence = execute_case(ckit.device, case, log)
+    finally:
+        dispatch = log.dispatch(decomposed_of(case.aten_ops, log.seen))
+        ckit.notes[DISPATCH_KEY] = dispatch.to_json()
+    fell_back = sorted(set(dispatch.fallback) & set(attribution.native_required))
+    if fell_back:
+        raise SemanticMismatch(
+            f"{', '.join(fell_back)} ran through the backend's fallback, not a kernel of the "
+            "device's own: the standard requires it natively",
+            failure="cpu-fallback",
+            ops=fell_back,
+        )
+    return evidence
 
 
 def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:

@@ -24,11 +24,13 @@ curation is wrong (or the vendor's modules changed how CPU behaves).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from kit.attribution.recorder import DispatchLog, recording
 from kit.context import KitContext
 from kit.numerics.accumulation import accumulation_length
 from kit.numerics.comparison import Measurement
@@ -108,6 +110,10 @@ class UnitCase:
     repeat: Repeat | None = None
     #: False for a case whose call is no computation to repeat (an error input's).
     repeatable: bool = True
+    #: The ATen packets the case calls by name (OpInfo's ``aten_name``): one that is
+    #: CompositeImplicitAutograd never reaches the backend, so attribution lists it as
+    #: decomposed (``kit.attribution.decomposed_of``).
+    aten_ops: tuple[str, ...] = ()
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):
@@ -132,16 +138,22 @@ def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
     return measurements
 
 
-def execute_case(device: str, case: UnitCase) -> tuple[Any, ...]:
+def execute_case(
+    device: str, case: UnitCase, dispatch: DispatchLog | None = None
+) -> tuple[Any, ...]:
     """The vendor half: ``(result, inputs after the call)`` from the device, on CPU, then the
     facts the case observes on the device (only where it observes any), then the repeated
-    calls' results (only where it repeats: ``kit.tiers.unit.repeat``)."""
+    calls' results (only where it repeats: ``kit.tiers.unit.repeat``).
+
+    With ``dispatch``, the ops of the judged call are recorded into it (``kit.attribution``),
+    those of an interrupted call too."""
     with torch.no_grad():
         other = None
         if case.repeat is not None:
             other = call_on_other_values(device, case.make_inputs, case.call)
         device_inputs = case.make_inputs(device, False)
-        result = case.call(device, False, device_inputs)
+        with recording(dispatch) if dispatch is not None else nullcontext():
+            result = case.call(device, False, device_inputs)
         outcome: tuple[Any, ...] = (to_cpu(result), to_cpu(device_inputs))
         if case.observe is not None:
             # Plain name -> value pairs: the evidence file holds no kit classes, and what each

@@ -22,6 +22,18 @@ from kit.tiers.unit.dtypes import parse_dtypes
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, REFERENCES, Comparison, OpEntry
 from kit.yamlio import load_yaml
 
+#: An ATen overload as the dispatcher names it: ``aten::add.Tensor``, ``aten::mm``.
+ATEN_OVERLOAD = re.compile(r"aten::[a-z_][a-z0-9_]*(\.[A-Za-z0-9_]+)?\Z")
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """``attribution``: each test records where its device call's ops ran (``details.dispatch``,
+    ``kit.attribution``); a test whose call sent one of ``native_required`` to the backend's
+    fallback fails as ``cpu-fallback``."""
+
+    native_required: tuple[str, ...] = ()
+
 
 @dataclass(frozen=True)
 class UnitConfig:
@@ -33,6 +45,8 @@ class UnitConfig:
     #: The op spec directories of the standards the standard extends, nearest first: a spec
     #: file is taken from the first directory holding its name (``Standard.file``'s rule).
     inherited_op_specs_dirs: tuple[Path, ...] = ()
+    #: None: the standard does not ask where ops ran (v1).
+    attribution: Attribution | None = None
 
     @property
     def op_specs_dirs(self) -> tuple[Path, ...]:
@@ -85,7 +99,9 @@ def check_op_classes(config: UnitConfig, standard: Standard) -> None:
 
 
 def parse_unit_config(data: Any, source: Path) -> UnitConfig:
-    top = Node.of(data, source).section(("ops",), ("coverage", "op_specs"), what="a mapping")
+    top = Node.of(data, source).section(
+        ("ops",), ("coverage", "op_specs", "attribution"), what="a mapping"
+    )
     op_specs = top.optional(
         "op_specs", "ops", Node.text, expected="a directory relative to the file"
     )
@@ -95,7 +111,22 @@ def parse_unit_config(data: Any, source: Path) -> UnitConfig:
         if key in keys[:index]:
             raise top["ops"].error(f"{key!r} is listed twice")
     coverage = parse_coverage(top.data.get("coverage"), str(source), tuple(keys))
-    return UnitConfig(source, ops, source.parent / op_specs, coverage)
+    attribution = top.optional("attribution", None, _parse_attribution)
+    return UnitConfig(source, ops, source.parent / op_specs, coverage, attribution=attribution)
+
+
+def _parse_attribution(node: Node) -> Attribution:
+    """``attribution: {native_required: [aten::add.Tensor, ...], why}``; ``why`` is required
+    with a non-empty list."""
+    section = node.section((), ("native_required", "why"))
+    required = section.optional(
+        "native_required", (), Node.strings, pattern=ATEN_OVERLOAD, unique=True,
+        expected="an ATen overload like 'aten::add.Tensor'",
+    )
+    why = section.optional("why", "", Node.text, expected="a reason", empty_ok=True)
+    if required and not why.strip():
+        raise node.child("why", None).error("say why these ops must run natively")
+    return Attribution(required)
 
 
 def _op_name(node: Node) -> str:

@@ -134,3 +134,22 @@ def test_opinfo_ids_round_trip_through_op_dtype_and_sample_index() -> None:
 )
 def test_samples_are_spread_over_the_opinfo_samples(count: int, expected: list[int]) -> None:
     assert sample_indices(count, 4) == expected
+
+
+def _with_attribution(attribution: object) -> dict[str, Any]:
+    return {"ops": [{"op": "add", "dtypes": ["float32"]}], "attribution": attribution}
+
+
+def test_the_standard_names_its_native_ops_by_overload_and_says_why() -> None:
+    source = Path("u.yaml")
+    required = {"native_required": ["aten::where.self", "aten::mm"], "why": "w"}
+    config = parse_unit_config(_with_attribution(required), source)
+    assert config.attribution is not None
+    assert config.attribution.native_required == ("aten::where.self", "aten::mm")
+    assert parse_unit_config({"ops": [{"op": "add", "dtypes": ["float32"]}]}, source
+                             ).attribution is None
+    with pytest.raises(InputError, match=r"^u.yaml: attribution.why: say why"):
+        parse_unit_config(_with_attribution({"native_required": ["aten::mm"]}), source)
+    with pytest.raises(InputError, match=r"^u.yaml: attribution.native_required.0: expected an "
+                                         r"ATen overload"):
+        parse_unit_config(_with_attribution({"native_required": ["where"], "why": "w"}), source)

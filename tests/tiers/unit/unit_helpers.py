@@ -51,9 +51,16 @@ def write_spec(directory: Path, name: str, text: str) -> Path:
 
 def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
              ) -> dict[str, dict[str, Any]]:
-    """The records of ``ckit run --tier unit --select ...`` on ``vendor`` (unsigned), with the
-    simnpu ``faults`` planted; by test id. Two workers only for a selection big enough to
-    repay the second worker's start-up."""
+    """The records of ``run_unit_report``, by test id."""
+    report = run_unit_report(vendor, selects, tmp_path, faults)
+    return {r["id"]: r for r in report["records"]}
+
+
+def run_unit_report(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
+                    ) -> dict[str, Any]:
+    """The report.json of ``ckit run --tier unit --select ...`` on ``vendor`` (unsigned), with
+    the simnpu ``faults`` planted. Two workers only for a selection big enough to repay the
+    second worker's start-up."""
     env = {**os.environ, "SIMNPU_FAULTS": json.dumps(faults),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
     out = tmp_path / f"out-{vendor}"
@@ -65,5 +72,6 @@ def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
         env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     assert (out / "report.json").exists(), done.stderr[-3000:]
-    return {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    return report
 

@@ -194,6 +194,14 @@ def _write_input(
     faults.scribble(first)
 
 
+def _kernel(func: Any, op_name: str, host_args: Any, host_kwargs: Any) -> Any:
+    """simnpu's kernel; for an op a ``fallback`` fault took it from, the host's CPU kernel, as
+    PyTorch's ``cpu_fallback`` would run it (no simnpu numerics)."""
+    if faults.falls_back(op_name):
+        return func(*host_args, **host_kwargs)
+    return kernels.run(func, host_args, host_kwargs)
+
+
 def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     op_name = kernels.qualified_name(func)
     if op_name == "aten::set_data":  # metadata, not computation: see ``replace_metadata``
@@ -217,7 +225,7 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if limit is not None:
         host_args, host_kwargs = tree_map(
             functools.partial(faults.dropped_past, limit=limit), (host_args, host_kwargs))
-    result = faults.computed(rules, call, lambda: kernels.run(func, host_args, host_kwargs))
+    result = faults.computed(rules, call, lambda: _kernel(func, op_name, host_args, host_kwargs))
     if fresh:
         result = faults.into_fresh(result, host_inputs, before)
     gaps.check_outputs(op_name, _tensors(result))

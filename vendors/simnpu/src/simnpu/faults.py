@@ -42,6 +42,9 @@ Kinds that replace the computation: ``stale`` (a kernel cache keyed on the op an
 shapes and dtypes: a call of the same shapes gets the result computed by the first such call,
 whatever its values) and ``swallow_error`` (where the kernel raises, the op returns zeros shaped
 like its first tensor input instead: an index out of range silently read as something).
+A kind decided at import: ``fallback`` (simnpu registers no kernel of its own for the op, so
+PyTorch's dispatcher leaves it to the device's boxed fallback, which computes it on the host
+with CPU's kernel like PyTorch's ``cpu_fallback``: right values, no device kernel; takes no filter).
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class Kind(enum.StrEnum):
     STALE = "stale"
     SWALLOW_ERROR = "swallow_error"
     TRUNCATE = "truncate"
+    FALLBACK = "fallback"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -309,6 +313,9 @@ def _rule(raw: Any, index: int) -> FaultRule:
     except ValueError:
         known = ", ".join(k.value for k in Kind)
         raise _fail(f"{where}: field kind: expected one of {known}, got {raw['kind']!r}") from None
+    if kind is Kind.FALLBACK and set(raw) - {"op", "kind"}:
+        raise _fail(f"{where}: kind fallback takes no filter (which ops have a kernel is "
+                    "decided once, when simnpu is imported)")
     return FaultRule(
         op=_canonical_op(op.strip()),
         kind=kind,
@@ -377,6 +384,13 @@ def injected(rules: str | Sequence[dict[str, Any]]) -> Iterator[tuple[FaultRule,
 
 
 # -- firing ----------------------------------------------------------------------------------
+
+
+def falls_back(qualified_overload: str) -> bool:
+    """Whether a ``fallback`` rule takes the op's own kernel away (read at registration)."""
+    packet = qualified_overload.partition(".")[0]
+    return any(rule.kind is Kind.FALLBACK and rule.matches_op(qualified_overload, packet)
+               for rule in _rules)
 
 
 def rules_for(func: Any) -> tuple[FaultRule, ...]:

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-from simnpu import executor, runtime
+from simnpu import executor, faults, runtime
 from simnpu.tensor import DEVICE_TYPE
 
 
@@ -48,6 +48,8 @@ PYTHON_EXCLUDED_OPS = (
     "set_.source_Tensor",
 )
 
+_KEY = torch._C.DispatchKey
+
 #: Kept alive for the life of the process: dropping a library unregisters its kernels.
 _libraries: list[torch.library.Library] = []
 
@@ -60,6 +62,26 @@ def _per_op_kernel(name: str) -> Callable[..., Any]:
         return executor.execute(op, args, kwargs)
 
     return kernel
+
+
+def device_kernel_ops() -> list[str]:
+    """The ops simnpu registers a kernel of its own for, like a real backend: every ATen op
+    with a CPU kernel (the executor runs it), less those a ``fallback`` fault leaves to the
+    boxed fallback. Not a CompositeImplicitAutograd op: a backend kernel would take its
+    autograd (which it gets from its decomposition) away. Registered per op, so that PyTorch's
+    dispatcher says truthfully which ops the device has (``torch._C.
+    _dispatch_has_kernel_for_dispatch_key``); a SimTensor still reaches them through
+    ``__torch_dispatch__`` first."""
+    has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+    return [
+        name.removeprefix("aten::")
+        for name in torch._C._dispatch_get_all_op_names()
+        if name.startswith("aten::")
+        and name.removeprefix("aten::") not in PYTHON_EXCLUDED_OPS
+        and has_kernel(name, _KEY.CPU)
+        and not has_kernel(name, _KEY.CompositeImplicitAutograd)
+        and not faults.falls_back(name)
+    ]
 
 
 def register() -> None:
@@ -77,6 +99,6 @@ def register() -> None:
     fallback = torch.library.Library("_", "IMPL")
     fallback.fallback(executor.fallback, "PrivateUse1", with_keyset=True)
     per_op = torch.library.Library("aten", "IMPL")
-    for name in PYTHON_EXCLUDED_OPS:
+    for name in (*PYTHON_EXCLUDED_OPS, *device_kernel_ops()):
         per_op.impl(name, _per_op_kernel(name), "PrivateUse1")
     _libraries.extend([fallback, per_op])

@@ -1,0 +1,73 @@
+"""Per-op totals of where a run's device calls ran their ops (``summary.attribution``).
+
+Built from the records' ``details.dispatch`` (``kit.attribution``: every unit record carries one
+where the standard asks for attribution, passing or not), so a verifier derives the same totals
+from the records. Absent (None) when no record carries one: a standard that does not ask (v1)
+keeps its report's summary as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kit.attribution.dispatch import Dispatch, Where
+from kit.results import DISPATCH_KEY, TestRecord
+
+#: The places counted per op: an op that only ever ran on CPU tensors is no device op.
+COUNTED = (Where.NATIVE, Where.FALLBACK, Where.DECOMPOSED)
+
+
+def attribution_summary(records: Sequence[TestRecord]) -> dict[str, Any] | None:
+    """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
+    the tests attributed and those with a fallback; the native rate: native over native plus
+    fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
+    dispatches = [
+        found for record in records
+        if (found := Dispatch.from_json(record.details.get(DISPATCH_KEY))) is not None
+    ]
+    if not dispatches:
+        return None
+    per_op: dict[str, dict[str, int]] = {}
+    for dispatch in dispatches:
+        for where in COUNTED:
+            for op in dispatch.ops(where):
+                counts = per_op.setdefault(op, {place.value: 0 for place in COUNTED})
+                counts[where.value] += 1
+    native = sum(c[Where.NATIVE.value] for c in per_op.values())
+    fallback = sum(c[Where.FALLBACK.value] for c in per_op.values())
+    return {
+        "tests": len(dispatches),
+        "tests_with_fallback": sum(1 for d in dispatches if d.fallback),
+        "native_rate": round(native / (native + fallback), 6) if native + fallback else None,
+        "ops": {op: per_op[op] for op in sorted(per_op)},
+    }
+
+
+@dataclass(frozen=True)
+class AttributionTotals:
+    """``summary.attribution``, typed (``kit.report.model.Report.attribution``)."""
+
+    tests: int
+    tests_with_fallback: int
+    native_rate: float | None
+    #: op -> {native, fallback, decomposed} test counts.
+    ops: Mapping[str, Mapping[str, int]]
+
+    def fallback_ops(self) -> tuple[tuple[str, int], ...]:
+        """``(op, tests)`` of the ops that went through the fallback, the most frequent first."""
+        found = [(op, counts[Where.FALLBACK.value]) for op, counts in self.ops.items()
+                 if counts[Where.FALLBACK.value]]
+        return tuple(sorted(found, key=lambda item: (-item[1], item[0])))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AttributionTotals:
+        rate = data["native_rate"]
+        return cls(
+            tests=int(data["tests"]),
+            tests_with_fallback=int(data["tests_with_fallback"]),
+            native_rate=None if rate is None else float(rate),
+            ops={str(op): {place.value: int(counts[place.value]) for place in COUNTED}
+                 for op, counts in data["ops"].items()},
+        )

@@ -1,0 +1,51 @@
+"""Standard v2's attribution, through a real ``ckit run`` on simnpu: an op simnpu leaves to its
+boxed fallback (a ``fallback`` fault) still PASSes, its record saying so; an op the standard
+requires natively fails as ``cpu-fallback`` however right its values; the report's summary
+counts what the records say."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from unit_helpers import run_unit_report
+
+from kit.standard import load_standard
+from kit.tiers.unit.config import load_unit_config
+
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed"),
+    pytest.mark.slow(seconds=60),
+]
+
+REQUIRED = "unit/opinfo/where/float32/0"  # aten::where.self: v2 requires it natively
+TOLERATED = "unit/opinfo/flip/float32/0"  # aten::flip: may fall back
+NATIVE = "unit/opinfo/add/float32/0"
+
+
+def test_a_fallback_passes_visibly_unless_the_standard_requires_the_op_natively(tmp_path) -> None:
+    required = load_unit_config(load_standard()).attribution
+    assert required is not None and "aten::where.self" in required.native_required
+    faults = [{"op": "where.self", "kind": "fallback"}, {"op": "flip", "kind": "fallback"}]
+    report = run_unit_report("simnpu", [REQUIRED, TOLERATED, NATIVE], tmp_path, faults)
+    records = {r["id"]: r for r in report["records"]}
+
+    tolerated = records[TOLERATED]
+    assert tolerated["status"] == "PASS", tolerated["message"]
+    assert tolerated["details"]["dispatch"] == {"fallback": ["aten::flip"]}
+    assert tolerated["details"]["max_abs_err"] == 0.0  # judged as usual
+
+    failed = records[REQUIRED]
+    assert failed["status"] == "FAIL_NUMERIC"
+    assert failed["details"]["failure"] == "cpu-fallback"
+    assert failed["details"]["dispatch"] == {"fallback": ["aten::where.self"]}
+    assert "aten::where.self ran through the backend's fallback" in failed["message"]
+
+    assert records[NATIVE]["details"]["dispatch"] == {"native": ["aten::add.Tensor"]}
+
+    totals = report["summary"]["attribution"]
+    assert totals["tests"] == 3 and totals["tests_with_fallback"] == 2
+    assert totals["ops"]["aten::flip"] == {"native": 0, "fallback": 1, "decomposed": 0}
+    assert totals["ops"]["aten::where.self"] == {"native": 0, "fallback": 1, "decomposed": 0}
+    assert totals["ops"]["aten::add.Tensor"] == {"native": 1, "fallback": 0, "decomposed": 0}
+    assert totals["native_rate"] == pytest.approx(1 / 3, abs=1e-6)
