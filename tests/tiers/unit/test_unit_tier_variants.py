@@ -53,14 +53,16 @@ def tensors(test_id: str) -> list[torch.Tensor]:
 # --- which samples run ------------------------------------------------------------------------
 
 
-def test_every_sample_runs_except_for_spread_ops_which_keep_the_first_locks_samples() -> None:
+def test_every_sample_runs_except_for_spread_ops_and_the_variants_only_ops() -> None:
     spread = CONFIG.coverage.spread_samples
     locked = set(LOCKED)
     for entry in CONFIG.ops:
         for dtype in entry.dtypes:
             count = len(opinfo_samples(entry, dtype))
             positions = selected_positions(CONFIG, entry, dtype)
-            if entry.key in CONFIG.coverage.spread_ops:
+            if entry.key in CONFIG.coverage.variants_only:
+                assert positions == ()  # the conversion ops run their convert samples alone
+            elif entry.key in CONFIG.coverage.spread_ops:
                 assert len(positions) == min(count, spread)
                 assert set(sample_indices(count, 4)) <= set(positions)  # the first lock's ids
             else:
