@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -11,6 +12,10 @@ class Status(enum.StrEnum):
     PASS = "PASS"
     #: Ran, but the values differ from the reference beyond the standard's tolerance.
     FAIL_NUMERIC = "FAIL_NUMERIC"
+    #: Ran, but behaved unlike CPU in something its values cannot show: a result's dtype, shape,
+    #: strides or structure, a view that is a copy, a stale repeat, a missing error
+    #: (``details["failure"]`` names which). Checked before the values are.
+    FAIL_SEMANTIC = "FAIL_SEMANTIC"
     #: Raised an unexpected exception (not "not implemented").
     ERROR = "ERROR"
     #: The op/feature is not implemented on the device (NotImplementedError and friends).
@@ -35,6 +40,7 @@ class Status(enum.StrEnum):
 FAILURE_STATUSES = frozenset(
     {
         Status.FAIL_NUMERIC,
+        Status.FAIL_SEMANTIC,
         Status.ERROR,
         Status.UNSUPPORTED,
         Status.CRASH,
@@ -42,6 +48,19 @@ FAILURE_STATUSES = frozenset(
         Status.NOT_DELEGATED,
     }
 )
+
+#: What a standard that does not declare a status (its report schema predates it) records
+#: instead: the status that covered the same failures before. Standard v1 knew no FAIL_SEMANTIC,
+#: and its reports keep recording such failures as FAIL_NUMERIC.
+STATUS_FALLBACKS: dict[Status, Status] = {Status.FAIL_SEMANTIC: Status.FAIL_NUMERIC}
+
+
+def declared_status(status: Status, declared: Collection[Status]) -> Status:
+    """``status`` as a standard declaring ``declared`` records it: itself, else its fallback."""
+    while status not in declared and status in STATUS_FALLBACKS:
+        status = STATUS_FALLBACKS[status]
+    return status
+
 
 class NotApplicableReason(enum.StrEnum):
     """The only reasons a test may be NOT_APPLICABLE, each decided by the kit itself.
@@ -78,9 +97,10 @@ class TestRecord:
     """One finished test, as journaled and reported.
 
     ``details`` holds status-specific facts: for FAIL_NUMERIC ``max_abs_err``, ``max_rel_err``,
-    ``mismatched``, ``numel``, ``atol``, ``rtol``; for CRASH ``signal``/``exit_code``; for
-    SKIPPED the manifest entry (``reason``, ``tracking``, ``expires``, ``pattern``); for
-    NOT_APPLICABLE ``na_reason`` (a ``NotApplicableReason``) and ``reason`` (the words).
+    ``mismatched``, ``numel``, ``atol``, ``rtol``; for FAIL_SEMANTIC ``failure`` (what differs);
+    for CRASH ``signal``/``exit_code``; for SKIPPED the manifest entry (``reason``,
+    ``tracking``, ``expires``, ``pattern``); for NOT_APPLICABLE ``na_reason`` (a
+    ``NotApplicableReason``) and ``reason`` (the words).
     """
 
     __test__ = False  # not a pytest test class
