@@ -12,7 +12,7 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 import pytest
 
-from kit.results import NotApplicableReason, Status
+from kit.results import NA_REASON_KEY, NotApplicableReason, Status
 
 
 class Measurement(Protocol):
@@ -126,6 +126,21 @@ class SemanticMismatch(ResultMismatch):
 
     def __init__(self, message: str, *, failure: str, **facts: Any) -> None:
         super().__init__(message, failure=failure, **facts)  # here the code is required
+
+
+class ValuesNotCompared(KitOutcome, AssertionError):
+    """NOT_APPLICABLE, decided by the kit's judge once the device has run: the result's values
+    cannot be compared with CPU's, for one of the kit's reasons (random draws)."""
+
+    status = Status.NOT_APPLICABLE
+
+    def __init__(self, code: NotApplicableReason, reason: str) -> None:
+        self.code = NotApplicableReason(code)
+        self.reason = reason
+        super().__init__(f"{NOT_APPLICABLE_PREFIX}{reason}")
+
+    def details(self) -> dict[str, Any]:
+        return {NA_REASON_KEY: self.code.value, "reason": self.reason}
 
 
 class Unsupported(KitOutcome):

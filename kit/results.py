@@ -82,6 +82,10 @@ class NotApplicableReason(enum.StrEnum):
     #: A unit ``scale`` test's estimated footprint exceeds the memory budget (the standard's,
     #: lowered by the vendor's declared ``device_memory_mib``).
     EXCEEDS_MEMORY_BUDGET = "exceeds-memory-budget"
+    #: A unit sample whose CPU call draws random numbers (SDPA with ``dropout_p > 0``): the
+    #: device draws its own, so its values are never compared with CPU's; the judge decides it
+    #: after the result's structure, dtypes and shapes held (a standard's ``coverage.random``).
+    DRAWS_RANDOM_NUMBERS = "draws-random-numbers"
 
 
 NA_REASON_KEY = "na_reason"

@@ -16,6 +16,11 @@ calls the code under test on them. The check:
    (``kit.numerics.criteria.ErrorBound``) of the reference, judged per output dtype; the
    figures are recorded for passing tests too.
 
+A case whose CPU call drew random numbers (``kit.tiers.unit.random_draws``: dropout with
+``p > 0``) has no values to compare, since the device draws its own: where the standard says so
+(``coverage.random``), it ends NOT_APPLICABLE (``draws-random-numbers``) once its result's
+structure, dtypes and shapes held, before any repeat or value is judged.
+
 Errors raised by the device call propagate untouched, so the plugin can classify them (a
 ``NotImplementedError`` is UNSUPPORTED); an error from a CPU reference is an ERROR: the kit's
 curation is wrong (or the vendor's modules changed how CPU behaves).
@@ -31,7 +36,7 @@ import torch
 
 from kit.context import KitContext
 from kit.numerics.accumulation import accumulation_length
-from kit.numerics.comparison import Measurement
+from kit.numerics.comparison import Measurement, paired_tensors
 from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import assert_close
 from kit.outcomes import (
@@ -39,10 +44,13 @@ from kit.outcomes import (
     NumericMismatch,
     ResultMismatch,
     SemanticMismatch,
+    ValuesNotCompared,
     numerics_details,
 )
+from kit.results import NotApplicableReason
 from kit.standard import Standard, load_standard
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
+from kit.tiers.unit.random_draws import RandomDraws
 from kit.tiers.unit.repeat import (
     Repeat,
     assert_not_stale,
@@ -158,12 +166,16 @@ def judge_case(
     standard: Standard,
     case: UnitCase,
     actual: tuple[Any, ...],
-    references: tuple[tuple[Any, Any], tuple[Any, Any]] | None = None,
+    references: References | None = None,
+    *,
+    random_not_compared: bool = False,
 ) -> list[Measurement]:
     """The kit half: CPU references (``cpu_references``, computed here unless given), facts,
-    inputs unchanged, dtypes, then the numerics bound."""
+    random draws (``random_not_compared``: the standard's ``coverage.random``), inputs
+    unchanged, dtypes, then the numerics bound."""
     with torch.no_grad():
-        expected_like, reference = references or cpu_references(case)
+        references = references or cpu_references(case)
+        expected_like, reference = references.same_dtype, references.reference
         cpu_inputs = case.make_inputs("cpu", False)
     expected_length = 2 + (case.observe is not None) + (case.repeat is not None)
     if not (isinstance(actual, tuple) and len(actual) == expected_length):
@@ -174,6 +186,8 @@ def judge_case(
     if case.observe is not None:
         assert_same_facts(actual[2], cpu_facts(case))
     actual = actual[:2]
+    if references.drew_random and random_not_compared:
+        _values_not_compared(actual, expected_like, case.comparison)
     if case.repeat is not None:
         assert_repeatable(case.repeat, actual[0], repeated, case.comparison.compare_outputs)
     mutated = case.comparison.mutates
@@ -206,16 +220,41 @@ def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
     return (picked, *(leaves[where] for where in comparison.mutates if where in leaves))
 
 
-def cpu_references(case: UnitCase) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
-    """``(result, inputs after the call)`` on CPU in the tested dtype (the dtypes the device
-    must return), and the same for the reference it is judged against."""
-    expected_like = _reference(case, upcast=False)
+def _values_not_compared(actual: Any, expected_like: Any, comparison: Comparison) -> None:
+    """End a case whose CPU call drew random numbers: NOT_APPLICABLE once the result's
+    structure, dtypes and shapes are CPU's (each a FAIL_SEMANTIC otherwise)."""
+    device, cpu = (compared_part(outcome, comparison) for outcome in (actual, expected_like))
+    assert_same_dtypes(device, cpu)
+    for _ in paired_tensors(device, cpu):
+        pass  # raises where the structure or a shape differs
+    raise ValuesNotCompared(
+        NotApplicableReason.DRAWS_RANDOM_NUMBERS,
+        "the call draws random numbers (CPU's drew from its generator): the device draws its "
+        "own, so its values are not compared; its structure, dtypes and shapes are CPU's",
+    )
+
+
+@dataclass(frozen=True)
+class References:
+    """What a case's device result is judged against, computed on CPU."""
+
+    #: ``(result, inputs after the call)`` in the tested dtype: the dtypes the device must return.
+    same_dtype: tuple[Any, Any]
+    #: The same, for the reference the values are judged against (float64 where widened).
+    reference: tuple[Any, Any]
+    #: Whether CPU's call drew from torch's CPU generator (the values are then its draws').
+    drew_random: bool = False
+
+
+def cpu_references(case: UnitCase) -> References:
+    """The case's ``References``, each CPU call watched for random draws."""
+    expected_like, drew = _reference(case, upcast=False)
     if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
-        reference = _reference(case, upcast=True)
+        reference, drew_widened = _reference(case, upcast=True)
         if case.specials_from_cpu:
             reference = _specials_from(expected_like, reference)
-        return expected_like, reference
-    return expected_like, expected_like
+        return References(expected_like, reference, drew or drew_widened)
+    return References(expected_like, expected_like, drew)
 
 
 def _specials_from(same_dtype: Any, reference: Any) -> Any:
@@ -336,10 +375,13 @@ def _other_values_on_cpu(case: UnitCase) -> Any:
         return to_cpu(case.call("cpu", False, other_values(case.make_inputs("cpu", False))))
 
 
-def _reference(case: UnitCase, *, upcast: bool) -> tuple[Any, Any]:
+def _reference(case: UnitCase, *, upcast: bool) -> tuple[tuple[Any, Any], bool]:
+    """``((result, inputs after the call), whether the call drew random numbers)`` on CPU."""
     try:
         inputs = case.make_inputs("cpu", upcast)
-        return to_cpu(case.call("cpu", upcast, inputs)), inputs
+        with RandomDraws() as draws:
+            result = case.call("cpu", upcast, inputs)
+        return (to_cpu(result), inputs), draws.drew
     except Exception as exc:  # any failure of the reference is the kit's problem
         kind = "float64 reference" if upcast else "same-dtype CPU run"
         first_line = (str(exc).strip().splitlines() or [""])[0]
