@@ -49,6 +49,7 @@ from kit.outcomes import (
 )
 from kit.results import NotApplicableReason
 from kit.standard import Standard, load_standard
+from kit.tiers.unit.centring import uncentred_magnitude
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
 from kit.tiers.unit.random_draws import RandomDraws
 from kit.tiers.unit.repeat import (
@@ -116,6 +117,9 @@ class UnitCase:
     repeat: Repeat | None = None
     #: False for a case whose call is no computation to repeat (an error input's).
     repeatable: bool = True
+    #: The OpInfo op it calls (``OpEntry.name``; empty for an op spec): what a ``centred``
+    #: class's bound reads its statistics by (``kit.tiers.unit.centring``).
+    op: str = ""
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):
@@ -278,7 +282,7 @@ def case_bound(
     standard: Standard, case: UnitCase, cpu_inputs: Any, output_numel: int
 ) -> ErrorBound:
     """The standard's bound for ``case``: its op class, overrides, accumulation length and,
-    where the class asks for it, the magnitude reference."""
+    where the class asks for them, the magnitude reference and the uncentred terms."""
     op_class = case.comparison.op_class
     return ErrorBound(
         rules=standard.numerics,
@@ -286,6 +290,8 @@ def case_bound(
         overrides=case.comparison.overrides,
         length=accumulation_length((cpu_inputs, case.extra_operands), output_numel),
         magnitude=magnitude_reference(case) if standard.numerics.uses_magnitude(op_class) else 0.0,
+        uncentred=(uncentred_magnitude(case.op, case.make_inputs("cpu", True))
+                   if standard.numerics.is_centred(op_class) else 0.0),
     )
 
 

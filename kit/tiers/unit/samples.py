@@ -96,7 +96,7 @@ def sample_case(
         args, kwargs = inputs
         return op(*args, **kwargs)
 
-    return UnitCase(label, dtype, entry.comparison, make_inputs, call)
+    return UnitCase(label, dtype, entry.comparison, make_inputs, call, op=entry.name)
 
 
 def place_exact(tensor: torch.Tensor, device: str, upcast: bool) -> torch.Tensor:
