@@ -90,6 +90,11 @@ class NotApplicableReason(enum.StrEnum):
 
 NA_REASON_KEY = "na_reason"
 
+#: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
+#: something: a required test NOT_APPLICABLE for one of them is no required test that did not
+#: pass (``kit.grading.evidence``). No report of standard v1 holds one.
+UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS})
+
 
 def tier_of(test_id: str) -> str:
     """Stable test ids start with their tier: ``unit/opinfo/add/float32/0`` -> ``unit``."""
