@@ -55,6 +55,7 @@ def test_other_draws_are_not_applicable_but_a_wrong_shape_still_fails() -> None:
     assert wrong.value.details()["failure"] == "wrong-shape"
 
 
+@pytest.mark.slow(seconds=35)
 def test_a_run_records_them_not_applicable_and_accounted(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
     out = tmp_path / "out"

@@ -31,6 +31,7 @@ def _report_of(tmp_path: Path) -> dict[str, Any]:
     return json.loads((tmp_path / "out-simnpu" / "report.json").read_text())
 
 
+@pytest.mark.slow(seconds=40)
 def test_a_wrong_shape_is_its_own_failure_under_v2(tmp_path: Path) -> None:
     records = run_unit("simnpu", [CAUGHT, SIBLING], tmp_path, [FAULT])
     caught = records[CAUGHT]
