@@ -191,6 +191,7 @@ def judge_case(
         assert_same_facts(actual[2], cpu_facts(case))
     actual = actual[:2]
     if references.drew_random and random_not_compared:
+        assert_inputs_unchanged(actual[1], cpu_inputs, allowed=case.comparison.mutates)
         _values_not_compared(actual, expected_like, case.comparison)
     if case.repeat is not None:
         assert_repeatable(case.repeat, actual[0], repeated, case.comparison.compare_outputs)
@@ -225,8 +226,9 @@ def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
 
 
 def _values_not_compared(actual: Any, expected_like: Any, comparison: Comparison) -> None:
-    """End a case whose CPU call drew random numbers: NOT_APPLICABLE once the result's
-    structure, dtypes and shapes are CPU's (each a FAIL_SEMANTIC otherwise)."""
+    """End a case whose CPU call drew random numbers (its inputs already found unchanged):
+    NOT_APPLICABLE once the result's structure, dtypes and shapes are CPU's (each a
+    FAIL_SEMANTIC otherwise)."""
     device, cpu = (compared_part(outcome, comparison) for outcome in (actual, expected_like))
     assert_same_dtypes(device, cpu)
     for _ in paired_tensors(device, cpu):
