@@ -12,7 +12,7 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 import pytest
 
-from kit.results import NotApplicableReason, Status
+from kit.results import NA_REASON_KEY, NotApplicableReason, Status
 
 
 class Measurement(Protocol):
@@ -98,13 +98,20 @@ def _bound_words(bound: Mapping[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in bound.items())
 
 
+#: ``details.failure`` of a result whose structure differs (a tensor where CPU gives a tuple, a
+#: sequence of another length, a missing output).
+WRONG_STRUCTURE = "wrong-structure"
+
+
 class ResultMismatch(KitOutcome, AssertionError):
-    """The result has the wrong structure, shape, dtype or device: wrong, but not by a number."""
+    """The result has the wrong structure, shape, dtype or device: wrong, but not by a number,
+    so FAIL_SEMANTIC (checked before the values; a standard that predates the status records
+    FAIL_NUMERIC). ``failure`` names what differs (``details.failure``: ``wrong-shape``...)."""
 
-    status = Status.FAIL_NUMERIC
+    status = Status.FAIL_SEMANTIC
 
-    def __init__(self, message: str, **facts: Any) -> None:
-        self.facts = facts
+    def __init__(self, message: str, *, failure: str = WRONG_STRUCTURE, **facts: Any) -> None:
+        self.facts = {"failure": failure, **facts}
         super().__init__(message)
 
     def details(self) -> dict[str, Any]:
@@ -118,7 +125,22 @@ class SemanticMismatch(ResultMismatch):
     """
 
     def __init__(self, message: str, *, failure: str, **facts: Any) -> None:
-        super().__init__(message, failure=failure, **facts)
+        super().__init__(message, failure=failure, **facts)  # here the code is required
+
+
+class ValuesNotCompared(KitOutcome, AssertionError):
+    """NOT_APPLICABLE, decided by the kit's judge once the device has run: the result's values
+    cannot be compared with CPU's, for one of the kit's reasons (random draws)."""
+
+    status = Status.NOT_APPLICABLE
+
+    def __init__(self, code: NotApplicableReason, reason: str) -> None:
+        self.code = NotApplicableReason(code)
+        self.reason = reason
+        super().__init__(f"{NOT_APPLICABLE_PREFIX}{reason}")
+
+    def details(self) -> dict[str, Any]:
+        return {NA_REASON_KEY: self.code.value, "reason": self.reason}
 
 
 class Unsupported(KitOutcome):

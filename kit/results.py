@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -11,6 +12,10 @@ class Status(enum.StrEnum):
     PASS = "PASS"
     #: Ran, but the values differ from the reference beyond the standard's tolerance.
     FAIL_NUMERIC = "FAIL_NUMERIC"
+    #: Ran, but behaved unlike CPU in something its values cannot show: a result's dtype, shape,
+    #: strides or structure, a view that is a copy, a stale repeat, a missing error
+    #: (``details["failure"]`` names which). Checked before the values are.
+    FAIL_SEMANTIC = "FAIL_SEMANTIC"
     #: Raised an unexpected exception (not "not implemented").
     ERROR = "ERROR"
     #: The op/feature is not implemented on the device (NotImplementedError and friends).
@@ -35,6 +40,7 @@ class Status(enum.StrEnum):
 FAILURE_STATUSES = frozenset(
     {
         Status.FAIL_NUMERIC,
+        Status.FAIL_SEMANTIC,
         Status.ERROR,
         Status.UNSUPPORTED,
         Status.CRASH,
@@ -42,6 +48,19 @@ FAILURE_STATUSES = frozenset(
         Status.NOT_DELEGATED,
     }
 )
+
+#: What a standard that does not declare a status (its report schema predates it) records
+#: instead: the status that covered the same failures before. Standard v1 knew no FAIL_SEMANTIC,
+#: and its reports keep recording such failures as FAIL_NUMERIC.
+STATUS_FALLBACKS: dict[Status, Status] = {Status.FAIL_SEMANTIC: Status.FAIL_NUMERIC}
+
+
+def declared_status(status: Status, declared: Collection[Status]) -> Status:
+    """``status`` as a standard declaring ``declared`` records it: itself, else its fallback."""
+    while status not in declared and status in STATUS_FALLBACKS:
+        status = STATUS_FALLBACKS[status]
+    return status
+
 
 class NotApplicableReason(enum.StrEnum):
     """The only reasons a test may be NOT_APPLICABLE, each decided by the kit itself.
@@ -63,6 +82,10 @@ class NotApplicableReason(enum.StrEnum):
     #: A unit ``scale`` test's estimated footprint exceeds the memory budget (the standard's,
     #: lowered by the vendor's declared ``device_memory_mib``).
     EXCEEDS_MEMORY_BUDGET = "exceeds-memory-budget"
+    #: A unit sample whose CPU call draws random numbers (SDPA with ``dropout_p > 0``): the
+    #: device draws its own, so its values are never compared with CPU's; the judge decides it
+    #: after the result's structure, dtypes and shapes held (a standard's ``coverage.random``).
+    DRAWS_RANDOM_NUMBERS = "draws-random-numbers"
 
 
 NA_REASON_KEY = "na_reason"
@@ -72,6 +95,10 @@ DISPATCH_KEY = "dispatch"
 #: Details only the worker's process can know (a judge sees the evidence, not the call): the
 #: orchestrator keeps them on the record the judge returns.
 WORKER_DETAILS = (DISPATCH_KEY,)
+#: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
+#: something: a required test NOT_APPLICABLE for one of them is no required test that did not
+#: pass (``kit.grading.evidence``). No report of standard v1 holds one.
+UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS})
 
 
 def tier_of(test_id: str) -> str:
@@ -84,9 +111,10 @@ class TestRecord:
     """One finished test, as journaled and reported.
 
     ``details`` holds status-specific facts: for FAIL_NUMERIC ``max_abs_err``, ``max_rel_err``,
-    ``mismatched``, ``numel``, ``atol``, ``rtol``; for CRASH ``signal``/``exit_code``; for
-    SKIPPED the manifest entry (``reason``, ``tracking``, ``expires``, ``pattern``); for
-    NOT_APPLICABLE ``na_reason`` (a ``NotApplicableReason``) and ``reason`` (the words).
+    ``mismatched``, ``numel``, ``atol``, ``rtol``; for FAIL_SEMANTIC ``failure`` (what differs);
+    for CRASH ``signal``/``exit_code``; for SKIPPED the manifest entry (``reason``,
+    ``tracking``, ``expires``, ``pattern``); for NOT_APPLICABLE ``na_reason`` (a
+    ``NotApplicableReason``) and ``reason`` (the words).
     """
 
     __test__ = False  # not a pytest test class

@@ -27,4 +27,4 @@ def test_kit_case(case):
     result = pytester.runpytest_subprocess("-p", "xdist", "-n", "1", "-s")
     assert "INTERNALERROR" not in result.stdout.str()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*VERDICT call FAIL_NUMERIC {'failure': 'not-a-view'}*"])
+    result.stdout.fnmatch_lines(["*VERDICT call FAIL_SEMANTIC {'failure': 'not-a-view'}*"])

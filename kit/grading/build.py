@@ -8,6 +8,7 @@ start/finish times and the records' durations differ between two identical runs
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -70,7 +71,8 @@ def assemble_report(
     """The report over ``records``, from the report's own sections (``build_report`` takes
     them from the vendor's profile; ``ckit merge`` from the shard reports). ``environments``:
     on a merged report, every shard's environment."""
-    ordered = sorted(records, key=lambda r: r.id)
+    # A status the standard predates is recorded as it would have been (kit.results).
+    ordered = sorted((_as_recorded(r, standard) for r in records), key=lambda r: r.id)
     _refuse_duplicates(ordered)
     # Advisory (no status, count or grade depends on it): kit.grading.blame.
     ordered = with_suspects(ordered, standard)
@@ -96,7 +98,7 @@ def assemble_report(
         "run": json_safe({**run, **clock.to_json()}),
         "records": [record_json(r) for r in ordered],
         "missing": missing,
-        "summary": summarize(ordered, missing, run.get("tiers", ())),
+        "summary": summarize(ordered, missing, run.get("tiers", ()), standard.statuses),
         "policy": {"violations": violations},
     }
     if environments:
@@ -106,6 +108,11 @@ def assemble_report(
     report["unaccounted"] = [u.to_json() for u in evidence.unaccounted]
     report["grade"] = grade_run(standard, evidence)
     return report
+
+
+def _as_recorded(record: TestRecord, standard: Standard) -> TestRecord:
+    status = standard.record_status(record.status)
+    return record if status is record.status else dataclasses.replace(record, status=status)
 
 
 def record_json(record: TestRecord) -> dict[str, Any]:

@@ -103,8 +103,9 @@ def _shown(value: Any) -> str:
     return json.dumps(value, sort_keys=True)[:40]
 
 
-def check_summary(report: Report) -> None:
-    actual = summarize(list(report.records), list(report.missing), report.run.tiers)
+def check_summary(report: Report, standard: Standard) -> None:
+    actual = summarize(list(report.records), list(report.missing), report.run.tiers,
+                       standard.statuses)
     mismatch = _first_mismatch(report.summary, actual, "summary")
     if mismatch is not None:
         raise ReportError(f"summary does not match the records ({mismatch})")
@@ -125,7 +126,7 @@ def check_grade(report: Report, standard: Standard) -> None:
     check_completeness(report, standard)
     violations = recomputed_violations(report, standard)
     check_violations(report, violations)
-    check_summary(report)
+    check_summary(report, standard)
     problem = check_suspects(report.document.get("records", []))
     if problem is not None:
         raise ReportError(problem)

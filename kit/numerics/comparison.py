@@ -116,6 +116,7 @@ def _same_shape(
     if actual.shape != expected.shape:
         raise ResultMismatch(
             f"{where}: shape {tuple(actual.shape)} != expected {tuple(expected.shape)}",
+            failure="wrong-shape",
             actual_shape=list(actual.shape),
             expected_shape=list(expected.shape),
         )
@@ -126,6 +127,7 @@ def assert_same_dtype(actual: Any, expected_dtype: torch.dtype, where: str = "ou
     if isinstance(actual, torch.Tensor) and actual.dtype != expected_dtype:
         raise ResultMismatch(
             f"{where}: dtype changed: expected {expected_dtype}, got {actual.dtype}",
+            failure="wrong-dtype",
             expected_dtype=str(expected_dtype),
             actual_dtype=str(actual.dtype),
         )

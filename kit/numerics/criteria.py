@@ -80,6 +80,8 @@ class ErrorBound(Criterion):
     length: int = 1
     #: ``max |op(|x|)|`` in float64, for classes scaled by the magnitude reference (else 0).
     magnitude: float = 0.0
+    #: ``U``, the largest uncentred term of a normalization, for ``centred`` classes (else 0).
+    uncentred: float = 0.0
 
     def model(self, dtype: str) -> ErrorModel:
         """The error model of results of ``dtype`` (a name: ``float32``)."""
@@ -108,12 +110,11 @@ class ErrorBound(Criterion):
         grown = math.sqrt(self.length) if model.accumulates else 1.0
         accumulated_in = model.accumulation_dtype or self.rules.accumulation_dtype(name)
         accumulated = model.accumulation * epsilon(accumulated_in)
-        return (
-            rounding
-            + model.ulps * epsilon(name) * size
-            + (model.normwise * epsilon(name) + accumulated * grown) * scale
-            + smallest_normal(name)
-        )
+        absolute = (model.normwise * epsilon(name) + accumulated * grown) * scale
+        if model.centred and self.uncentred > scale:
+            # What the statistics are accumulated over: the uncentred terms, not the result.
+            absolute += accumulated * grown * (self.uncentred - scale)
+        return rounding + model.ulps * epsilon(name) * size + absolute + smallest_normal(name)
 
     def describe(self, dtype: str | None = None) -> dict[str, Any]:
         if dtype is None:
@@ -124,6 +125,8 @@ class ErrorBound(Criterion):
             described["length"] = self.length
         if not model.exact and model.magnitude:
             described["magnitude"] = self.magnitude
+        if not model.exact and model.centred:
+            described["uncentred"] = self.uncentred
         return described
 
 

@@ -6,6 +6,7 @@ Every floating output element is judged against the float64 reference ``ref`` wi
                     + ulps * eps(out) * |ref|                  the op's own last-digit error
                     + normwise * eps(out) * S                  intermediates rounded to out
                     + accumulation * eps(acc) * sqrt(K) * S    error grown while accumulating
+                      (S here at least U for a ``centred`` class)
                     + tiny(out)                                results below the smallest normal
                                                                may be flushed to zero
 
@@ -19,7 +20,10 @@ cancellation rounds on the way (Higham's ``sum |x_i|``), and ``round`` rounding 
 exact result that overflows float16 is infinite on both sides. Op classes (``exact``,
 ``elementwise`` ...) fix ``ulps``, ``normwise``, ``accumulation``, whether ``K`` applies and
 whether ``S`` takes the magnitude reference; an op may override the constants per dtype
-with a reason.
+with a reason. A ``centred`` class (a normalization: a mean subtracted, the difference scaled
+by ``r = 1/sqrt(var + eps)``) has its accumulation term grow with ``U``, the largest
+``(|x| + |mean|) * r * |weight|``: the terms it rounds before the mean is taken off, which
+cancel far below ``S`` when the input sits far from zero (``kit.tiers.unit.centring``).
 The model is documented for readers of the standard in ``standards/<v>/NUMERICS.md``; the
 standard's section is read by ``kit.numerics.parsing``, ``K`` is ``kit.numerics.accumulation``'s
 and the bound is applied by ``kit.numerics.criteria.ErrorBound``.
@@ -51,6 +55,8 @@ class ErrorModel:
     accumulates: bool
     #: Whether ``S`` is at least the magnitude reference ``max |op(|x|)|``.
     magnitude: bool = False
+    #: Whether the accumulation term scales with the uncentred terms ``U`` (normalizations).
+    centred: bool = False
     #: The dtype accumulated in, when an override says the op accumulates in another one.
     accumulation_dtype: str | None = None
     #: Set when an op overrides its class: the reason, recorded with every result.
@@ -66,6 +72,8 @@ class ErrorModel:
             )
         if self.magnitude and not self.exact:
             described["magnitude"] = True
+        if self.centred and not self.exact:
+            described["centred"] = True
         if self.accumulation_dtype:
             described["accumulation_dtype"] = self.accumulation_dtype
         if self.why:
@@ -82,6 +90,7 @@ class ClassSpec:
     accumulation: float
     accumulates: bool
     magnitude: bool = False
+    centred: bool = False
 
 
 #: The constants a class sets and an op may override.
@@ -125,6 +134,7 @@ class NumericsRules:
                 **constants,
                 accumulates=spec.accumulates,
                 magnitude=spec.magnitude,
+                centred=spec.centred,
             )
         constants.update(override.constants)
         return ErrorModel(
@@ -133,12 +143,18 @@ class NumericsRules:
             **constants,
             accumulates=spec.accumulates,
             magnitude=spec.magnitude,
+            centred=spec.centred,
             accumulation_dtype=override.accumulation_dtype,
             why=override.why,
         )
 
     def accumulation_dtype(self, out_dtype: str) -> str:
         return self.accumulation_dtypes.get(out_dtype, out_dtype)
+
+    def is_centred(self, op_class: str | None) -> bool:
+        """Whether results of ``op_class`` are bounded by their uncentred terms too."""
+        spec = self.classes.get(op_class or self.default_class)
+        return spec is not None and spec.centred
 
     def uses_magnitude(self, op_class: str | None) -> bool:
         """Whether results of ``op_class`` are scaled by the magnitude reference."""

@@ -25,8 +25,8 @@ def read_sqnr_floor(node: Node) -> SqnrFloor:
 
 # -- the standard's numerics section -----------------------------------------------------------
 
-_CLASS_FIELDS = ("about", "exact", *CONSTANTS, "accumulates", "magnitude")
-_FLAGS = ("exact", "accumulates", "magnitude")
+_CLASS_FIELDS = ("about", "exact", *CONSTANTS, "accumulates", "magnitude", "centred")
+_FLAGS = ("exact", "accumulates", "magnitude", "centred")
 
 
 def parse_numerics(raw: Any, where: str) -> NumericsRules:
@@ -59,7 +59,9 @@ def _floating(dtype: str, node: Node) -> str:
 
 def _read_class(name: str, node: Node) -> ClassSpec:
     spec = node.section((), _CLASS_FIELDS, what="a mapping of an op class's constants")
-    exact, accumulates, magnitude = (spec.optional(flag, False, Node.flag) for flag in _FLAGS)
+    exact, accumulates, magnitude, centred = (
+        spec.optional(flag, False, Node.flag) for flag in _FLAGS
+    )
     spec.optional("about", "", Node.text)
     if exact:
         return ClassSpec(name, True, 0.0, 0.0, 0.0, False)
@@ -71,6 +73,7 @@ def _read_class(name: str, node: Node) -> ClassSpec:
         spec.optional("accumulation", 0.0, Node.number, minimum=0),
         accumulates,
         magnitude,
+        centred,
     )
 
 

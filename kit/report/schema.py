@@ -20,11 +20,11 @@ import jsonschema
 
 from kit.errors import InputError
 from kit.report.compiled_schema import Check, NotCompilable, compile_schema
-from kit.standard import load_standard
+from kit.standard import REPORT_SCHEMA_FILE, load_standard
 from kit.standard.catalogue import carried_versions
 from kit.standard.inheritance import VERSION_PATTERN
 
-SCHEMA_FILE = "report.schema.json"
+SCHEMA_FILE = REPORT_SCHEMA_FILE
 #: Schema messages quote the offending value; a hostile value may be megabytes long.
 _MESSAGE_CHARS = 200
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from kit.report.attribution_summary import attribution_summary
@@ -14,8 +14,12 @@ from kit.tiers.registry import tier_order
 NOT_RUN = frozenset({Status.SKIPPED, Status.NOT_APPLICABLE})
 
 
-def counts(records: Sequence[TestRecord], missing: int = 0) -> dict[str, Any]:
-    statuses = {status.value: 0 for status in Status}
+def counts(
+    records: Sequence[TestRecord], missing: int = 0, declared: Collection[Status] = tuple(Status)
+) -> dict[str, Any]:
+    """``declared``: the statuses the report's standard declares (``Standard.statuses``), one
+    key each, whether or not a record holds it."""
+    statuses = {status.value: 0 for status in Status if status in declared}
     for record in records:
         statuses[record.status.value] += 1
     ran = sum(n for value, n in statuses.items() if Status(value) not in NOT_RUN)
@@ -31,21 +35,26 @@ def counts(records: Sequence[TestRecord], missing: int = 0) -> dict[str, Any]:
 
 
 def summarize(
-    records: Sequence[TestRecord], missing: Sequence[str], run_tiers: Iterable[str]
+    records: Sequence[TestRecord],
+    missing: Sequence[str],
+    run_tiers: Iterable[str],
+    declared: Collection[Status],
 ) -> dict[str, Any]:
-    """Counts overall and for each tier the run asked for or produced a record in; per flow;
-    where the device calls ran their ops, when the records say."""
+    """Counts overall and for each tier the run asked for or produced a record in, one key per
+    status the report's standard declares; per flow; where the device calls ran their ops,
+    when the records say."""
     present = set(run_tiers) | {r.tier for r in records} | {tier_of(m) for m in missing}
     ordered = sorted(present, key=lambda t: (tier_order(t), t))
     tiers = {
         tier: counts(
             [r for r in records if r.tier == tier],
             sum(1 for m in missing if tier_of(m) == tier),
+            declared,
         )
         for tier in ordered
     }
     summary: dict[str, Any] = {
-        "overall": counts(records, len(missing)),
+        "overall": counts(records, len(missing), declared),
         "tiers": tiers,
         "flows": flow_summary(records),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,13 @@ from kit.numerics.criteria import Tolerance
 from kit.numerics.model import NumericsRules
 from kit.numerics.parsing import read_numerics, read_tolerance
 from kit.patterns import matches_any
+from kit.results import Status, declared_status
 from kit.standard.catalogue import current_version, standard_directory, torch_release_of
 from kit.standard.inheritance import EXTENDS, StandardSource, read_standard_source
 from kit.yamlio import load_yaml
 
-__all__ = ["Grade", "Standard", "Tolerance", "current_torch_release", "load_standard",
-           "torch_release_of"]
+__all__ = ["REPORT_SCHEMA_FILE", "Grade", "Standard", "Tolerance", "current_torch_release",
+           "load_standard", "torch_release_of"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,18 @@ class Standard:
                 return candidate
         return self.directory / name
 
+    @property
+    def statuses(self) -> tuple[Status, ...]:
+        """The statuses this standard's reports may hold, in ``Status`` order: those its report
+        schema (``$defs.status``) declares. A status it predates is recorded as its fallback
+        (``record_status``), so a run under an older standard writes the reports it always did.
+        """
+        return _declared_statuses(self.file(REPORT_SCHEMA_FILE))
+
+    def record_status(self, status: Status) -> Status:
+        """``status`` as this standard records it (``kit.results.STATUS_FALLBACKS``)."""
+        return declared_status(status, self.statuses)
+
     def tolerance(self, dtype: str) -> Tolerance:
         try:
             return self.tolerances[dtype]
@@ -142,6 +156,22 @@ class Standard:
             if grade.name == name:
                 return grade
         raise InputError(f"standard {self.version}: no grade named {name!r}")
+
+
+#: The standard's report schema (found up its chain like every file but ``standard.yaml``).
+REPORT_SCHEMA_FILE = "report.schema.json"
+
+
+@functools.lru_cache(maxsize=8)
+def _declared_statuses(schema: Path) -> tuple[Status, ...]:
+    try:
+        declared = json.loads(schema.read_text(encoding="utf-8"))["$defs"]["status"]["enum"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{schema}: no readable $defs.status enum ({exc})") from None
+    unknown = sorted(set(declared) - {s.value for s in Status})
+    if unknown:
+        raise InputError(f"{schema}: $defs.status names statuses this kit does not have: {unknown}")
+    return tuple(s for s in Status if s.value in declared)
 
 
 @functools.lru_cache(maxsize=8)

@@ -32,6 +32,7 @@ from kit.signing.dsse import Envelope
 from kit.signing.limits import MAX_ENVELOPE_BYTES, MAX_SIGNATURES
 from kit.signing.sign import sign_output_dir
 from kit.signing.strict_json import canonical_json
+from kit.standard import load_standard
 from kit.verification.verify import verify_envelope
 
 Attack = Callable[[SignedRun], None]
@@ -53,7 +54,8 @@ def resign(run: SignedRun, change: Callable[[Report], None]) -> None:
 def recount(report: Report) -> None:
     """Make the summary agree with edited records, so only the attacked claim is wrong."""
     records = [TestRecord.from_json(r) for r in report["records"]]
-    report["summary"] = summarize(records, report["missing"], report["run"]["tiers"])
+    declared = load_standard(report["standard"]["version"]).statuses
+    report["summary"] = summarize(records, report["missing"], report["run"]["tiers"], declared)
 
 
 def sign_statement_raw(run: SignedRun, payload: bytes, report_json: bytes | None = None) -> None:

@@ -25,7 +25,7 @@ from kit.results import NotApplicableReason, Status, TestRecord
 from kit.runner.judge import judge_record, judged_apart
 from kit.runner.plan import make_plan
 from kit.standard import Standard, load_standard
-from kit.standard.catalogue import standard_directory
+from kit.standard.catalogue import carried_versions, standard_directory
 from kit.tiers.interface import Tier
 from kit.tiers.registry import (
     complete_run_tiers,
@@ -105,6 +105,26 @@ def test_the_report_schema_enumerates_the_registered_tiers_and_the_statuses() ->
     assert definitions["status"]["enum"] == [status.value for status in Status]
 
 
+@pytest.mark.parametrize("version", carried_versions())
+def test_each_standard_counts_the_statuses_it_declares_and_records_the_rest_as_before(
+    version: str,
+) -> None:
+    standard = load_standard(version)
+    definitions = json.loads(schema_path(version).read_text(encoding="utf-8"))["$defs"]
+    declared = [status.value for status in standard.statuses]
+    assert definitions["status"]["enum"] == declared
+    assert definitions["counts"]["properties"]["statuses"]["required"] == declared
+    recorded = {standard.record_status(status) for status in Status}
+    assert recorded == set(standard.statuses)
+
+
+def test_v1_predates_fail_semantic_and_records_it_as_fail_numeric() -> None:
+    v1, v2 = load_standard("v1"), load_standard("v2")
+    assert Status.FAIL_SEMANTIC not in v1.statuses
+    assert v1.record_status(Status.FAIL_SEMANTIC) is Status.FAIL_NUMERIC
+    assert v2.record_status(Status.FAIL_SEMANTIC) is Status.FAIL_SEMANTIC
+
+
 def test_every_tier_has_its_suite_and_deploy_alone_runs_without_a_device() -> None:
     for name in tier_names():
         assert any(get_tier(name).suite_dir.glob("test_*.py")), name
@@ -145,9 +165,9 @@ def test_an_extra_tier_is_planned_decided_judged_and_summarized(
     assert (passed.status, passed.details) == (Status.PASS, {"answer": 42})
     save_evidence(evidence, 41)
     assert judge_record(JudgeContext(standard), EXTRA_IDS[0], evidence, 0.1).status is (
-        Status.FAIL_NUMERIC
+        Status.FAIL_SEMANTIC
     )
 
     records = [TestRecord(EXTRA_IDS[0], Status.PASS, 0.1), TestRecord("unit/x/y/float32/0",
                                                                        Status.PASS, 0.1)]
-    assert list(summarize(records, [], ())["tiers"]) == ["unit", EXTRA]
+    assert list(summarize(records, [], (), standard.statuses)["tiers"]) == ["unit", EXTRA]

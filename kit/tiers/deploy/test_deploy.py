@@ -105,7 +105,8 @@ def _require_on_device(result: Any, device_type: str, where: str) -> None:
     from kit.outcomes import ResultMismatch
 
     if result.device.type != device_type:
-        raise ResultMismatch(f"{where}: computed on {result.device}, not on {device_type}")
+        raise ResultMismatch(f"{where}: computed on {result.device}, not on {device_type}",
+                             failure="wrong-device")
 
 
 @case(SMOKE_OP)

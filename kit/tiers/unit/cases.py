@@ -124,4 +124,6 @@ def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict
     from kit.outcomes import numerics_details
     from kit.tiers.unit.checking import judge_case
 
-    return numerics_details(judge_case(standard, unit_case(standard, test_id), evidence))
+    random_not_compared = load_unit_config(standard).coverage.random_not_compared
+    return numerics_details(judge_case(standard, unit_case(standard, test_id), evidence,
+                                       random_not_compared=random_not_compared))

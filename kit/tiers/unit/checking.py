@@ -16,6 +16,11 @@ calls the code under test on them. The check:
    (``kit.numerics.criteria.ErrorBound``) of the reference, judged per output dtype; the
    figures are recorded for passing tests too.
 
+A case whose CPU call drew random numbers (``kit.tiers.unit.random_draws``: dropout with
+``p > 0``) has no values to compare, since the device draws its own: where the standard says so
+(``coverage.random``), it ends NOT_APPLICABLE (``draws-random-numbers``) once its result's
+structure, dtypes and shapes held, before any repeat or value is judged.
+
 Errors raised by the device call propagate untouched, so the plugin can classify them (a
 ``NotImplementedError`` is UNSUPPORTED); an error from a CPU reference is an ERROR: the kit's
 curation is wrong (or the vendor's modules changed how CPU behaves).
@@ -33,7 +38,7 @@ import torch
 from kit.attribution.recorder import DispatchLog, recording
 from kit.context import KitContext
 from kit.numerics.accumulation import accumulation_length
-from kit.numerics.comparison import Measurement
+from kit.numerics.comparison import Measurement, paired_tensors
 from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import assert_close
 from kit.outcomes import (
@@ -41,10 +46,14 @@ from kit.outcomes import (
     NumericMismatch,
     ResultMismatch,
     SemanticMismatch,
+    ValuesNotCompared,
     numerics_details,
 )
+from kit.results import NotApplicableReason
 from kit.standard import Standard, load_standard
+from kit.tiers.unit.centring import uncentred_magnitude
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
+from kit.tiers.unit.random_draws import RandomDraws
 from kit.tiers.unit.repeat import (
     Repeat,
     assert_not_stale,
@@ -114,6 +123,9 @@ class UnitCase:
     #: CompositeImplicitAutograd never reaches the backend, so attribution lists it as
     #: decomposed (``kit.attribution.decomposed_of``).
     aten_ops: tuple[str, ...] = ()
+    #: The OpInfo op it calls (``OpEntry.name``; empty for an op spec): what a ``centred``
+    #: class's bound reads its statistics by (``kit.tiers.unit.centring``).
+    op: str = ""
 
 
 class ReferenceFailure(KitOutcome, RuntimeError):
@@ -170,12 +182,16 @@ def judge_case(
     standard: Standard,
     case: UnitCase,
     actual: tuple[Any, ...],
-    references: tuple[tuple[Any, Any], tuple[Any, Any]] | None = None,
+    references: References | None = None,
+    *,
+    random_not_compared: bool = False,
 ) -> list[Measurement]:
     """The kit half: CPU references (``cpu_references``, computed here unless given), facts,
-    inputs unchanged, dtypes, then the numerics bound."""
+    random draws (``random_not_compared``: the standard's ``coverage.random``), inputs
+    unchanged, dtypes, then the numerics bound."""
     with torch.no_grad():
-        expected_like, reference = references or cpu_references(case)
+        references = references or cpu_references(case, watch_random=random_not_compared)
+        expected_like, reference = references.same_dtype, references.reference
         cpu_inputs = case.make_inputs("cpu", False)
     expected_length = 2 + (case.observe is not None) + (case.repeat is not None)
     if not (isinstance(actual, tuple) and len(actual) == expected_length):
@@ -186,6 +202,9 @@ def judge_case(
     if case.observe is not None:
         assert_same_facts(actual[2], cpu_facts(case))
     actual = actual[:2]
+    if references.drew_random and random_not_compared:
+        assert_inputs_unchanged(actual[1], cpu_inputs, allowed=case.comparison.mutates)
+        _values_not_compared(actual, expected_like, case.comparison)
     if case.repeat is not None:
         assert_repeatable(case.repeat, actual[0], repeated, case.comparison.compare_outputs)
     mutated = case.comparison.mutates
@@ -218,16 +237,45 @@ def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
     return (picked, *(leaves[where] for where in comparison.mutates if where in leaves))
 
 
-def cpu_references(case: UnitCase) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
-    """``(result, inputs after the call)`` on CPU in the tested dtype (the dtypes the device
-    must return), and the same for the reference it is judged against."""
-    expected_like = _reference(case, upcast=False)
+def _values_not_compared(actual: Any, expected_like: Any, comparison: Comparison) -> None:
+    """End a case whose CPU call drew random numbers (its inputs already found unchanged):
+    NOT_APPLICABLE once the result's structure, dtypes and shapes are CPU's (each a
+    FAIL_SEMANTIC otherwise)."""
+    device, cpu = (compared_part(outcome, comparison) for outcome in (actual, expected_like))
+    assert_same_dtypes(device, cpu)
+    for _ in paired_tensors(device, cpu):
+        pass  # raises where the structure or a shape differs
+    raise ValuesNotCompared(
+        NotApplicableReason.DRAWS_RANDOM_NUMBERS,
+        "the call draws random numbers (CPU's drew from its generator): the device draws its "
+        "own, so its values are not compared; its structure, dtypes and shapes are CPU's",
+    )
+
+
+@dataclass(frozen=True)
+class References:
+    """What a case's device result is judged against, computed on CPU."""
+
+    #: ``(result, inputs after the call)`` in the tested dtype: the dtypes the device must return.
+    same_dtype: tuple[Any, Any]
+    #: The same, for the reference the values are judged against (float64 where widened).
+    reference: tuple[Any, Any]
+    #: Whether CPU's call drew from torch's CPU generator (the values are then its draws'),
+    #: where it was watched.
+    drew_random: bool = False
+
+
+def cpu_references(case: UnitCase, *, watch_random: bool = False) -> References:
+    """The case's ``References``; with ``watch_random``, whether its call in the tested dtype
+    drew random numbers (watching costs a few milliseconds a call: only where the standard
+    decides on it, ``coverage.random``)."""
+    expected_like, drew = _reference(case, upcast=False, watch=watch_random)
     if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
-        reference = _reference(case, upcast=True)
+        reference, _ = _reference(case, upcast=True)
         if case.specials_from_cpu:
             reference = _specials_from(expected_like, reference)
-        return expected_like, reference
-    return expected_like, expected_like
+        return References(expected_like, reference, drew)
+    return References(expected_like, expected_like, drew)
 
 
 def _specials_from(same_dtype: Any, reference: Any) -> Any:
@@ -251,7 +299,7 @@ def case_bound(
     standard: Standard, case: UnitCase, cpu_inputs: Any, output_numel: int
 ) -> ErrorBound:
     """The standard's bound for ``case``: its op class, overrides, accumulation length and,
-    where the class asks for it, the magnitude reference."""
+    where the class asks for them, the magnitude reference and the uncentred terms."""
     op_class = case.comparison.op_class
     return ErrorBound(
         rules=standard.numerics,
@@ -259,6 +307,8 @@ def case_bound(
         overrides=case.comparison.overrides,
         length=accumulation_length((cpu_inputs, case.extra_operands), output_numel),
         magnitude=magnitude_reference(case) if standard.numerics.uses_magnitude(op_class) else 0.0,
+        uncentred=(uncentred_magnitude(case.op, case.make_inputs("cpu", True))
+                   if standard.numerics.is_centred(op_class) else 0.0),
     )
 
 
@@ -348,10 +398,18 @@ def _other_values_on_cpu(case: UnitCase) -> Any:
         return to_cpu(case.call("cpu", False, other_values(case.make_inputs("cpu", False))))
 
 
-def _reference(case: UnitCase, *, upcast: bool) -> tuple[Any, Any]:
+def _reference(
+    case: UnitCase, *, upcast: bool, watch: bool = False
+) -> tuple[tuple[Any, Any], bool]:
+    """``((result, inputs after the call), whether the call drew random numbers)`` on CPU
+    (False unless ``watch``)."""
     try:
         inputs = case.make_inputs("cpu", upcast)
-        return to_cpu(case.call("cpu", upcast, inputs)), inputs
+        if not watch:
+            return (to_cpu(case.call("cpu", upcast, inputs)), inputs), False
+        with RandomDraws() as draws:
+            result = case.call("cpu", upcast, inputs)
+        return (to_cpu(result), inputs), draws.drew
     except Exception as exc:  # any failure of the reference is the kit's problem
         kind = "float64 reference" if upcast else "same-dtype CPU run"
         first_line = (str(exc).strip().splitlines() or [""])[0]

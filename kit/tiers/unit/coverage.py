@@ -9,6 +9,8 @@ only show outside that range (an abort on empty input, a saturating int32 add, a
   sweep parameters combinatorially), which run a fixed number spread over theirs;
 - whether every case calls again after other values of the same shapes (``repeat``:
   ``kit.tiers.unit.repeat``), and which ops are nondeterministic (not compared bitwise);
+- whether samples that draw random numbers (dropout with ``p > 0``) are compared by value
+  (``random``: they are not; ``kit.tiers.unit.checking``);
 - which ops run no OpInfo sample of their own and get only the variants that name them, not
   those of ``all_ops`` (``variants_only``: the conversion ops, whose samples are their
   ``convert`` variant's);
@@ -36,7 +38,7 @@ from kit.tiers.unit.variants.rules import (
 
 #: The reserved group naming every op of the tier (not ``all``: that is an op).
 ALL_OPS = "all_ops"
-_SECTION_KEYS = {"spread", "groups", "variants", "repeat", "variants_only"}
+_SECTION_KEYS = {"spread", "groups", "variants", "repeat", "variants_only", "random"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class Coverage:
     nondeterministic: tuple[str, ...] = ()
     #: Ops running none of their OpInfo samples, only the variants naming them.
     variants_only: tuple[str, ...] = ()
+    #: Whether a sample whose CPU call draws random numbers is NOT_APPLICABLE once its
+    #: result's structure, dtypes and shapes hold, its values never compared (``random``).
+    random_not_compared: bool = False
 
     def samples_cap(self, op_key: str) -> int | None:
         """How many samples the op runs per dtype (None: every OpInfo sample)."""
@@ -85,7 +90,22 @@ def parse_coverage(raw: Any, where: str, op_keys: tuple[str, ...]) -> Coverage:
         for name, spec in raw_variants.items()
     )
     repeat, nondeterministic = _parse_repeat(raw.get("repeat"), f"{where}.repeat", groups)
-    return Coverage(samples, spread_ops, variants, repeat, nondeterministic, variants_only)
+    random_not_compared = _parse_random(raw.get("random"), f"{where}.random")
+    return Coverage(samples, spread_ops, variants, repeat, nondeterministic, variants_only,
+                    random_not_compared)
+
+
+def _parse_random(raw: Any, where: str) -> bool:
+    """``random: {why}``: samples drawing random numbers are not compared by value."""
+    if raw is None:
+        return False
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: expected a mapping with why")
+    reject_unknown(raw, {"why"}, where)
+    why = raw.get("why")
+    if not isinstance(why, str) or not why.strip():
+        raise InputError(f"{where}.why: required: why random samples are not compared by value")
+    return True
 
 
 def _parse_variants_only(raw: Any, where: str, groups: Groups) -> tuple[str, ...]:

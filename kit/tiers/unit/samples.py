@@ -96,7 +96,8 @@ def sample_case(
         args, kwargs = inputs
         return op(*args, **kwargs)
 
-    return UnitCase(label, dtype, entry.comparison, make_inputs, call, aten_ops=(op.aten_name,))
+    return UnitCase(label, dtype, entry.comparison, make_inputs, call, aten_ops=(op.aten_name,),
+                    op=entry.name)
 
 
 def place_exact(tensor: torch.Tensor, device: str, upcast: bool) -> torch.Tensor:

@@ -154,7 +154,7 @@ def test_a_kernel_caching_its_result_by_shape_is_caught_on_simnpu(tmp_path: Path
     )
     assert done.returncode == 1, done.stderr[-3000:]
     records = {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
-    assert records[caught]["status"] == "FAIL_NUMERIC", records[caught]["message"]
+    assert records[caught]["status"] == "FAIL_SEMANTIC", records[caught]["message"]
     assert records[caught]["details"]["failure"] == FAILURE
     assert "stale" in records[caught]["message"]
     assert records[control]["status"] == "PASS", records[control]["message"]

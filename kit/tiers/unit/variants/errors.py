@@ -82,7 +82,7 @@ class Errors(VariantKind):
         # source added into a float32 tensor).
         comparison = Comparison(reference=SAME_DTYPE_REFERENCE, op_class=plain.comparison.op_class)
         return UnitCase(label, dtype, comparison, plain.make_inputs, call,
-                        observe=observe, repeatable=False)
+                        observe=observe, repeatable=False, op=plain.op)
 
 
 def device_agnostic(error: Any) -> bool:

@@ -227,4 +227,4 @@ def form_case(
 
     comparison = replace(entry.comparison, mutates=(*entry.comparison.mutates, *mutates))
     return UnitCase(label, dtype, comparison, make_inputs,
-                    lambda device, upcast, inputs: call(*inputs), observe=observe)
+                    lambda device, upcast, inputs: call(*inputs), observe=observe, op=entry.name)

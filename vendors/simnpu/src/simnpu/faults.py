@@ -33,7 +33,9 @@ results are left alone); ``drop_past`` (the op runs as if every input element pa
 position ``min_numel``, default 2^24, were zero: a 24-bit element
 counter or index dropping the tail of a reduction, a scan or a gather); ``truncate`` (a
 floating result of less precision than the op's first input is that input rounded toward zero,
-not to nearest even: a truncating float32 to float16/bfloat16 conversion). Kinds that act
+not to nearest even: a truncating float32 to float16/bfloat16 conversion); ``wrong_shape``
+(the right values with a leading dimension of size 1 added: a kernel that loses track of
+its result's shape). Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
@@ -93,6 +95,7 @@ class Kind(enum.StrEnum):
     SWALLOW_ERROR = "swallow_error"
     TRUNCATE = "truncate"
     FALLBACK = "fallback"
+    WRONG_SHAPE = "wrong_shape"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -505,12 +508,18 @@ def _other_dtype(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
     return tensor.to(DTYPE_SWAPS.get(tensor.dtype, tensor.dtype))
 
 
+def _other_shape(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
+    """``wrong_shape``: every value right, one leading dimension too many."""
+    return tensor.unsqueeze(0)
+
+
 _AFTER: dict[Kind, Callable[[torch.Tensor, FaultRule], torch.Tensor]] = {
     Kind.DROP_NAN: _without_nan,
     Kind.WRONG_SMALL: _perturb,
     Kind.WRONG_LARGE: _perturb,
     Kind.NAN: _with_nan,
     Kind.DTYPE_CHANGE: _other_dtype,
+    Kind.WRONG_SHAPE: _other_shape,
 }
 
 

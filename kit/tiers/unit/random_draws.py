@@ -1,0 +1,38 @@
+"""Telling a call that draws random numbers: its values are its draws', never comparable.
+
+OpInfo's random samples (SDPA with ``dropout_p > 0``) call the op under a fixed seed that is
+restored afterwards (``wrapper_set_seed``), so the CPU generator's state is the same before
+and after the call and two calls agree: only a device with CPU's generator and CPU's order of
+draws would agree with them too. What tells them apart is inside the call: an ATen op ATen tags
+``nondeterministic_seeded`` (``bernoulli_``, ``normal``, ``rand``...) that moved the CPU
+generator. The tag alone is not enough: SDPA's fused CPU kernel carries it whether or not its
+``dropout_p`` draws anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+_SEEDED = torch.Tag.nondeterministic_seeded
+
+
+class RandomDraws(TorchDispatchMode):
+    """A dispatch mode noting whether any op under it drew from torch's CPU generator; it
+    changes nothing the ops compute (``drew`` is the finding)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drew = False
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+    ) -> Any:
+        if self.drew or _SEEDED not in func.tags:
+            return func(*args, **(kwargs or {}))
+        before = torch.random.get_rng_state()
+        result = func(*args, **(kwargs or {}))
+        self.drew = not torch.equal(before, torch.random.get_rng_state())
+        return result

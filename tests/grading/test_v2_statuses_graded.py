@@ -1,0 +1,49 @@
+"""How standard v2's new verdicts are graded, and what a v1 report makes of them.
+
+A required test NOT_APPLICABLE because it draws random numbers (no device can match CPU's
+draws) is no required test that failed; FAIL_SEMANTIC is a failure counted under its own key,
+and a report built under v1, whose schema predates it, records it as FAIL_NUMERIC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from report_helpers import REQUIRED, baseline_records
+
+from kit.report.schema import schema_problem
+from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord
+from kit.standard import load_standard
+
+
+def _with(records: list[TestRecord], status: Status, details: dict[str, Any]) -> list[TestRecord]:
+    return [dataclasses.replace(r, status=status, details=details) if r.id == REQUIRED else r
+            for r in records]
+
+
+def test_a_required_random_sample_not_applicable_keeps_the_grade(make_report: Any) -> None:
+    drawn = {NA_REASON_KEY: NotApplicableReason.DRAWS_RANDOM_NUMBERS.value, "reason": "draws"}
+    report = make_report(_with(baseline_records(), Status.NOT_APPLICABLE, drawn))
+    assert report["grade"] == {"name": "conformant", "reasons": []}
+    assert report["unaccounted"] == []
+    unclaimed = {NA_REASON_KEY: NotApplicableReason.UNCLAIMED_DTYPE.value, "reason": "unclaimed"}
+    report = make_report(_with(baseline_records(), Status.NOT_APPLICABLE, unclaimed))
+    assert report["grade"]["name"] != "conformant"  # a gap of the vendor's still counts
+
+
+def test_fail_semantic_is_its_own_count_under_v2_and_fail_numeric_under_v1(
+    make_report: Any,
+) -> None:
+    records = _with(baseline_records(), Status.FAIL_SEMANTIC, {"failure": "wrong-shape"})
+    v2 = make_report(records)
+    assert v2["standard"]["version"] == "v2"
+    assert v2["summary"]["overall"]["statuses"]["FAIL_SEMANTIC"] == 1
+    assert v2["grade"]["name"] == "non-conformant"
+    v1_standard = dataclasses.replace(load_standard("v1"), test_lists={})
+    v1 = make_report(records, standard_override=v1_standard)
+    [recorded] = [r for r in v1["records"] if r["id"] == REQUIRED]
+    assert (recorded["status"], recorded["details"]) == ("FAIL_NUMERIC", {"failure": "wrong-shape"})
+    assert "FAIL_SEMANTIC" not in v1["summary"]["overall"]["statuses"]
+    assert v1["summary"]["overall"]["statuses"]["FAIL_NUMERIC"] == 1
+    assert schema_problem(v1) is None and schema_problem(v2) is None
