@@ -12,7 +12,7 @@ OUT ?= results/$(VENDOR)/$(RUN_STAMP)
 # Extra `ckit run` options, e.g. CERTIFY_ARGS="--workers 4".
 CERTIFY_ARGS ?=
 
-.PHONY: install test lint certify certify-run bench bench-flows bench-scale bench-v2 clean
+.PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,12 @@ install: $(BIN)/python
 # tests are printed so a new slow one shows in CI's log. TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= auto
 test:
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not heavy"
+
+# The tests that run a whole standard (the cpu vendor certified on every locked test, the
+# locked lists regenerated) or a whole benchmark: minutes each, so CI runs them after `make test`.
+test-heavy:
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=10 -m heavy
 
 lint:
 	$(BIN)/ruff check kit tests bench vendors/simnpu

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from runner_helpers import run_ckit
 
-pytestmark = pytest.mark.slow(seconds=300)
+pytestmark = [pytest.mark.slow(seconds=300), pytest.mark.heavy]
 
 
 @pytest.fixture(scope="module")

@@ -70,12 +70,14 @@ def test_both_halves_and_the_never_skip_core_are_present(generated: list[str]) -
     assert any(i.startswith("unit/opspec/") for i in ids)
 
 
+@pytest.mark.heavy
 @locking_cpu
 def test_lock_check_passes_on_the_checkout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["standard", "lock", "--tier", "unit", "--check"]) == 0
     assert "is up to date" in capsys.readouterr().out
 
 
+@pytest.mark.heavy
 @locking_cpu
 def test_lock_rewrites_a_stale_list_in_a_copied_standard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
