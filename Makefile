@@ -31,8 +31,8 @@ test:
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 lint:
-	$(BIN)/ruff check kit tests bench vendors/simnpu
-	$(BIN)/mypy kit vendors/simnpu/src/simnpu
+	$(BIN)/ruff check kit tests bench vendors/simnpu vendors/cppnpu
+	$(BIN)/mypy kit vendors/simnpu/src/simnpu vendors/cppnpu/src/cppnpu
 
 certify:
 	$(CKIT) vendors install $(VENDOR)

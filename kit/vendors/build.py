@@ -5,8 +5,9 @@ cannot say so with pip requirements alone: it needs its build run against the ve
 that runs the kit. Each command runs through ``/bin/sh -c`` in the vendor directory with the
 host's environment, the profile's ``build.env`` over it, and over both what ties the build to
 the kit's interpreter: ``PYTHON`` (that interpreter), its directory first on ``PATH`` (so
-``python``, ``pip`` and the tools installed beside them are the kit's) and ``PIP_CONSTRAINT``
-(the torch pin: a ``pip install`` in the build cannot replace the certified torch either).
+``python``, ``pip`` and the tools installed beside them are the kit's) and the torch pin added to
+``PIP_CONSTRAINT`` (after any constraints files already there: a ``pip install`` in the build
+cannot replace the certified torch either).
 Everything the commands print goes to one log file, kept after success too; a failing command
 stops the build with one line naming it and the log.
 """
@@ -29,7 +30,9 @@ def build_environment(profile: VendorProfile, python: str, constraints: Path) ->
     interpreter_dir = str(Path(python).parent)
     env["PATH"] = os.pathsep.join(part for part in (interpreter_dir, env.get("PATH")) if part)
     env["PYTHON"] = python
-    env["PIP_CONSTRAINT"] = str(constraints)
+    # pip splits the variable at whitespace: the host's own constraints files stay in force.
+    files = (env.get("PIP_CONSTRAINT"), str(constraints))
+    env["PIP_CONSTRAINT"] = " ".join(part for part in files if part)
     return env
 
 
