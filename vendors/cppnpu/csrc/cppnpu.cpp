@@ -9,9 +9,11 @@
 //      ops, resize_, copies between host and device, item();
 //   5. native compute kernels for a few ops (add.Tensor, mul.Tensor, relu), each of which can
 //      be told to compute a wrong result (fault injection, set from Python: cppnpu.faults);
-//   6. a boxed fallback: every other op runs on the CPU (at::native::cpu_fallback copies the
+//   6. host detours for the few ops the plain fallback gets wrong (convolution, batch norm's
+//      running statistics, channels-last group norm);
+//   7. a boxed fallback: every other op runs on the CPU (at::native::cpu_fallback copies the
 //      device arguments to the host, calls the CPU kernel and copies results back);
-//   7. a few custom ops (torch.ops.cppnpu.*) through which the Python package talks to this
+//   8. a few custom ops (torch.ops.cppnpu.*) through which the Python package talks to this
 //      library, so it needs no Python bindings of its own.
 //
 // The "device" is host memory in an arena of its own: each device allocation is a separate
@@ -34,14 +36,16 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 namespace cppnpu {
@@ -60,7 +64,7 @@ class Arena {
     void* ptr = std::malloc(nbytes == 0 ? 1 : nbytes);
     TORCH_CHECK(ptr != nullptr, "cppnpu: out of device memory allocating ", nbytes, " bytes");
     std::lock_guard<std::mutex> lock(mutex_);
-    blocks_[ptr] = nbytes;
+    blocks_[reinterpret_cast<uintptr_t>(ptr)] = nbytes;
     in_use_ += nbytes;
     return ptr;
   }
@@ -68,7 +72,7 @@ class Arena {
   void release(void* ptr) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto found = blocks_.find(ptr);
+      auto found = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
       TORCH_INTERNAL_ASSERT(found != blocks_.end(), "cppnpu: freeing memory it never allocated");
       in_use_ -= found->second;
       blocks_.erase(found);
@@ -76,17 +80,17 @@ class Arena {
     std::free(ptr);
   }
 
-  // Whether [ptr, ptr + nbytes) lies inside one live allocation (a view may start mid-block).
+  // Whether [ptr, ptr + nbytes) lies inside one live allocation (a view may start mid-block):
+  // the block starting at or before ptr is the only candidate.
   bool owns(const void* ptr, size_t nbytes) const {
     auto address = reinterpret_cast<uintptr_t>(ptr);
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [base, size] : blocks_) {
-      auto start = reinterpret_cast<uintptr_t>(base);
-      if (address >= start && address + nbytes <= start + (size == 0 ? 1 : size)) {
-        return true;
-      }
+    auto after = blocks_.upper_bound(address);
+    if (after == blocks_.begin()) {
+      return false;
     }
-    return false;
+    auto [start, size] = *std::prev(after);
+    return address + nbytes <= start + std::max<size_t>(size, 1);
   }
 
   int64_t in_use() const {
@@ -96,7 +100,7 @@ class Arena {
 
  private:
   mutable std::mutex mutex_;
-  std::unordered_map<void*, size_t> blocks_;
+  std::map<uintptr_t, size_t> blocks_;  // by start address
   size_t in_use_ = 0;
 };
 
@@ -404,13 +408,67 @@ at::Tensor relu(const at::Tensor& self) {
   return iter.output();
 }
 
-// --- 6. everything else: the CPU fallback ----------------------------------------------------
+// --- 6. host detours: ops the boxed fallback cannot serve as they are ------------------------
+
+// A few ops reach a new device on paths the plain fallback gets wrong: convolution goes to
+// convolution_overrideable (whose generic kernel only raises), native_batch_norm updates its
+// running statistics in place although its schema does not say so (the fallback would drop the
+// update), and native_group_norm has a generic kernel that cannot take channels-last inputs.
+// Each is run on the host here, as the fallback would, with those facts handled.
+
+std::optional<at::Tensor> to_host(const std::optional<at::Tensor>& tensor) {
+  return tensor.has_value() && tensor->defined() ? std::optional<at::Tensor>(tensor->cpu())
+                                                 : std::nullopt;
+}
+
+at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
+                       const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
+                       c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                       c10::IntArrayRef output_padding, int64_t groups) {
+  at::Tensor result = at::convolution(input.cpu(), weight.cpu(), to_host(bias), stride, padding,
+                                      dilation, transposed, output_padding, groups);
+  return result.to(input.device());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+    bool transposed, c10::IntArrayRef output_padding, int64_t groups,
+    std::array<bool, 3> output_mask) {
+  // The bias has one value per output channel.
+  std::vector<int64_t> bias_sizes{transposed ? weight.size(1) * groups : weight.size(0)};
+  auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
+      grad_output.cpu(), input.cpu(), weight.cpu(), bias_sizes, stride, padding, dilation,
+      transposed, output_padding, groups, output_mask);
+  auto back = [&](const at::Tensor& t) { return t.defined() ? t.to(input.device()) : t; };
+  return {back(grad_input), back(grad_weight), back(grad_bias)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+    const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps) {
+  auto host_mean = to_host(running_mean);
+  auto host_var = to_host(running_var);
+  auto [out, save_mean, save_invstd] = at::native_batch_norm(
+      input.cpu(), to_host(weight), to_host(bias), host_mean, host_var, training, momentum, eps);
+  if (host_mean.has_value()) {
+    running_mean->copy_(*host_mean);  // the update the schema does not announce
+  }
+  if (host_var.has_value()) {
+    running_var->copy_(*host_var);
+  }
+  auto device = input.device();
+  return {out.to(device), save_mean.to(device), save_invstd.to(device)};
+}
+
+// --- 7. everything else: the CPU fallback ----------------------------------------------------
 
 void fallback_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
 }
 
-// --- 7. the Python package's handles -----------------------------------------------------------
+// --- 8. the Python package's handles ---------------------------------------------------------
 
 int64_t memory_allocated() {
   return arena().in_use();
@@ -438,6 +496,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.Tensor", add);
   m.impl("mul.Tensor", mul);
   m.impl("relu", relu);
+  m.impl("convolution_overrideable", convolution);
+  m.impl("convolution_backward_overrideable", convolution_backward);
+  m.impl("native_batch_norm", native_batch_norm);
+  // The CPU kernel through the fallback, instead of the generic kernel (see section 6).
+  m.impl("native_group_norm", torch::CppFunction::makeFromBoxedFunction<&fallback_to_cpu>());
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
