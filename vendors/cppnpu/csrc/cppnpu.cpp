@@ -10,7 +10,7 @@
 //   5. native compute kernels for a few ops (add.Tensor, mul.Tensor, relu), each of which can
 //      be told to compute a wrong result (fault injection, set from Python: cppnpu.faults);
 //   6. host detours for the few ops the plain fallback gets wrong (convolution, batch norm's
-//      running statistics, channels-last group norm);
+//      running statistics, group and layer norm);
 //   7. a boxed fallback: every other op runs on the CPU (at::native::cpu_fallback copies the
 //      device arguments to the host, calls the CPU kernel and copies results back);
 //   8. a few custom ops (torch.ops.cppnpu.*) through which the Python package talks to this
@@ -27,6 +27,7 @@
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/resize_native.h>
@@ -258,13 +259,26 @@ at::Tensor empty_strided(
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
   TORCH_CHECK(self.defined() && dst.defined(), "cppnpu: copy of an undefined tensor");
   at::Tensor target = host_alias(dst);
-  target.copy_(host_alias(self));
+  at::Tensor source = host_alias(self).expand_as(target);
+  // An expanded destination (stride 0) holds several elements per memory location; the
+  // fallback copies an in-place op's result back into it (x.expand(...).fill_(1) is legal on
+  // the CPU): each location is written once, from the first of its elements.
+  for (int64_t dim = 0; dim < target.dim(); ++dim) {
+    if (target.stride(dim) == 0 && target.size(dim) > 1) {
+      target = target.narrow(dim, 0, 1);
+      source = source.narrow(dim, 0, 1);
+    }
+  }
+  target.copy_(source);
   return dst;
 }
 
-// What the CPU fallback calls to hand an out= argument its result.
+// What the CPU fallback calls to hand an out= argument its result. An out= tensor of the wrong
+// shape takes the CPU result's shape and strides, as the CPU kernel gives its own out tensor.
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  at::native::resize_(dst, self.sizes(), std::nullopt);
+  if (dst.sizes() != self.sizes()) {
+    at::native::resize_impl_cpu_(dst.unsafeGetTensorImpl(), self.sizes(), self.strides());
+  }
   return copy_from(self, dst, false);
 }
 
@@ -413,7 +427,8 @@ at::Tensor relu(const at::Tensor& self) {
 // A few ops reach a new device on paths the plain fallback gets wrong: convolution goes to
 // convolution_overrideable (whose generic kernel only raises), native_batch_norm updates its
 // running statistics in place although its schema does not say so (the fallback would drop the
-// update), and native_group_norm has a generic kernel that cannot take channels-last inputs.
+// update), native_group_norm has a generic kernel that cannot take channels-last inputs, and
+// native_layer_norm's generic kernel rounds differently from the CPU's.
 // Each is run on the host here, as the fallback would, with those facts handled.
 
 std::optional<at::Tensor> to_host(const std::optional<at::Tensor>& tensor) {
@@ -499,8 +514,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
   m.impl("native_batch_norm", native_batch_norm);
-  // The CPU kernel through the fallback, instead of the generic kernel (see section 6).
+  // The CPU kernels through the fallback, instead of the generic kernels (see section 6).
   m.impl("native_group_norm", torch::CppFunction::makeFromBoxedFunction<&fallback_to_cpu>());
+  m.impl("native_layer_norm", torch::CppFunction::makeFromBoxedFunction<&fallback_to_cpu>());
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
