@@ -36,8 +36,8 @@ test-heavy:
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=10 -m heavy
 
 lint:
-	$(BIN)/ruff check kit tests bench vendors/simnpu
-	$(BIN)/mypy kit vendors/simnpu/src/simnpu
+	$(BIN)/ruff check kit tests bench vendors/simnpu vendors/cppnpu
+	$(BIN)/mypy kit vendors/simnpu/src/simnpu vendors/cppnpu/src/cppnpu
 
 certify:
 	$(CKIT) vendors install $(VENDOR)

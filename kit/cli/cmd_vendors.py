@@ -252,7 +252,11 @@ def run_install(args: argparse.Namespace) -> int:
     count = len(outcome.requirements)
     allowed = len(outcome.kit_dep_changes)
     changed = f"; changed {allowed} kit dependency(ies) as allowed" if allowed else ""
-    print(f"OK {outcome.vendor_id}: installed {count} requirement(s); imported {modules}{changed}")
+    built = f"; built (output: {outcome.build_log})" if outcome.build_log else ""
+    print(
+        f"OK {outcome.vendor_id}: installed {count} requirement(s){built}; imported {modules}"
+        f"{changed}"
+    )
     return ExitCode.OK
 
 
@@ -325,7 +329,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     installing = add_command(
         actions,
         "install",
-        "pip-install a vendor's requirements into this Python (torch stays pinned), then "
+        "pip-install a vendor's requirements into this Python (torch stays pinned), run the "
+        "profile's build commands, if any (a source build, its output in a log file), then "
         "import its modules to confirm. A requirement that would change a package the kit "
         "itself depends on is refused before anything is installed.",
         ["ckit vendors install acme", "ckit vendors install acme --allow-kit-deps-change"],

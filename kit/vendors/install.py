@@ -5,7 +5,8 @@ requirement can never swap PyTorch out from under the standard: pip refuses inst
 requirement that would change another of the kit's own dependencies is refused before pip
 installs anything (``kit.vendors.kit_deps``) unless the user allows it. The stack is
 then confirmed in a fresh interpreter, which sees what pip just installed (``.pth`` files,
-editable installs) exactly as the next ``ckit run`` will.
+editable installs) exactly as the next ``ckit run`` will. A profile's ``build`` commands (a source
+build, ``kit.vendors.build``) run between the two, under the same torch constraint.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from kit.errors import DeviceError, EnvironmentProblem, InputError
 from kit.standard import current_torch_release
+from kit.vendors.build import run_build
 from kit.vendors.kit_deps import (
     KitDepChange,
     direct_changes,
@@ -60,6 +62,8 @@ class InstallOutcome:
     modules: tuple[str, ...]
     #: Changes to the kit's own dependencies let through by ``--allow-kit-deps-change``.
     kit_dep_changes: tuple[str, ...] = ()
+    #: The output of the profile's build commands, if it has any.
+    build_log: Path | None = None
 
 
 def torch_constraint() -> str:
@@ -169,5 +173,11 @@ def install_vendor(
     allowed = guard_kit_deps(profile.id, requirements, python, allow_kit_deps_change)
     if requirements:
         pip_install(profile.id, requirements, python)
+    build_log = None
+    if profile.build.commands:
+        with constraints_file() as constraints:
+            build_log = run_build(profile, python, constraints)
     confirm_stack(profile.id, profile.import_modules, python)
-    return InstallOutcome(profile.id, tuple(requirements), profile.import_modules, allowed)
+    return InstallOutcome(
+        profile.id, tuple(requirements), profile.import_modules, allowed, build_log
+    )

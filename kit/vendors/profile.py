@@ -30,6 +30,15 @@ class ContainerOptions:
 
 
 @dataclass(frozen=True)
+class BuildStep:
+    """A source build ``ckit vendors install`` runs after the requirements (``kit.vendors.build``):
+    shell commands run in the vendor directory, in order, under ``env`` added to the host's."""
+
+    commands: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class VendorProfile:
     id: str
     display_name: str
@@ -55,6 +64,8 @@ class VendorProfile:
     #: The device's memory in MiB (``device_memory_mib``), if declared: unit ``scale`` tests
     #: estimated to need more are not applicable (``kit.tiers.unit.scale_budget``).
     device_memory_mib: int | None = None
+    #: The vendor's source build (``build`` in vendor.yaml); no commands: nothing to build.
+    build: BuildStep = field(default_factory=BuildStep)
 
     @property
     def profile_path(self) -> Path:
@@ -97,7 +108,7 @@ REQUIRED_FIELDS = (
 )
 OPTIONAL_FIELDS = (
     "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
-    "accepts_grade", "container", "device_memory_mib",
+    "accepts_grade", "container", "device_memory_mib", "build",
 )
 CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
 #: The dtypes a profile may claim.
@@ -164,6 +175,23 @@ def read_container(node: Node) -> ContainerOptions:
     )
 
 
+def _build_env(node: Node) -> dict[str, str]:
+    env = {}
+    for name, value in node.entries(what="a mapping of variable name to value"):
+        if not ENV_NAME.fullmatch(name):
+            raise node.child(name, value.value).error("expected a variable name such as MAX_JOBS")
+        env[name] = value.text(empty_ok=True, expected="text (quote numbers: \"2\")")
+    return env
+
+
+def read_build(node: Node) -> BuildStep:
+    section = node.section(("commands",), ("env",), what="a mapping of commands and env")
+    return BuildStep(
+        commands=section["commands"].strings(expected="a shell command", non_empty=True),
+        env=section.optional("env", {}, _build_env),
+    )
+
+
 def _id(node: Node, directory: Path) -> str:
     vendor_id = node.text(pattern=VENDOR_ID, expected="a lower-case id of 2 to 32 a-z, 0-9, -")
     if vendor_id != directory.name:
@@ -200,6 +228,7 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
         device_memory_mib=fields.optional(
             "device_memory_mib", None, Node.integer, minimum=1, what="the device memory in MiB"
         ),
+        build=fields.optional("build", BuildStep(), read_build),
     )
 
 

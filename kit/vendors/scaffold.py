@@ -82,6 +82,11 @@ import_modules: []
 # ["torch-acme==1.4.0", "./wheels/acme_runtime-1.4.0-py3-none-any.whl"].
 # `ckit vendors install {f["id"]}` installs them; torch=={standard.torch_release} stays pinned.
 requirements: []
+# A source build (a C++ backend compiled against the kit's torch), run after the requirements
+# in this directory with $PYTHON the kit's interpreter; see vendors/cppnpu/vendor.yaml:
+# build:
+#   commands: ['"$PYTHON" -m pip install --no-build-isolation --no-deps .']
+#   env: {{MAX_JOBS: "2"}}
 # Run when building the vendor layer of the reference container.
 install_script: {f["install_script"]}
 # Every dtype the device claims; tests of unclaimed dtypes are NOT_APPLICABLE.

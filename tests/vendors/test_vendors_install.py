@@ -8,15 +8,13 @@ the global pip config ignored.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 
 import pytest
-from vendors_helpers import GOOD_PROFILE, write_vendor
+from vendors_helpers import GOOD_PROFILE, bridged_venv, offline_pip_env, write_vendor
 
 from kit.cli import main
 
@@ -51,36 +49,11 @@ def _profile(requirements: list[str], modules: list[str]) -> str:
 
 @pytest.fixture(scope="module")
 def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-    )
-    python = venv / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    # addsitedir (not a bare path) so the main env's own .pth files, e.g. the editable kit, run.
-    main_site = sysconfig.get_paths()["purelib"]
-    bridge = f"import site; site.addsitedir({main_site!r})\n"
-    (Path(purelib) / "zz-ckit-main-env.pth").write_text(bridge)
-    return python
+    return bridged_venv(tmp_path_factory.mktemp("venv"))
 
 
 def _ckit_in_venv(python: Path, vendors: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-    env |= {
-        "CKIT_VENDORS_DIR": str(vendors),
-        "PIP_CONFIG_FILE": os.devnull,  # pip: ignore every config file
-        "PIP_NO_INDEX": "1",
-        # pip reads this inverted: "0" turns build isolation off, so setuptools comes from the
-        # environment instead of the network.
-        "PIP_NO_BUILD_ISOLATION": "0",
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
+    env = offline_pip_env(CKIT_VENDORS_DIR=str(vendors))
     command = [str(python), "-m", "kit", "vendors", "install", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
 

@@ -12,7 +12,7 @@ from kit.cli import main
 from kit.errors import InputError
 from kit.standard import load_standard
 from kit.standard.catalogue import standard_directory
-from kit.vendors import load_skip_manifest, load_vendor
+from kit.vendors import list_vendor_ids, load_skip_manifest, load_vendor
 from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
 
 TODAY = dt.date(2026, 11, 22)
@@ -197,7 +197,7 @@ def test_never_skip_entry_is_refused_at_run_start(tmp_path: Path) -> None:
 def test_the_shipped_manifests_stay_within_the_limits() -> None:
     standard = load_standard()
     ids = all_locked_ids(standard)
-    for vendor in ("cpu", "simnpu"):
+    for vendor in list_vendor_ids():
         refuse_disallowed_entries(
             load_skip_manifest(load_vendor(vendor).skip_manifest_path), standard, ids
         )

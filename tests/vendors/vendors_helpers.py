@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 #: A complete, valid profile; tests derive their adversarial variants from it.
@@ -65,3 +69,38 @@ def write_locked_standard(home: Path, source_standard: Path, unit_ids: list[str]
     lines = ["# locked test list (test fixture)", *unit_ids, ""]
     (standard / "tests" / "unit.txt").write_text("\n".join(lines), encoding="utf-8")
     return home
+
+
+def bridged_venv(venv: Path) -> Path:
+    """A fresh venv at ``venv`` that sees the kit's own environment (torch, pip, setuptools, the
+    editable kit) behind its own site-packages, so pip installs into it alone; its python."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
+    )
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    # addsitedir (not a bare path) so the main env's own .pth files, e.g. the editable kit, run.
+    main_site = sysconfig.get_paths()["purelib"]
+    bridge = f"import site; site.addsitedir({main_site!r})\n"
+    (Path(purelib) / "zz-ckit-main-env.pth").write_text(bridge)
+    return python
+
+
+def offline_pip_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a ``ckit vendors install`` whose pip never reaches an
+    index or a config file and builds without isolation (setuptools from the environment)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    return env | {
+        "PIP_CONFIG_FILE": os.devnull,  # pip: ignore every config file
+        "PIP_NO_INDEX": "1",
+        # pip reads this inverted: "0" turns build isolation off.
+        "PIP_NO_BUILD_ISOLATION": "0",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        **extra,
+    }

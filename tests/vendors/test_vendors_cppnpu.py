@@ -1,0 +1,232 @@
+"""cppnpu, the C++ reference vendor: built from a fresh copy of vendors/cppnpu by a real ``ckit
+vendors install`` (g++ through torch.utils.cpp_extension) into a fresh venv, then used on its
+device and certified by narrow real ``ckit run``s, with and without CPPNPU_FAULTS.
+
+The build dominates (about 25 s of CPU, 1.5 min on a busy 2-core machine); the children after
+it start together and each test checks one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from vendors_helpers import bridged_venv, offline_pip_env
+
+from kit import paths
+
+pytestmark = pytest.mark.slow(seconds=270)
+
+if shutil.which("g++") is None:
+    pytest.skip("cppnpu is C++: g++ is needed to build it", allow_module_level=True)
+
+CHILD_TIMEOUT = 600
+
+#: Each check prints one JSON line: name -> value (each test reads its own).
+ON_DEVICE = """
+import json, torch, cppnpu
+
+def same(device_result, cpu_result):
+    return device_result.device.type == "cppnpu" and torch.equal(device_result.cpu(), cpu_result)
+
+checks = {}
+cpu = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+before = cppnpu.memory_allocated()
+dev = cpu.to("cppnpu")
+checks["device"] = str(dev.device)
+checks["round_trip"] = torch.equal(dev.cpu(), cpu)
+checks["own_memory"] = [
+    torch.ops.cppnpu.is_device_memory(dev), torch.ops.cppnpu.is_device_memory(cpu)
+]
+checks["distinct_pointer"] = dev.data_ptr() != cpu.data_ptr()
+checks["arena_bytes"] = cppnpu.memory_allocated() - before
+view = dev.t()  # a view shares the device storage: writing it writes the base
+view[1, 0] = 100.0
+checks["view_writes_base"] = dev[0, 1].item()
+cpu[0, 1] = 100.0  # the host copy follows, for the checks below
+
+ints = torch.tensor([[1, 2**31 - 1]], dtype=torch.int32)
+pairs = [
+    (cpu, cpu.flip(0)),                                   # float32, non-contiguous
+    (cpu.half(), torch.tensor([[1], [2], [3]]).long()),   # float16 + int64, broadcast
+    (ints, ints.t()),                                     # int32, overflow wraps
+    (cpu > 5, cpu < 8),                                   # bool
+    (cpu, torch.tensor(2.5)),                             # a host 0-dim scalar
+]
+checks["native"] = {
+    name: [same(op(a.to("cppnpu") if a.dim() else a, b.to("cppnpu") if b.dim() else b),
+                op(a, b)) for a, b in pairs]
+    for name, op in {"add": lambda a, b: torch.add(a, b, alpha=2), "mul": torch.mul}.items()
+}
+signed = torch.tensor([-2.0, -0.0, 0.0, 3.5, float("inf"), float("-inf")])
+checks["native"]["relu"] = [same(torch.relu(signed.to("cppnpu")), torch.relu(signed))]
+checks["relu_nan"] = torch.relu(torch.tensor([float("nan")], device="cppnpu")).isnan().item()
+checks["fallback"] = [
+    same(dev.sin(), cpu.sin()), same(dev @ dev.t(), cpu @ cpu.t()), same(dev.sum(1), cpu.sum(1))
+]
+cppnpu.faults.set_faulty_ops(("mul",))
+checks["mul_faulty"] = [
+    same(dev * 2, cpu * 2), same(dev + 2, cpu + 2), torch.cppnpu.get_device_name()
+]
+print(json.dumps(checks))
+"""
+
+#: A narrow run of the native ops and one fallback op (sub).
+CLEAN_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?",
+                "unit/opinfo/nn.functional.relu/float32/?", "unit/opinfo/sub/float32/?"]
+FAULTY_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?"]
+
+
+def _run_args(out: Path, select: list[str]) -> list[str]:
+    selection = [arg for pattern in select for arg in ("--select", pattern)]
+    return ["-m", "kit", "run", "--vendor", "cppnpu", "--tier", "unit", *selection, "--no-sign",
+            "--out", str(out)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
+    """A fresh venv with cppnpu built into it from a copy of vendors/cppnpu holding no build
+    output; its python, the environment naming the copy, and the install's stdout."""
+    root = tmp_path_factory.mktemp("cppnpu")
+    vendors = root / "vendors"
+    outputs = shutil.ignore_patterns("build", "*.so", "*.egg-info", "__pycache__")
+    shutil.copytree(paths.vendors_dir() / "cppnpu", vendors / "cppnpu", ignore=outputs)
+    python = bridged_venv(root / "venv")
+    env = offline_pip_env(CKIT_VENDORS_DIR=str(vendors))
+    env.pop("CPPNPU_FAULTS", None)
+    done = subprocess.run(
+        [str(python), "-m", "kit", "vendors", "install", "cppnpu"],
+        capture_output=True, text=True, env=env, check=False, timeout=CHILD_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return python, env, done.stdout
+
+
+@pytest.fixture(scope="module")
+def finished(
+    built: tuple[Path, dict[str, str], str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    python, env, _ = built
+    runs = tmp_path_factory.mktemp("runs")
+    children = {
+        "device": (["-c", ON_DEVICE], env),
+        "clean": (_run_args(runs / "clean", CLEAN_SELECT), env),
+        "faulty": (_run_args(runs / "faulty", FAULTY_SELECT), env | {"CPPNPU_FAULTS": "add"}),
+        "malformed": (["-m", "kit", "vendors", "validate", "cppnpu"],
+                      env | {"CPPNPU_FAULTS": "add,sub"}),
+    }
+    running = {
+        name: subprocess.Popen([str(python), *args], env=child_env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for name, (args, child_env) in children.items()
+    }
+    results = {}
+    try:
+        for name, process in running.items():
+            stdout, stderr = process.communicate(timeout=CHILD_TIMEOUT)
+            results[name] = subprocess.CompletedProcess(
+                process.args, process.returncode, stdout, stderr
+            )
+    finally:
+        for process in running.values():  # none is left behind when one overran its time
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    results["runs"] = subprocess.CompletedProcess([], 0, str(runs), "")
+    return results
+
+
+def _records(finished: dict[str, subprocess.CompletedProcess[str]], run: str) -> dict[str, Any]:
+    report = Path(finished["runs"].stdout) / run / "report.json"
+    return {record["id"]: record for record in json.loads(report.read_text())["records"]}
+
+
+def _device_checks(finished: dict[str, subprocess.CompletedProcess[str]]) -> dict[str, Any]:
+    done = finished["device"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    checks: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return checks
+
+
+def test_builds_from_a_fresh_copy_into_the_venv(built: tuple[Path, dict[str, str], str]) -> None:
+    python, _, stdout = built
+    last = stdout.splitlines()[-1]
+    assert last.startswith("OK cppnpu: installed 0 requirement(s); built (output: ")
+    assert last.endswith("; imported cppnpu")
+    log = Path(last.split("built (output: ", 1)[1].split(")", 1)[0])
+    assert "Successfully installed kit-cppnpu-0.1.0" in log.read_text()
+    log.unlink()
+    located = subprocess.run(
+        [str(python), "-c", "import cppnpu.registration as r; print(r.library_path())"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    assert located.startswith(str(python.parent.parent))  # the venv's own build
+
+
+def test_device_tensors_live_in_the_device_arena(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    checks = _device_checks(finished)
+    assert checks["device"] == "cppnpu:0"
+    assert checks["round_trip"] and checks["distinct_pointer"]
+    assert checks["own_memory"] == [True, False]
+    assert checks["arena_bytes"] == 12 * 4
+    assert checks["view_writes_base"] == 100.0
+
+
+def test_native_and_fallback_ops_match_the_cpu(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    checks = _device_checks(finished)
+    assert checks["native"] == {"add": [True] * 5, "mul": [True] * 5, "relu": [True]}
+    assert checks["relu_nan"] is True
+    assert checks["fallback"] == [True, True, True]
+
+
+def test_a_faulty_native_kernel_is_wrong_and_says_so(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    assert _device_checks(finished)["mul_faulty"] == [
+        False, True, "CppNPU-1 (C++ reference backend) [faults: mul]"
+    ]
+
+
+def test_narrow_certification_run_passes(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    done = finished["clean"]
+    assert done.returncode == 1, done.stderr[-3000:]  # narrowed: non-conformant, nothing failed
+    records = _records(finished, "clean")
+    assert {test_id.split("/")[2] for test_id in records} == {
+        "add", "mul", "nn.functional.relu", "sub"
+    }
+    assert {record["status"] for record in records.values()} == {"PASS"}
+
+
+def test_fault_switch_fails_the_faulty_op_and_its_siblings_pass(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    done = finished["faulty"]
+    assert done.returncode == 1, done.stderr[-3000:]
+    records = _records(finished, "faulty")
+    statuses = {
+        op: {r["status"] for i, r in records.items()
+             if i.split("/")[2] == op and r["details"].get("numel") != 0}
+        for op in ("add", "mul")
+    }
+    assert statuses == {"add": {"FAIL_NUMERIC"}, "mul": {"PASS"}}
+
+
+def test_malformed_fault_switch_fails_the_import_in_one_line(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    done = finished["malformed"]
+    assert done.returncode == 3
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "CPPNPU_FAULTS: sub is not a native cppnpu op (expected a comma-separated list of: "
+        "add, mul, relu)"
+    ), done.stderr
