@@ -95,19 +95,36 @@ def paired_tensors(
     elif isinstance(expected, Mapping):
         if not isinstance(actual, Mapping) or set(actual) != set(expected):
             raise ResultMismatch(f"{where}: expected mapping keys {sorted(map(str, expected))}")
+        named = isinstance(expected, NamedParts)
         for key in expected:
-            yield from paired_tensors(actual[key], expected[key], f"{where}[{key!r}]")
+            yield from paired_tensors(actual[key], expected[key],
+                                      str(key) if named else f"{where}[{key!r}]")
     elif isinstance(expected, Sequence) and not isinstance(expected, str):
         if not isinstance(actual, Sequence) or len(actual) != len(expected):
             raise ResultMismatch(f"{where}: expected a sequence of length {len(expected)}")
+        fields = _field_names(expected)
         for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
-            yield from paired_tensors(a, e, f"{where}[{index}]")
+            at = f"{where}.{fields[index]}" if fields else f"{where}[{index}]"
+            yield from paired_tensors(a, e, at)
     elif isinstance(expected, (bool, int, float, complex)):
         if not isinstance(actual, (bool, int, float, complex)):
             raise ResultMismatch(f"{where}: expected a number, got {type(actual).__name__}")
         yield where, torch.tensor(actual), torch.tensor(expected)
     elif actual != expected:
         raise ResultMismatch(f"{where}: expected {expected!r}, got {actual!r}")
+
+
+class NamedParts(dict[str, Any]):
+    """Parts of one judged result, each measured under its own name (``output``, and an
+    input the op updates by design as ``running_mean (args[1])``) rather than by position."""
+
+
+def _field_names(value: Sequence[Any]) -> tuple[str, ...] | None:
+    """The fields of an op's named result (``torch.return_types.max``: values, indices)."""
+    names = getattr(type(value), "__match_args__", None)
+    if type(value).__module__ != "torch.return_types" or not names or len(names) != len(value):
+        return None
+    return tuple(str(name) for name in names)
 
 
 def _same_shape(

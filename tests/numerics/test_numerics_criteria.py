@@ -187,3 +187,23 @@ def test_the_criteria_load_without_torch() -> None:
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             check=True)
     assert loaded.stdout.strip() == "False"
+
+
+def test_a_named_result_and_an_updated_input_are_measured_under_their_names() -> None:
+    """``torch.max(x, dim)`` measures ``output.values`` and ``output.indices``; batch norm's
+    running statistics, compared like outputs, under their parameters' names."""
+    from kit.numerics.comparison import NamedParts, paired_tensors
+    from kit.standard import load_standard
+    from kit.tiers.unit.cases import unit_case
+    from kit.tiers.unit.checking import compared_part
+
+    result = torch.max(torch.arange(6.0).reshape(2, 3), 1)
+    assert [where for where, _, _ in paired_tensors(result, result)] == [
+        "output.values", "output.indices"]
+    case = unit_case(load_standard(), "unit/opinfo/nn.functional.batch_norm/float32/0")
+    assert case.input_names["args[1]"] == "running_mean"
+    inputs = case.make_inputs("cpu", False)
+    parts = compared_part((torch.ones(1), inputs), case.comparison, case.input_names)
+    assert isinstance(parts, NamedParts)
+    assert list(parts) == ["output", "running_mean (args[1])", "running_var (args[2])"]
+    assert [where for where, _, _ in paired_tensors(parts, parts)] == list(parts)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -38,7 +38,7 @@ import torch
 from kit.attribution.recorder import DispatchLog, recording
 from kit.context import KitContext
 from kit.numerics.accumulation import accumulation_length
-from kit.numerics.comparison import Measurement, paired_tensors
+from kit.numerics.comparison import Measurement, NamedParts, paired_tensors
 from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import assert_close
 from kit.outcomes import (
@@ -123,6 +123,9 @@ class UnitCase:
     #: CompositeImplicitAutograd never reaches the backend, so attribution lists it as
     #: decomposed (``kit.attribution.decomposed_of``).
     aten_ops: tuple[str, ...] = ()
+    #: Input paths by the parameter they fill (``args[1]``: ``running_mean``), from the op's
+    #: signature: how a judged input the op updates is named in a failure.
+    input_names: Mapping[str, str] = field(default_factory=dict)
     #: The OpInfo op it calls (``OpEntry.name``; empty for an op spec): what a ``centred``
     #: class's bound reads its statistics by (``kit.tiers.unit.centring``).
     op: str = ""
@@ -211,7 +214,8 @@ def judge_case(
     assert_inputs_unchanged(actual[1], cpu_inputs, allowed=mutated)
     device_result, cpu_result = actual[0], expected_like[0]
     actual, expected_like, reference = (
-        compared_part(outcome, case.comparison) for outcome in (actual, expected_like, reference)
+        compared_part(outcome, case.comparison, case.input_names)
+        for outcome in (actual, expected_like, reference)
     )
     assert_same_dtypes(actual, expected_like)
     bound = case_bound(standard, case, cpu_inputs, numel_of(actual))
@@ -225,16 +229,23 @@ def judge_case(
         raise
 
 
-def compared_part(outcome: tuple[Any, Any], comparison: Comparison) -> Any:
+def compared_part(outcome: tuple[Any, Any], comparison: Comparison,
+                  input_names: Mapping[str, str] | None = None) -> Any:
     """The judged part of ``(result, inputs after the call)``: the picked outputs, then the
-    inputs the op is declared to update (batch norm's running statistics)."""
+    inputs the op is declared to update (batch norm's running statistics), each measured under
+    its parameter's name where ``input_names`` knows it (``running_mean (args[1])``)."""
     result, inputs = outcome
     picked = select_outputs(result, comparison.compare_outputs)
     if not comparison.mutates:
         return picked
     leaves = dict(tensor_leaves(inputs))
+    names = input_names or {}
+    parts = NamedParts(output=picked)
     # A sample may pass None where others pass a tensor (no running statistics): skip it.
-    return (picked, *(leaves[where] for where in comparison.mutates if where in leaves))
+    for where in comparison.mutates:
+        if where in leaves:
+            parts[f"{names[where]} ({where})" if where in names else where] = leaves[where]
+    return parts
 
 
 def _values_not_compared(actual: Any, expected_like: Any, comparison: Comparison) -> None:

@@ -10,6 +10,7 @@ one op.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 import zlib
 from collections.abc import Callable, Mapping
@@ -97,7 +98,19 @@ def sample_case(
         return op(*args, **kwargs)
 
     return UnitCase(label, dtype, entry.comparison, make_inputs, call, aten_ops=(op.aten_name,),
-                    op=entry.name)
+                    input_names=positional_names(op.op), op=entry.name)
+
+
+def positional_names(function: Any) -> dict[str, str]:
+    """``args[i]`` -> the name of the i-th positional parameter of ``function`` (the OpInfo's
+    callable: a sample's input is its first), where Python can read a signature."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a text signature
+        return {}
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in parameters if p.kind in positional]
+    return {f"args[{index}]": name for index, name in enumerate(names)}
 
 
 def place_exact(tensor: torch.Tensor, device: str, upcast: bool) -> torch.Tensor:
