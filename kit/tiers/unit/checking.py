@@ -247,6 +247,8 @@ def case_bound(
         overrides=case.comparison.overrides,
         length=accumulation_length((cpu_inputs, case.extra_operands), output_numel),
         magnitude=magnitude_reference(case) if standard.numerics.uses_magnitude(op_class) else 0.0,
+        widening=case.comparison.widening,
+        scale_floor=case.comparison.scale_floor,
     )
 
 

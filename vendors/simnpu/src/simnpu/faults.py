@@ -42,6 +42,10 @@ Kinds that replace the computation: ``stale`` (a kernel cache keyed on the op an
 shapes and dtypes: a call of the same shapes gets the result computed by the first such call,
 whatever its values) and ``swallow_error`` (where the kernel raises, the op returns zeros shaped
 like its first tensor input instead: an index out of range silently read as something).
+
+An op's backward is wrong while its forward stays right with any result kind on the backward
+op autograd calls on the device (``aten::tanh_backward``, ``aten::sigmoid_backward``,
+``aten::threshold_backward``): those are ops of their own, executed here like any other.
 """
 
 from __future__ import annotations
