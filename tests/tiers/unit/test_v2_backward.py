@@ -45,6 +45,7 @@ def test_cpu_gradients_pass_and_a_wrong_or_unaccumulated_gradient_fails_by_name(
         judge_case(STANDARD, case, (overwritten, inputs))
 
 
+@pytest.mark.slow(seconds=60)
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
 def test_a_wrong_backward_kernel_fails_only_that_ops_gradients_on_simnpu(tmp_path: Path) -> None:
     # The backward of tanh is an op of its own on the device: its forward stays right.

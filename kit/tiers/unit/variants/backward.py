@@ -49,6 +49,8 @@ from kit.tiers.unit.variants.rules import Groups, VariantRule, dtype_list, op_li
 MAX_NUMEL = 1 << 12
 #: Samples per op and dtype: the largest and the smallest CPU differentiates.
 SAMPLES = 2
+#: The least share of the largest ``|grad_output|`` some gradient must reach (``_vanishing``).
+SIGNAL = 1e-3
 #: The op class whose gradients the rule's ``exact_class`` judges instead.
 EXACT = "exact"
 _FIELDS = {"ops", "dtypes", "widening", "least_class", "exact_class"}
@@ -199,7 +201,8 @@ def _preferred_positions(source: VariantSource) -> list[int]:
 
 def _with_grad_outputs(op: Any, source: VariantSource, sample: Any) -> GradSample | None:
     """The sample with a seeded ``grad_output`` (normal values) per differentiable output of
-    the op on CPU; None where it has none or CPU cannot call it with gradients."""
+    the op on CPU; None where it has none, CPU cannot differentiate it, or its gradients carry
+    no signal (``_vanishing``)."""
     with torch.enable_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -209,11 +212,22 @@ def _with_grad_outputs(op: Any, source: VariantSource, sample: Any) -> GradSampl
             _, leaves, attached = attach(arguments, source.entry.comparison.mutates)
             args, kwargs = attached
             outputs = differentiable_outputs(op(*args, **kwargs)) if leaves else []
+            grad_outputs = tuple(torch.randn(o.shape, dtype=torch.float64).to(o.dtype)
+                                 for o in outputs)
+            grads = torch.autograd.grad(outputs, leaves, grad_outputs, allow_unused=True)
         except Exception:  # noqa: BLE001 - CPU refuses the sample: no test
             return None
-    if not outputs:
+    if not outputs or _vanishing(grads, grad_outputs):
         return None
-    grad_outputs = tuple(torch.randn(o.shape, dtype=torch.float64).to(o.dtype) for o in outputs)
     rule = source.rule
     assert rule.widening is not None  # every backward rule declares it
     return GradSample(sample, grad_outputs, rule.widening, rule.exact_class)
+
+
+def _vanishing(grads: Any, grad_outputs: tuple[torch.Tensor, ...]) -> bool:
+    """Whether every gradient is below ``SIGNAL`` of the largest ``|grad_output|``: the op is
+    flat there (a norm of one element, a normalization of groups of one, a product of many
+    small factors), so a zero result would pass for it."""
+    largest = max((float(g.abs().max()) for g in grad_outputs if g.numel()), default=0.0)
+    sizes = [float(g.abs().max()) for g in grads if g is not None and g.numel()]
+    return max(sizes, default=0.0) < SIGNAL * largest
