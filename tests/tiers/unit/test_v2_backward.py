@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 from unit_helpers import run_unit
 
+from kit.errors import InputError
 from kit.outcomes import NumericMismatch
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import execute_case, judge_case
+from kit.tiers.unit.config import parse_unit_config
 
 STANDARD = load_standard()
 LOCKED = set(STANDARD.test_ids("unit"))
@@ -56,3 +59,27 @@ def test_a_wrong_backward_kernel_fails_only_that_ops_gradients_on_simnpu(tmp_pat
     assert "grad of args[0]" in records[TANH]["message"]
     for control in (forward, sibling):
         assert records[control]["status"] == "PASS", records[control]["message"]
+
+
+def _with_backward(rule: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "coverage": {"variants": {"backward": {"ops": ["tanh"], **rule}}},
+        "ops": [{"op": "tanh", "dtypes": ["float32"]}],
+    }
+
+
+@pytest.mark.parametrize(("rule", "field"), [
+    ({"widening": 0.5, "least_class": "compound", "exact_class": "reduction"}, "widening"),
+    ({"widening": 4, "exact_class": "reduction"}, "least_class"),
+    ({"widening": 4, "least_class": "compound", "exact_class": "exact"}, "exact_class"),
+    ({"widening": 4, "least_class": "compound", "exact_class": "reduction", "samples": 3},
+     "backward: unknown field 'samples'"),
+])
+def test_a_malformed_backward_rule_is_one_line_error_naming_the_field(
+        rule: dict[str, Any], field: str) -> None:
+    source = Path("/standards/v2/unit.yaml")
+    with pytest.raises(InputError) as caught:
+        parse_unit_config(_with_backward(rule), source)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "coverage.variants.backward" in message and field in message, message
