@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -106,6 +106,8 @@ class Backward(VariantKind):
         return iter(())  # ``build`` names its samples by position
 
     def case(self, entry: OpEntry, dtype: str, sample: Any, label: str) -> UnitCase:
+        """The op's gradients on the sample (``gradients``), its ``grad_outputs`` placed and
+        upcast with the inputs; they count in the digest and in ``K`` as extra operands."""
         plain = sample_case(entry, dtype, sample.sample, label, exact_layout=True)
         kept = entry.comparison.mutates
 
@@ -130,9 +132,8 @@ def gradient_comparison(forward: Comparison, sample: GradSample) -> Comparison:
     """The op's comparison for its gradients: every one compared, the bound widened, its scale
     at least the largest ``|grad_output|`` (what the backward multiplies by)."""
     op_class = sample.exact_class if forward.op_class == EXACT else forward.op_class
-    scale = max((float(g.abs().max()) for g in sample.grad_outputs if g.numel()), default=0.0)
     return replace(forward, compare_outputs=None, op_class=op_class, widening=sample.widening,
-                   scale_floor=scale)
+                   scale_floor=largest(sample.grad_outputs))
 
 
 def gradients(plain: UnitCase, device: str, upcast: bool, inputs: Any,
@@ -228,6 +229,9 @@ def _vanishing(grads: Any, grad_outputs: tuple[torch.Tensor, ...]) -> bool:
     """Whether every gradient is below ``SIGNAL`` of the largest ``|grad_output|``: the op is
     flat there (a norm of one element, a normalization of groups of one, a product of many
     small factors), so a zero result would pass for it."""
-    largest = max((float(g.abs().max()) for g in grad_outputs if g.numel()), default=0.0)
-    sizes = [float(g.abs().max()) for g in grads if g is not None and g.numel()]
-    return max(sizes, default=0.0) < SIGNAL * largest
+    return largest([g for g in grads if g is not None]) < SIGNAL * largest(grad_outputs)
+
+
+def largest(tensors: Sequence[torch.Tensor]) -> float:
+    """The largest ``|element|`` of any of ``tensors`` (0 if none has one)."""
+    return max((float(t.abs().max()) for t in tensors if t.numel()), default=0.0)
