@@ -30,6 +30,7 @@ from kit.numerics.model import (
     ErrorModel,
     NumericsRules,
     Override,
+    Widening,
     dtype_name,
     epsilon,
     smallest_normal,
@@ -82,10 +83,18 @@ class ErrorBound(Criterion):
     magnitude: float = 0.0
     #: ``U``, the largest uncentred term of a normalization, for ``centred`` classes (else 0).
     uncentred: float = 0.0
+    #: For gradients: how the op's model widens (None: the op's own model).
+    widening: Widening | None = None
+    #: For gradients: the least scale ``S`` (the largest ``|grad_output|``), else 0.
+    scale_floor: float = 0.0
 
     def model(self, dtype: str) -> ErrorModel:
         """The error model of results of ``dtype`` (a name: ``float32``)."""
-        return self.rules.model(self.op_class, dtype, self.overrides)
+        model = self.rules.model(self.op_class, dtype, self.overrides)
+        if self.widening is None:
+            return model
+        least = self.rules.model(self.widening.least_class, dtype)
+        return model.widened(least, self.widening.factor)
 
     def is_exact(self, out_dtype: torch.dtype) -> bool:
         return self.model(dtype_name(out_dtype)).exact
@@ -107,6 +116,7 @@ class ErrorBound(Criterion):
         scale = float(size.max()) if size.numel() else 0.0
         if model.magnitude:
             scale = max(scale, self.magnitude)
+        scale = max(scale, self.scale_floor)
         grown = math.sqrt(self.length) if model.accumulates else 1.0
         accumulated_in = model.accumulation_dtype or self.rules.accumulation_dtype(name)
         accumulated = model.accumulation * epsilon(accumulated_in)
@@ -127,6 +137,8 @@ class ErrorBound(Criterion):
             described["magnitude"] = self.magnitude
         if not model.exact and model.centred:
             described["uncentred"] = self.uncentred
+        if not model.exact and self.scale_floor:
+            described["scale_floor"] = self.scale_floor
         return described
 
 

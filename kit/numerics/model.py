@@ -32,7 +32,7 @@ and the bound is applied by ``kit.numerics.criteria.ErrorBound``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kit.errors import InputError
@@ -61,6 +61,21 @@ class ErrorModel:
     accumulation_dtype: str | None = None
     #: Set when an op overrides its class: the reason, recorded with every result.
     why: str = ""
+    #: The factor the constants were widened by (a gradient: ``widened``), 1 if none.
+    widening: float = 1.0
+
+    def widened(self, least: ErrorModel, factor: float) -> ErrorModel:
+        """The model of a gradient: each of ``ulps``, ``normwise`` and ``accumulation`` at
+        least ``least``'s, times ``factor`` (``Widening``); exact only if both are exact."""
+        if self.exact and least.exact:
+            return self
+        own = (0.0, 0.0, 0.0) if self.exact else (self.ulps, self.normwise, self.accumulation)
+        ulps, normwise, accumulation = (
+            max(mine, floor) * factor
+            for mine, floor in zip(own, (least.ulps, least.normwise, least.accumulation),
+                                   strict=True))
+        return replace(self, exact=False, ulps=ulps, normwise=normwise,
+                       accumulation=accumulation, widening=factor)
 
     def describe(self) -> dict[str, Any]:
         described: dict[str, Any] = {"class": self.op_class}
@@ -78,6 +93,8 @@ class ErrorModel:
             described["accumulation_dtype"] = self.accumulation_dtype
         if self.why:
             described["override"] = self.why
+        if self.widening != 1.0:
+            described["widening"] = self.widening
         return described
 
 
@@ -91,6 +108,18 @@ class ClassSpec:
     accumulates: bool
     magnitude: bool = False
     centred: bool = False
+
+
+@dataclass(frozen=True)
+class Widening:
+    """How the bound of an op's gradients widens the op's own (``ErrorModel.widened``)."""
+
+    #: The constants times this: a backward pass rounds the forward's intermediates, then its
+    #: own products and sums.
+    factor: float
+    #: The class whose constants each gradient's are at least (an elementwise op's class has
+    #: no normwise term; its gradient multiplies by a rounded forward result).
+    least_class: str
 
 
 #: The constants a class sets and an op may override.

@@ -20,7 +20,7 @@ from kit.config_reader import Node
 from kit.errors import InputError
 from kit.numerics.criteria import Criterion, ErrorBound, SqnrFloor, Tolerance
 from kit.numerics.judging import SignalBelowFloor, assert_close
-from kit.numerics.model import Override
+from kit.numerics.model import Override, Widening
 from kit.numerics.parsing import parse_numerics, read_sqnr_floor, read_tolerance
 from kit.outcomes import NumericMismatch, ResultMismatch
 
@@ -90,6 +90,23 @@ def test_error_bound_measurements_keep_its_description_per_dtype() -> None:
         ("output[0]", "float32", bound.describe("float32")),
         ("output[1]", "int64", bound.describe("int64")),
     ]
+
+
+def test_a_gradient_bound_floors_each_constant_by_its_least_class_then_widens() -> None:
+    gradient = Widening(4.0, "loss")
+    bound = ErrorBound(RULES, "reduction", length=8, widening=gradient, scale_floor=2.0)
+    assert json.dumps(bound.describe("float32")) == (
+        '{"class": "reduction", "ulps": 16.0, "normwise": 8.0, "accumulation": 16.0, '
+        '"widening": 4.0, "length": 8, "scale_floor": 2.0}'
+    )
+    # An exact op's gradients are no longer exact; integer results stay exact.
+    assert not ErrorBound(RULES, "exact", widening=gradient).model("float32").exact
+    assert ErrorBound(RULES, "exact", widening=gradient).model("int64").exact
+    # The scale floor: an element 1e-6 off a reference of 1e-3 passes under S = 2.
+    reference = torch.tensor([1e-3], dtype=torch.float64)
+    off = (reference + 1e-6).to(torch.float32)
+    assert bound.judge(off, reference).passed
+    assert not ErrorBound(RULES, "reduction", length=8).judge(off, reference).passed
 
 
 # -- Tolerance --------------------------------------------------------------------------------

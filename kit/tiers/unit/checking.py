@@ -320,6 +320,8 @@ def case_bound(
         magnitude=magnitude_reference(case) if standard.numerics.uses_magnitude(op_class) else 0.0,
         uncentred=(uncentred_magnitude(case.op, case.make_inputs("cpu", True))
                    if standard.numerics.is_centred(op_class) else 0.0),
+        widening=case.comparison.widening,
+        scale_floor=case.comparison.scale_floor,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kit.numerics.model import Override
+from kit.numerics.model import Override, Widening
 
 #: The references an op is judged against (``reference:`` in ``unit.yaml``).
 FLOAT64_REFERENCE = "float64"
@@ -31,6 +31,10 @@ class Comparison:
     #: Inputs the op updates by design (``args[1]``: batch norm's running mean), compared with
     #: the reference's updated inputs instead of being required unchanged.
     mutates: tuple[str, ...] = ()
+    #: Gradients: how the op's bound widens (None: values, judged by the op's own bound).
+    widening: Widening | None = None
+    #: Gradients: the least normwise scale (the largest ``|grad_output|``).
+    scale_floor: float = 0.0
 
 
 @dataclass(frozen=True)

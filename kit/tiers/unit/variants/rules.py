@@ -11,6 +11,7 @@ from typing import Any
 
 from kit.config_reader import Node
 from kit.errors import InputError
+from kit.numerics.model import Widening
 from kit.tiers.unit.dtypes import parse_dtypes
 
 #: A dimension token of ``large``: the dimension the sample itself reduces over.
@@ -43,6 +44,10 @@ class VariantRule:
     #: ``scale``: the powers of two its inputs go past, and the memory budget in MiB.
     powers: tuple[int, ...] = ()
     memory_budget_mib: int = 0
+    #: ``backward``: how the op's bound widens for its gradients, and the class judging the
+    #: gradients of an op of the ``exact`` class (their sums are rounded).
+    widening: Widening | None = None
+    exact_class: str = ""
 
     def applies(self, op_key: str, dtype: str) -> bool:
         return op_key in self.ops and (self.dtypes is None or dtype in self.dtypes)

@@ -47,6 +47,10 @@ like its first tensor input instead: an index out of range silently read as some
 A kind decided at import: ``fallback`` (simnpu registers no kernel of its own for the op, so
 PyTorch's dispatcher leaves it to the device's boxed fallback, which computes it on the host
 with CPU's kernel like PyTorch's ``cpu_fallback``: right values, no device kernel; takes no filter).
+
+An op's backward is wrong while its forward stays right with any result kind on the backward
+op autograd calls on the device (``aten::tanh_backward``, ``aten::sigmoid_backward``,
+``aten::threshold_backward``): those are ops of their own, executed here like any other.
 """
 
 from __future__ import annotations
