@@ -207,7 +207,9 @@ def test_a_vendor_directory_outside_the_kit_is_first_class(
 ) -> None:
     """``init --dir`` writes into the vendor's own repository, and ``--vendors-dir`` finds it
     there for every command: nothing is written into the kit's checkout."""
-    monkeypatch.delenv("CKIT_VENDORS_DIR", raising=False)  # restored after the test
+    # --vendors-dir sets the variable for the process (its workers inherit it): setting it
+    # here first makes monkeypatch restore it after the test.
+    monkeypatch.setenv("CKIT_VENDORS_DIR", str(paths.kit_home() / "vendors"))
     own = tmp_path / "acme-repo" / "conformance"
     assert main(["vendors", "init", "acme", "--device-type", "cpu", "--dir", str(own)]) == 0
     assert (own / "acme" / "vendor.yaml").is_file()
