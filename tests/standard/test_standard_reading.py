@@ -87,7 +87,7 @@ def test_a_childs_mistake_names_the_child(
          "max_skip_days"),
         ("      ulps: 4\n    compound:", "      ulps: 4\n      ulpz: 4\n    compound:",
          "numerics.classes.elementwise.ulpz: unknown key; the keys here are about, exact, ulps, "
-         "normwise, accumulation, accumulates, magnitude"),
+         "normwise, accumulation, accumulates, magnitude, centred"),
         ("released: 2026-11-01", 'released: "2026-11-01"',
          "released: expected a real date YYYY-MM-DD (unquoted), got '2026-11-01'"),
         ("rtol: 1.0e-4", "rtol: tiny",
