@@ -7,8 +7,9 @@
 //   3. hooks (is the backend built and available);
 //   4. the kernels PyTorch cannot do without on a new device: empty, empty_strided, the view
 //      ops, resize_, copies between host and device, item();
-//   5. native compute kernels for a few ops (add.Tensor, mul.Tensor, relu), each of which can
-//      be told to compute a wrong result (fault injection, set from Python: cppnpu.faults);
+//   5. native compute kernels for a few ops (add.Tensor, mul.Tensor, relu, and where.self and
+//      index_select, which standard v2 requires to run natively), each of which can be told to
+//      compute a wrong result (fault injection, set from Python: cppnpu.faults);
 //   6. host detours for the few ops the plain fallback gets wrong (convolution, batch norm's
 //      running statistics, group and layer norm);
 //   7. a boxed fallback: every other op runs on the CPU (at::native::cpu_fallback copies the
