@@ -446,18 +446,18 @@ at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::
                   .build();
   check_operands(iter);
   bool faulty = is_faulty("where");
-  std::array<at::ScalarType, 3> in_dtypes{
-      iter.input_dtype(0), iter.input_dtype(1), iter.input_dtype(2)};
+  // By operand: 0 the output, 1 the condition, 2 self, 3 other.
+  std::array<at::ScalarType, 4> dtypes{iter.dtype(0), iter.dtype(1), iter.dtype(2),
+                                       iter.dtype(3)};
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, result_type,
                              "cppnpu_where", [&] {
     using opmath_t = at::opmath_type<scalar_t>;
     iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
       for (int64_t k = 0; k < n; ++k) {
-        bool pick_self =
-            c10::fetch_and_cast<bool>(in_dtypes[0], data[1] + k * strides[1]);
-        int chosen = pick_self ? 2 : 3;
-        auto value = c10::fetch_and_cast<scalar_t>(in_dtypes[chosen - 1],
-                                                   data[chosen] + k * strides[chosen]);
+        bool condition_holds = c10::fetch_and_cast<bool>(dtypes[1], data[1] + k * strides[1]);
+        int picked = condition_holds ? 2 : 3;
+        auto value = c10::fetch_and_cast<scalar_t>(dtypes[picked],
+                                                   data[picked] + k * strides[picked]);
         if (faulty) {
           value = static_cast<scalar_t>(perturb(static_cast<opmath_t>(value)));
         }
