@@ -65,6 +65,19 @@ checks["native"] = {
 signed = torch.tensor([-2.0, -0.0, 0.0, 3.5, float("inf"), float("-inf")])
 checks["native"]["relu"] = [same(torch.relu(signed.to("cppnpu")), torch.relu(signed))]
 checks["relu_nan"] = torch.relu(torch.tensor([float("nan")], device="cppnpu")).isnan().item()
+mask = cpu.t() > 4                                        # non-contiguous, broadcast to (2, 4, 3)
+wheres = [(mask, cpu.t().half(), ints.long().reshape(2, 1, 1)), (mask, cpu.t(), 2.5)]
+checks["native"]["where"] = [
+    same(torch.where(*(a.to("cppnpu") if torch.is_tensor(a) else a for a in args)),
+         torch.where(*args))
+    for args in wheres
+]
+rows = torch.tensor([2, 0, 2, 1])
+selects = [(cpu.t(), 1, rows), (cpu, -1, rows.int()[::2]), (torch.tensor(7.0), 0, rows[1:2])]
+checks["native"]["index_select"] = [
+    same(torch.index_select(a.to("cppnpu"), dim, i.to("cppnpu")), torch.index_select(a, dim, i))
+    for a, dim, i in selects
+]
 checks["fallback"] = [
     same(dev.sin(), cpu.sin()), same(dev @ dev.t(), cpu @ cpu.t()), same(dev.sum(1), cpu.sum(1))
 ]
@@ -75,10 +88,14 @@ checks["mul_faulty"] = [
 print(json.dumps(checks))
 """
 
+#: One test of each of the ops standard v2 requires to run natively (attribution).
+WHERE_ID = "unit/opinfo/where/float32/1"  # broadcasts all three operands
+INDEX_SELECT_ID = "unit/opinfo/index_select/float32/noncontiguous"
 #: A narrow run of the native ops and one fallback op (sub).
 CLEAN_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?",
-                "unit/opinfo/nn.functional.relu/float32/?", "unit/opinfo/sub/float32/?"]
-FAULTY_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?"]
+                "unit/opinfo/nn.functional.relu/float32/?", "unit/opinfo/sub/float32/?",
+                WHERE_ID, INDEX_SELECT_ID]
+FAULTY_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?", WHERE_ID]
 
 
 def _run_args(out: Path, select: list[str]) -> list[str]:
@@ -115,7 +132,7 @@ def finished(
     children = {
         "device": (["-c", ON_DEVICE], env),
         "clean": (_run_args(runs / "clean", CLEAN_SELECT), env),
-        "faulty": (_run_args(runs / "faulty", FAULTY_SELECT), env | {"CPPNPU_FAULTS": "add"}),
+        "faulty": (_run_args(runs / "faulty", FAULTY_SELECT), env | {"CPPNPU_FAULTS": "add,where"}),
         "malformed": (["-m", "kit", "vendors", "validate", "cppnpu"],
                       env | {"CPPNPU_FAULTS": "add,sub"}),
     }
@@ -182,7 +199,10 @@ def test_native_and_fallback_ops_match_the_cpu(
     finished: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
     checks = _device_checks(finished)
-    assert checks["native"] == {"add": [True] * 5, "mul": [True] * 5, "relu": [True]}
+    assert checks["native"] == {
+        "add": [True] * 5, "mul": [True] * 5, "relu": [True], "where": [True] * 2,
+        "index_select": [True] * 3,
+    }
     assert checks["relu_nan"] is True
     assert checks["fallback"] == [True, True, True]
 
@@ -202,9 +222,12 @@ def test_narrow_certification_run_passes(
     assert done.returncode == 1, done.stderr[-3000:]  # narrowed: non-conformant, nothing failed
     records = _records(finished, "clean")
     assert {test_id.split("/")[2] for test_id in records} == {
-        "add", "mul", "nn.functional.relu", "sub"
+        "add", "mul", "nn.functional.relu", "sub", "where", "index_select"
     }
     assert {record["status"] for record in records.values()} == {"PASS"}
+    # v2 requires these two natively: a pass through the fallback would be FAIL_SEMANTIC.
+    assert records[WHERE_ID]["details"]["dispatch"] == {"native": ["aten::where.self"]}
+    assert records[INDEX_SELECT_ID]["details"]["dispatch"] == {"native": ["aten::index_select"]}
 
 
 def test_fault_switch_fails_the_faulty_op_and_its_siblings_pass(
@@ -216,9 +239,9 @@ def test_fault_switch_fails_the_faulty_op_and_its_siblings_pass(
     statuses = {
         op: {r["status"] for i, r in records.items()
              if i.split("/")[2] == op and r["details"].get("numel") != 0}
-        for op in ("add", "mul")
+        for op in ("add", "mul", "where")
     }
-    assert statuses == {"add": {"FAIL_NUMERIC"}, "mul": {"PASS"}}
+    assert statuses == {"add": {"FAIL_NUMERIC"}, "mul": {"PASS"}, "where": {"FAIL_NUMERIC"}}
 
 
 def test_malformed_fault_switch_fails_the_import_in_one_line(
@@ -228,5 +251,5 @@ def test_malformed_fault_switch_fails_the_import_in_one_line(
     assert done.returncode == 3
     assert done.stderr.strip().splitlines()[-1].endswith(
         "CPPNPU_FAULTS: sub is not a native cppnpu op (expected a comma-separated list of: "
-        "add, mul, relu)"
+        "add, mul, relu, where, index_select)"
     ), done.stderr

@@ -7,8 +7,9 @@
 //   3. hooks (is the backend built and available);
 //   4. the kernels PyTorch cannot do without on a new device: empty, empty_strided, the view
 //      ops, resize_, copies between host and device, item();
-//   5. native compute kernels for a few ops (add.Tensor, mul.Tensor, relu), each of which can
-//      be told to compute a wrong result (fault injection, set from Python: cppnpu.faults);
+//   5. native compute kernels for a few ops (add.Tensor, mul.Tensor, relu, and where.self and
+//      index_select, which standard v2 requires to run natively), each of which can be told to
+//      compute a wrong result (fault injection, set from Python: cppnpu.faults);
 //   6. host detours for the few ops the plain fallback gets wrong (convolution, batch norm's
 //      running statistics, group and layer norm);
 //   7. a boxed fallback: every other op runs on the CPU (at::native::cpu_fallback copies the
@@ -422,6 +423,127 @@ at::Tensor relu(const at::Tensor& self) {
   return iter.output();
 }
 
+// where.self: condition ? self : other, elementwise with broadcasting over all three. The
+// result takes the promoted dtype of self and other (not the condition's); each value is read
+// in its own dtype and converted to the result's, so no promoted copy of an input is made.
+// A 0-dim host tensor is accepted as any operand, as CUDA's kernel accepts one: the device's
+// memory is host-addressable, so the loop reads it where it lies.
+at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+  // uint8 conditions are deprecated but still accepted by the CPU kernel; read as bool.
+  TORCH_CHECK(condition.scalar_type() == at::kBool || condition.scalar_type() == at::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              condition.scalar_type());
+  at::ScalarType result_type = at::result_type(self, other);
+  at::Tensor out;
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .allow_cpu_scalars(true)
+                  .declare_static_dtype(result_type)
+                  .add_output(out)
+                  .add_const_input(condition)
+                  .add_const_input(self)
+                  .add_const_input(other)
+                  .build();
+  check_operands(iter);
+  bool faulty = is_faulty("where");
+  // By operand: 0 the output, 1 the condition, 2 self, 3 other.
+  std::array<at::ScalarType, 4> dtypes{iter.dtype(0), iter.dtype(1), iter.dtype(2),
+                                       iter.dtype(3)};
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, result_type,
+                             "cppnpu_where", [&] {
+    using opmath_t = at::opmath_type<scalar_t>;
+    iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+      for (int64_t k = 0; k < n; ++k) {
+        bool condition_holds = c10::fetch_and_cast<bool>(dtypes[1], data[1] + k * strides[1]);
+        int picked = condition_holds ? 2 : 3;
+        auto value = c10::fetch_and_cast<scalar_t>(dtypes[picked],
+                                                   data[picked] + k * strides[picked]);
+        if (faulty) {
+          value = static_cast<scalar_t>(perturb(static_cast<opmath_t>(value)));
+        }
+        *reinterpret_cast<scalar_t*>(data[0] + k * strides[0]) = value;
+      }
+    });
+  });
+  return iter.output();
+}
+
+// Every index must name a slice of self, checked before any output is written, as the CPU
+// kernel does: an IndexError, never a read outside self's memory.
+void check_indices(const at::Tensor& index, int64_t size) {
+  at::Tensor values = host_alias(index).reshape({-1});  // host-side: only the check reads it
+  AT_DISPATCH_INDEX_TYPES(values.scalar_type(), "cppnpu_check_indices", [&] {
+    auto read = values.accessor<index_t, 1>();
+    for (int64_t i = 0; i < read.size(0); ++i) {
+      TORCH_CHECK_INDEX(read[i] >= 0 && read[i] < size, "index out of range in self");
+    }
+  });
+}
+
+// index_select: out.select(dim, i) = self.select(dim, index[i]). The loop runs over the output
+// with TensorIterator (any strides of self and index), pairing each output element with the
+// self element at the same position outside `dim` and the index element along `dim`: self is
+// restrided to stride 0 along `dim` and index to stride 0 along every other dim, so the kernel
+// adds index * stride(dim) to the self pointer (the way ATen's own index kernels restride).
+at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+              "index_select(): Expected dtype int32 or int64 for index");
+  TORCH_CHECK(index.device() == self.device(),
+              "index_select(): expected self and index on the same device, got ",
+              self.device(), " and ", index.device());
+  int64_t numel = index.numel();
+  TORCH_CHECK(self.dim() > 0 || numel == 1,
+              "index_select(): Index to scalar can have only 1 value, got ", numel,
+              " value(s)");
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  // A 0-dim self acts as a one-element vector (the CPU kernel's rule): index must be 0.
+  int64_t dim_size = self.dim() == 0 ? 1 : self.size(dim);
+  int64_t dim_stride = self.dim() == 0 ? 0 : self.stride(dim);
+  check_indices(index, dim_size);
+
+  std::vector<int64_t> sizes = self.sizes().vec();
+  if (self.dim() > 0) {
+    sizes[dim] = numel;
+  }
+  at::Tensor out = at::empty(sizes, self.options());
+  std::vector<int64_t> self_strides = self.strides().vec();
+  std::vector<int64_t> index_strides(sizes.size(), 0);
+  if (self.dim() > 0) {
+    self_strides[dim] = 0;
+    index_strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
+  }
+  at::Tensor self_restrided = self.as_strided(sizes, self_strides);
+  at::Tensor index_restrided = index.as_strided(sizes, index_strides);
+  auto iter = at::TensorIteratorConfig()
+                  .check_all_same_dtype(false)
+                  .resize_outputs(false)
+                  .add_output(out)
+                  .add_const_input(self_restrided)
+                  .add_const_input(index_restrided)
+                  .build();
+  check_operands(iter);
+  bool faulty = is_faulty("index_select");
+  int64_t step = dim_stride * static_cast<int64_t>(self.element_size());
+  at::ScalarType index_dtype = index.scalar_type();
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(),
+                             "cppnpu_index_select", [&] {
+    using opmath_t = at::opmath_type<scalar_t>;
+    iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+      for (int64_t k = 0; k < n; ++k) {
+        auto position = c10::fetch_and_cast<int64_t>(index_dtype, data[2] + k * strides[2]);
+        auto value = *reinterpret_cast<const scalar_t*>(data[1] + k * strides[1] +
+                                                        position * step);
+        if (faulty) {
+          value = static_cast<scalar_t>(perturb(static_cast<opmath_t>(value)));
+        }
+        *reinterpret_cast<scalar_t*>(data[0] + k * strides[0]) = value;
+      }
+    });
+  });
+  return out;
+}
+
 // --- 6. host detours: ops the boxed fallback cannot serve as they are ------------------------
 
 // A few ops reach a new device on paths the plain fallback gets wrong: convolution goes to
@@ -511,6 +633,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.Tensor", add);
   m.impl("mul.Tensor", mul);
   m.impl("relu", relu);
+  m.impl("where.self", where);
+  m.impl("index_select", index_select);
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
   m.impl("native_batch_norm", native_batch_norm);

@@ -1,4 +1,4 @@
-"""Fault injection: ``CPPNPU_FAULTS=add,relu`` makes those native kernels compute wrong results.
+"""Fault injection: ``CPPNPU_FAULTS=add,where`` makes those native kernels compute wrong results.
 
 Only the native kernels can be broken (``NATIVE_OPS``): every other op runs PyTorch's own CPU
 kernel through the fallback. A faulty kernel returns floating ``x * 1.25 + 1``, integers
@@ -14,7 +14,7 @@ import torch
 
 FAULTS_ENV = "CPPNPU_FAULTS"
 #: The ops with a native kernel in csrc/cppnpu.cpp, by the name CPPNPU_FAULTS uses.
-NATIVE_OPS = ("add", "mul", "relu")
+NATIVE_OPS = ("add", "mul", "relu", "where", "index_select")
 
 _active: tuple[str, ...] = ()
 
