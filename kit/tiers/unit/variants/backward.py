@@ -116,8 +116,11 @@ class Backward(VariantKind):
             return gradients(plain, device, upcast, inputs, grad_outputs, kept)
 
         comparison = gradient_comparison(entry.comparison, sample)
+        # The op and its parameters' names ride along: a centred class's bound reads the
+        # forward's statistics by op (``centring``), a failure names inputs by parameter.
         return UnitCase(label, dtype, comparison, plain.make_inputs, call,
-                        extra_operands=sample.grad_outputs)
+                        extra_operands=sample.grad_outputs, op=plain.op,
+                        input_names=plain.input_names)
 
 
 def _class_name(raw: Mapping[str, Any], field: str, where: str) -> str:
