@@ -30,8 +30,9 @@ TEST_WORKERS ?= auto
 test:
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not heavy"
 
-# The tests that run a whole standard (the cpu vendor certified on every locked test, the
-# locked lists regenerated) or a whole benchmark: minutes each, so CI runs them after `make test`.
+# The tests marked heavy (pyproject.toml): a whole standard (the cpu vendor certified on every
+# locked test, the locked lists regenerated), a whole benchmark, four shards merged, environments
+# built from scratch (judge attack venvs, cppnpu compiled): minutes each; CI runs them next.
 test-heavy:
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=10 -m heavy
 

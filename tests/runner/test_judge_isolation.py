@@ -28,7 +28,7 @@ from runner_helpers import records_by_id
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 
-pytestmark = pytest.mark.slow(seconds=60)
+pytestmark = [pytest.mark.slow(seconds=60), pytest.mark.heavy]  # an attack venv per run
 
 WRONG = "unit/opinfo/add/float32/0"
 PAYLOAD_MODULE = "ckit_attack_payload"

@@ -14,7 +14,7 @@ from sharding_helpers import SELECTION, ckit, error_line, report_of, run_shard
 from kit.runner.merge import layout_free
 from kit.signing.sign import write_unsigned_envelope
 
-pytestmark = pytest.mark.slow(seconds=100)
+pytestmark = [pytest.mark.slow(seconds=100), pytest.mark.heavy]  # six whole runs
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from vendors_helpers import bridged_venv, offline_pip_env
 
 from kit import paths
 
-pytestmark = pytest.mark.slow(seconds=270)
+pytestmark = [pytest.mark.slow(seconds=270), pytest.mark.heavy]  # compiles into a fresh venv
 
 if shutil.which("g++") is None:
     pytest.skip("cppnpu is C++: g++ is needed to build it", allow_module_level=True)
