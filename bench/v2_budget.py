@@ -9,8 +9,9 @@ runs' own exit codes are their grades, not the benchmark's. Usage:
 
     .venv/bin/python bench/v2_budget.py [--workers 2] [--select PATTERN ...] [--keep DIR]
 
-The whole tier takes about 3 minutes on 2 cores (v1 and v2 with 2 workers); ``--select 'unit/opinfo/add/*/*'`` narrows both runs to
-the same patterns (v2's ids under them include its variants).
+The whole tier takes about 3 minutes on 2 cores (v1 and v2, 2 workers each);
+``--select 'unit/opinfo/add/*/*'`` narrows both runs to the same patterns (v2's ids under them
+include its variants).
 """
 
 from __future__ import annotations
