@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 
 import pytest
+from process_helpers import communicate_all
 
 #: Generous: the children spend most of it importing torch on a busy 2-core machine.
 CHILD_TIMEOUT = 180
@@ -104,18 +105,7 @@ def finished(
     for name, child in CHILDREN.items():
         faults = child.faults.replace("RULES_FILE", str(rules_file)) if child.faults else None
         running[name] = _start(child.code, faults, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    results = {}
-    try:
-        for name, process in running.items():
-            stdout, stderr = process.communicate(timeout=CHILD_TIMEOUT)
-            results[name] = subprocess.CompletedProcess(
-                process.args, process.returncode, stdout, stderr
-            )
-    finally:
-        for process in running.values():  # none is left behind when one overran its time
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+    results = communicate_all(running, CHILD_TIMEOUT)
     return results
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from process_helpers import communicate_all
 from vendors_helpers import bridged_venv, offline_pip_env
 
 from kit import paths
@@ -141,18 +142,7 @@ def finished(
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for name, (args, child_env) in children.items()
     }
-    results = {}
-    try:
-        for name, process in running.items():
-            stdout, stderr = process.communicate(timeout=CHILD_TIMEOUT)
-            results[name] = subprocess.CompletedProcess(
-                process.args, process.returncode, stdout, stderr
-            )
-    finally:
-        for process in running.values():  # none is left behind when one overran its time
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+    results = communicate_all(running, CHILD_TIMEOUT)
     results["runs"] = subprocess.CompletedProcess([], 0, str(runs), "")
     return results
 
