@@ -105,8 +105,7 @@ def finished(
     for name, child in CHILDREN.items():
         faults = child.faults.replace("RULES_FILE", str(rules_file)) if child.faults else None
         running[name] = _start(child.code, faults, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    results = communicate_all(running, CHILD_TIMEOUT)
-    return results
+    return communicate_all(running, CHILD_TIMEOUT)
 
 
 def test_faults_are_off_without_the_variable(finished) -> None:
