@@ -96,7 +96,10 @@ INDEX_SELECT_ID = "unit/opinfo/index_select/float32/noncontiguous"
 CLEAN_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?",
                 "unit/opinfo/nn.functional.relu/float32/?", "unit/opinfo/sub/float32/?",
                 WHERE_ID, INDEX_SELECT_ID]
-FAULTY_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?", WHERE_ID]
+#: Composites that call the faulty kernels: they must fail too and blame add's and where's tests.
+BLAMING_IDS = ["unit/opspec/add_broadcast_both/float32/small",
+               "unit/opspec/where_broadcast/float32/small"]
+FAULTY_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?", WHERE_ID, *BLAMING_IDS]
 
 
 def _run_args(out: Path, select: list[str]) -> list[str]:
@@ -232,6 +235,18 @@ def test_fault_switch_fails_the_faulty_op_and_its_siblings_pass(
         for op in ("add", "mul", "where")
     }
     assert statuses == {"add": {"FAIL_NUMERIC"}, "mul": {"PASS"}, "where": {"FAIL_NUMERIC"}}
+
+
+def test_a_composite_through_a_faulty_kernel_fails_and_blames_its_op(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    records = _records(finished, "faulty")
+    for composite, op in zip(BLAMING_IDS, ("add", "where"), strict=True):
+        record = records[composite]
+        assert record["status"] == "FAIL_NUMERIC", record
+        suspects = record["details"]["suspects"]
+        assert suspects and {suspect.split("/")[2] for suspect in suspects} == {op}, suspects
+        assert all(records[suspect]["status"] == "FAIL_NUMERIC" for suspect in suspects)
 
 
 def test_malformed_fault_switch_fails_the_import_in_one_line(
