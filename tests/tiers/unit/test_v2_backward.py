@@ -1,5 +1,7 @@
 """Standard v2's gradients: ``backward-<n>`` computes an op's gradients on the device and
-accumulates them into ``.grad`` twice; each is judged against CPU's float64 gradients."""
+accumulates them into ``.grad`` twice; each is judged against CPU's float64 gradients.
+``inplacebackward-<n>`` does so through the op's in-place variant, and compares autograd's
+version-counter error with CPU's."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from unit_helpers import run_unit
 
 from kit.errors import InputError
-from kit.outcomes import NumericMismatch
+from kit.outcomes import NumericMismatch, SemanticMismatch
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.checking import execute_case, judge_case
@@ -21,6 +23,8 @@ STANDARD = load_standard()
 LOCKED = set(STANDARD.test_ids("unit"))
 MM = "unit/opinfo/mm/float32/backward-0"
 TANH = "unit/opinfo/tanh/float32/backward-0"
+MUL_INPLACE = "unit/opinfo/mul/float32/inplacebackward-5"
+SIGMOID_INPLACE = "unit/opinfo/sigmoid/float32/inplacebackward-0"
 
 
 def test_backward_ids_exist_for_differentiable_ops_in_float32_and_float64_only() -> None:
@@ -48,15 +52,38 @@ def test_cpu_gradients_pass_and_a_wrong_or_unaccumulated_gradient_fails_by_name(
         judge_case(STANDARD, case, (overwritten, inputs))
 
 
+def test_inplace_backward_ids_exist_only_for_ops_with_an_inplace_variant() -> None:
+    assert {MUL_INPLACE, SIGMOID_INPLACE} <= LOCKED
+    assert not any(i.startswith("unit/opinfo/mm/") and "/inplacebackward-" in i for i in LOCKED)
+
+
+def test_inplace_gradients_pass_on_cpu_and_a_version_counter_that_differs_fails() -> None:
+    case = unit_case(STANDARD, MUL_INPLACE)
+    evidence = execute_case("cpu", case)
+    judge_case(STANDARD, case, evidence)
+    result, inputs, facts = evidence
+    assert list(facts.values()) == ["raises: saved tensor changed"]  # mul saves its inputs
+    assert "grad of args[0]" in result and "grad of args[1]" in result
+    # A device whose own autograd kernel for mul saves nothing autograd can check.
+    forgetful = {name: "no error" for name in facts}
+    with pytest.raises(SemanticMismatch, match="raises") as caught:
+        judge_case(STANDARD, case, (result, inputs, forgetful))
+    assert caught.value.facts["failure"] == "version-counter"
+
+
 @pytest.mark.slow(seconds=60)
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
 def test_a_wrong_backward_kernel_fails_only_that_ops_gradients_on_simnpu(tmp_path: Path) -> None:
     # The backward of tanh is an op of its own on the device: its forward stays right.
-    fault = {"op": "aten::tanh_backward", "kind": "wrong_small"}
+    # sigmoid's gradient reads its result: a wrong in-place kernel (sigmoid_) fails the
+    # gradients through it while the out-of-place op's gradients stay right.
+    faults = [{"op": "aten::tanh_backward", "kind": "wrong_small"},
+              {"op": "aten::sigmoid_", "kind": "wrong_small"}]
     forward, sibling = "unit/opinfo/tanh/float32/0", "unit/opinfo/sigmoid/float32/backward-0"
-    records = run_unit("simnpu", [TANH, forward, sibling], tmp_path, [fault])
-    assert records[TANH]["status"] == "FAIL_NUMERIC", records[TANH]["message"]
-    assert "grad of args[0]" in records[TANH]["message"]
+    records = run_unit("simnpu", [TANH, forward, sibling, SIGMOID_INPLACE], tmp_path, faults)
+    for failing in (TANH, SIGMOID_INPLACE):
+        assert records[failing]["status"] == "FAIL_NUMERIC", records[failing]["message"]
+        assert "grad of args[0]" in records[failing]["message"]
     for control in (forward, sibling):
         assert records[control]["status"] == "PASS", records[control]["message"]
 

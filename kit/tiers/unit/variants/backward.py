@@ -26,7 +26,7 @@ import functools
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -70,6 +70,12 @@ class GradSample:
 class Backward(VariantKind):
     name = "backward"
     summary = "backward-<n>: the gradients of OpInfo sample n, computed and accumulated twice"
+    #: Samples per op and dtype (the largest and the smallest CPU differentiates, alternately).
+    samples_per_dtype: ClassVar[int] = SAMPLES
+
+    def forward(self, op: Any) -> Callable[..., Any] | None:
+        """The call differentiated (None: the op has none of this kind)."""
+        return op  # type: ignore[no-any-return]
 
     def rule(self, rule_name: str, raw: Mapping[str, Any], where: str, groups: Groups
              ) -> VariantRule:
@@ -89,16 +95,17 @@ class Backward(VariantKind):
         if not source.torch_dtype.is_floating_point:
             return {}
         op = find_opinfo(source.entry)
-        if not op.supports_autograd:
+        forward = self.forward(op)
+        if not op.supports_autograd or forward is None:
             return {}
         built: dict[str, Any] = {}
         for position in _preferred_positions(source):
             made = source.seeded(
-                functools.partial(_with_grad_outputs, op, source, source.samples[position]),
+                functools.partial(_with_grad_outputs, forward, source, source.samples[position]),
                 position)
             if made is not None and accepts(made):
                 built[f"{source.rule.name}{LABEL_SEPARATOR}{position}"] = made
-            if len(built) == SAMPLES:
+            if len(built) == self.samples_per_dtype:
                 break
         return built
 
@@ -109,6 +116,9 @@ class Backward(VariantKind):
         """The op's gradients on the sample (``gradients``), its ``grad_outputs`` placed and
         upcast with the inputs; they count in the digest and in ``K`` as extra operands."""
         plain = sample_case(entry, dtype, sample.sample, label, exact_layout=True)
+        forward = self.forward(find_opinfo(entry))
+        assert forward is not None  # ``build`` made the sample
+        plain = replace(plain, call=lambda device, upcast, inputs: forward(*inputs[0], **inputs[1]))
         kept = entry.comparison.mutates
 
         def call(device: str, upcast: bool, inputs: Any) -> Any:
@@ -203,10 +213,11 @@ def _preferred_positions(source: VariantSource) -> list[int]:
     return [positions[id(sample)] for sample in order]
 
 
-def _with_grad_outputs(op: Any, source: VariantSource, sample: Any) -> GradSample | None:
+def _with_grad_outputs(op: Callable[..., Any], source: VariantSource, sample: Any
+                       ) -> GradSample | None:
     """The sample with a seeded ``grad_output`` (normal values) per differentiable output of
-    the op on CPU; None where it has none, CPU cannot differentiate it, or its gradients carry
-    no signal (``_vanishing``)."""
+    the call ``op`` on CPU; None where it has none, CPU cannot differentiate it, or its
+    gradients carry no signal (``_vanishing``)."""
     with torch.enable_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -11,6 +11,7 @@ from kit.tiers.unit.variants.errors import Errors
 from kit.tiers.unit.variants.expanded import Expanded
 from kit.tiers.unit.variants.extremes import Extremes
 from kit.tiers.unit.variants.forms import Inplace, InplaceStrided, Method, Out, OutResized
+from kit.tiers.unit.variants.inplace_backward import InplaceBackward
 from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
 from kit.tiers.unit.variants.large import Large
 from kit.tiers.unit.variants.noncontiguous import Noncontiguous
@@ -23,7 +24,7 @@ from kit.tiers.unit.variants.views import ViewWrite
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
     Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(), Special(),
-    Promotion(), Scale(), Errors(), Convert(), Backward(),
+    Promotion(), Scale(), Errors(), Convert(), Backward(), InplaceBackward(),
 )
 
 
