@@ -121,6 +121,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="with --shard: balance the shards on the test durations a previous run recorded "
         f"(its directory or {REPORT_JSON}) instead of by test-id hash",
     )
+    parser.add_argument(
+        "--canary", action="store_true",
+        help="run on a torch no carried standard certifies (a nightly, a release candidate): "
+             "the newest standard's tests, graded not-certifiable, never a certificate",
+    )
     parser.add_argument("--json", action="store_true", help="print the list or the outcome as JSON")
     parser.set_defaults(handler=handle)
 
@@ -150,6 +155,8 @@ def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
                          "not see the previous run); balance by test-id hash there")
     if config.devices is not None:
         extra += ["--devices", ",".join(config.devices)]
+    if config.canary:
+        extra.append("--canary")
     return extra + ["--workers", str(config.workers)] if config.workers else extra
 
 
@@ -205,6 +212,7 @@ def _config(
         flows=_flows(args.flows),
         shard=_shard(args),
         durations=str(args.durations.resolve()) if args.durations is not None else None,
+        canary=args.canary,
     )
 
 
@@ -289,6 +297,9 @@ def handle(args: argparse.Namespace) -> int:
             config = config_from_args(args)
             result = start_run_in_container(config, args.image, _passthrough(args, config))
         else:
+            from kit.standard.catalogue import require_certifying_standard
+
+            require_certifying_standard(args.canary)  # before a worker starts
             result = start_run(config_from_args(args))
     except KeyboardInterrupt:
         out = args.resume or args.out or _default_out(args)

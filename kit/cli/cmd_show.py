@@ -11,6 +11,7 @@ from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
 from kit.rundir import REPORT_JSON
 from kit.runner.config import previous_run_of
+from kit.views.comment import comment_lines
 from kit.views.show import show_lines, show_view
 
 DEFAULT_LIMIT = 20
@@ -21,7 +22,12 @@ def _show(args: argparse.Namespace) -> int:
         raise InputError("--limit must be at least 1")
     source = read_report(args.report)
     view = show_view(source, args.limit, previous_run_of(source.path.parent))
-    if args.json:
+    if args.against is not None and args.format != "comment":
+        raise InputError("--against goes with --format comment (`ckit diff` compares two runs)")
+    if args.format == "comment":
+        baseline = read_report(args.against) if args.against is not None else None
+        print("\n".join(comment_lines(view, baseline, args.limit)))
+    elif args.json or args.format == "json":
         # ASCII-only JSON: no byte of a report field reaches the terminal unescaped.
         print(json.dumps(view.to_json(), indent=2, ensure_ascii=True))
     else:
@@ -35,11 +41,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "show",
         "show a run's report: grade and why, counts per tier, failures grouped by op and "
         "dtype, and the largest errors (the report is read, not verified: see ckit verify)",
-        ["ckit show results/cpu", f"ckit show results/cpu/{REPORT_JSON} --json"],
+        ["ckit show results/cpu", f"ckit show results/cpu/{REPORT_JSON} --json",
+         "ckit show results/canary --format comment --against results/cpu"],
     )
     parser.add_argument("report", type=Path, metavar="DIR|REPORT",
                         help=f"a run's output directory, or its {REPORT_JSON}")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
                         help=f"failure groups and top errors shown (default {DEFAULT_LIMIT})")
     parser.add_argument("--json", action="store_true", help="print the view as JSON")
+    parser.add_argument("--format", choices=("text", "json", "comment"), default="text",
+                        help="text (default), json (as --json), or comment: a short markdown "
+                             "comment for a pull request")
+    parser.add_argument("--against", type=Path, metavar="BASELINE",
+                        help="with --format comment: list the tests that regressed against "
+                             "this run (the vendor's last certified one) first")
     parser.set_defaults(handler=_show)

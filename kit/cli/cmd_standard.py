@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kit.cli import add_command
 from kit.cli.standard_corpus import register_check_corpus
+from kit.cli.standard_new import register_list, register_new
 from kit.errors import ExitCode, InputError
 from kit.standard import Standard, load_standard
 from kit.tiers.registry import get_tier, tier_names
@@ -61,18 +62,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     lock.set_defaults(handler=lock_standard)
     register_check_corpus(actions)
+    register_new(actions)
+    register_list(actions)
 
 
 def lock_standard(args: argparse.Namespace) -> int:
-    standard = load_standard()
     tiers = list(tier_names()) if args.tier == "all" else [args.tier]
+    lock_tiers(load_standard(), tiers, check=args.check)
+    return int(ExitCode.OK)
+
+
+def lock_tiers(standard: Standard, tiers: list[str], *, check: bool) -> None:
+    """Each tier's locked list (and its other locked files) written into ``standard``'s own
+    directory, or (``check``) required to match what the tier generates."""
     for tier in tiers:
         ids = generate_test_ids(standard, tier)
         digests = generate_digests(standard, tier, ids)
         path = standard.test_list_path(tier)
         refuse_changed_inputs(path, digests)
         text = render_test_list(ids, digests)
-        if args.check:
+        if check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 raise InputError(
                     f"{path}: stale; regenerate it with `ckit standard lock --tier {tier}`"
@@ -83,8 +92,7 @@ def lock_standard(args: argparse.Namespace) -> int:
             target = standard.own_test_list_path(tier)
             write_test_list(target, text)
             print(f"{tier}: wrote {len(ids)} test ids to {target}")
-        lock_tier_files(standard, tier, ids, check=args.check)
-    return int(ExitCode.OK)
+        lock_tier_files(standard, tier, ids, check=check)
 
 
 def lock_tier_files(standard: Standard, tier: str, ids: list[str], *, check: bool) -> None:

@@ -51,6 +51,8 @@ class RunConfig:
     durations: str | None = None
     #: ``--devices``: indices (one per worker slot, shared round-robin) or ``("all",)``.
     devices: tuple[str, ...] | None = None
+    #: ``--canary``: a run on a torch no carried standard certifies (graded, never certified).
+    canary: bool = False
 
     @property
     def today(self) -> str:
@@ -85,6 +87,7 @@ class RunConfig:
             shard=Shard.parse(data["shard"]) if data.get("shard") else None,
             durations=data.get("durations"),
             devices=tuple(data["devices"]) if data.get("devices") is not None else None,
+            canary=bool(data.get("canary", False)),
         )
 
 

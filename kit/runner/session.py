@@ -107,6 +107,8 @@ def finish(
         run_info["shard"] = shard
     if orchestrator.slots is not None:
         run_info["devices"] = orchestrator.slots.to_json(orchestrator.slot_names)
+    if config.canary:
+        run_info["canary"] = True  # signed: audit and gate never take it for a certificate
     if config.rerun_of is not None:
         run_info["rerun_of"] = dataclasses.asdict(config.rerun_of)  # run.json's link, signed
     environment = {

@@ -14,7 +14,7 @@ import importlib.metadata
 from pathlib import Path
 
 from kit import paths
-from kit.errors import InputError
+from kit.errors import EnvironmentProblem, InputError
 from kit.standard.inheritance import STANDARD_FILE, VERSION_PATTERN, read_standard_source
 
 
@@ -82,3 +82,25 @@ def current_version(torch_version: str | None = None) -> str:
 def _torch_release(version: str) -> str:
     data = read_standard_source(paths.standards_dir() / version).data
     return str(data.get("torch_release"))
+
+
+def require_certifying_standard(canary: bool) -> None:
+    """Before any test: the installed torch is a release a carried standard certifies, or the
+    run is a ``--canary`` (graded under the newest standard, never a certificate) on one that
+    is not. One line naming the certified releases otherwise."""
+    installed = installed_torch_version()
+    if installed is None:
+        return  # the run's own environment check names what is missing
+    release = torch_release_of(installed)
+    releases = {version: _torch_release(version) for version in carried_versions()}
+    certifying = [version for version, named in releases.items() if named == release]
+    if certifying and canary:
+        raise InputError(f"--canary: torch {installed} is certified by standard "
+                         f"{certifying[-1]}; run without --canary for a certifiable run")
+    if not certifying and not canary:
+        named = ", ".join(sorted(set(releases.values()))) or "none"
+        raise EnvironmentProblem(
+            f"torch {installed} has no standard in this kit (it certifies PyTorch {named}): "
+            "install a certified torch, or run `ckit run --canary` for a graded run that is "
+            "never a certificate"
+        )

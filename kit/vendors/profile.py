@@ -13,7 +13,11 @@ from kit.errors import InputError
 from kit.flows import flow_names
 from kit.hashing import sha256_file
 from kit.signing.keys import VENDOR_ID
-from kit.vendors.requirement_syntax import is_local_requirement, requirement_problem
+from kit.vendors.requirement_syntax import (
+    is_local_requirement,
+    requirement_problem,
+    torch_pin_problem,
+)
 
 PROFILE_FILE = "vendor.yaml"
 
@@ -127,9 +131,12 @@ SHM_SIZE = re.compile(r"[0-9]+[bkmg]?")
 
 def read_requirements(node: Node) -> tuple[str, ...]:
     """Each requirement is one PEP 508 specifier or one local path, never a pip option."""
+    from kit.standard import current_torch_release
+
     requirements = node.strings(expected="a requirement or a path")
     for index, requirement in enumerate(requirements):
-        problem = requirement_problem(requirement)
+        problem = requirement_problem(requirement) or torch_pin_problem(
+            requirement, current_torch_release())
         if problem is not None:
             raise node.child(index, requirement).error(problem)
     return requirements

@@ -52,3 +52,16 @@ def requirement_problem(requirement: str) -> str | None:
         reason = str(exc).splitlines()[0]  # packaging adds the text and a caret on more lines
         return f"expected a PEP 508 requirement or a local path, got {requirement!r} ({reason})"
     return None
+
+
+def torch_pin_problem(requirement: str, release: str) -> str | None:
+    """Why a requirement on torch excludes ``release`` (the standard's); None when it does
+    not (or names another package). pip would refuse it against the kit's torch constraint
+    after minutes of resolving, in its own words."""
+    if is_local_requirement(requirement):
+        return None
+    parsed = Requirement(requirement)
+    if parsed.name.lower() != "torch" or parsed.specifier.contains(release, prereleases=True):
+        return None
+    return (f"{requirement!r} excludes torch {release}, the release this kit's standard "
+            "certifies: name torch without a version, or one that admits it")

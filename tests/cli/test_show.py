@@ -171,3 +171,30 @@ def test_show_says_which_ops_went_through_the_fallback(
     code, out, _ = _show(capsys, str(tmp_path / "run"), "--json")
     assert json.loads(out)["attribution"]["fallback_ops"] == [{"op": "aten::add.Tensor",
                                                                "tests": 1}]
+
+
+def test_comment_format_is_short_markdown_listing_regressions_first(
+    failing_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = tmp_path / "baseline"
+    write_report(baseline, report_of(records_with({}, selected_ids()), canary=True))
+    write_report(tmp_path / "canary", report_of(records_with(OUTCOMES, selected_ids()),
+                                                canary=True))
+    code, out, _ = _show(capsys, str(tmp_path / "canary"), "--format", "comment",
+                         "--against", str(baseline))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("### ckit canary run (not a certificate): `cpu` on torch `2.13")
+    assert "| unit |" in out and "Grade **`" in out
+    regressed = [line for line in lines if line.startswith("- `unit/opinfo/")]
+    assert {line.split("`")[1] for line in regressed} == set(OUTCOMES)
+    assert "3 regressed" in out and lines.index("**Regressed (3):**") > lines.index(
+        "| tier | tests | passed | not passed |")
+
+
+def test_against_without_the_comment_format_is_a_usage_line(
+    failing_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _show(capsys, str(failing_run), "--against", str(failing_run))
+    assert code == ExitCode.INPUT_ERROR
+    assert "--against goes with --format comment" in err and err.count("\n") == 1

@@ -89,11 +89,7 @@ def test_install_local_project_then_imports_it(venv_python: Path, tmp_path: Path
     assert main_env.returncode != 0
 
 
-@pytest.mark.parametrize(
-    "requirement",
-    ["./src/torch", "torch==2.12.0"],
-    ids=["local-project-named-torch", "pinned-older-torch"],
-)
+@pytest.mark.parametrize("requirement", ["./src/torch"], ids=["local-project-named-torch"])
 def test_requirement_replacing_torch_is_refused_by_the_constraint(
     venv_python: Path, tmp_path: Path, requirement: str
 ) -> None:
@@ -114,6 +110,20 @@ def test_requirement_replacing_torch_is_refused_by_the_constraint(
     log.unlink()
     # torch is still the release, from the main environment, not a copy in the venv.
     assert _distributions(venv_python, "torch").split() == ["2.13.0+cpu", "False"]
+
+
+@pytest.mark.parametrize("requirement", ["torch==2.12.0", "torch>=2.14", "torch<2.13"])
+def test_requirement_pinning_another_torch_is_refused_before_pip_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    requirement: str,
+) -> None:
+    monkeypatch.setenv("CKIT_VENDORS_DIR", str(tmp_path))
+    write_vendor(tmp_path, profile=_profile([requirement], ["json"]))
+    for command in (["vendors", "validate", "acme"], ["vendors", "install", "acme"]):
+        assert main(command) == 3
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert f"{requirement!r} excludes torch 2.13.0" in err
 
 
 def test_import_failure_names_the_step(

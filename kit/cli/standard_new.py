@@ -1,0 +1,195 @@
+"""``ckit standard new`` and ``ckit standard list``: a standard per PyTorch release.
+
+``new`` writes a standard that extends an older one and names the installed torch's release:
+its ``standard.yaml`` (what changes, nothing else: numerics, grades and tier files are
+inherited), its own ``acceptance.yaml`` (which names its standard), its locked test lists
+regenerated from the installed torch, and ``tests/changes.yaml``: per tier, the tests added,
+removed and whose inputs changed against the parent's lists, with their counts. Run it with
+the new torch installed: the lists are what that torch's OpInfo and model sources generate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kit import paths
+from kit.cli import add_command
+from kit.errors import ExitCode, InputError
+from kit.standard import Standard, load_standard
+from kit.standard.catalogue import (
+    carried_versions,
+    current_version,
+    installed_torch_version,
+    torch_release_of,
+)
+from kit.standard.inheritance import STANDARD_FILE
+from kit.tiers.registry import tier_names
+
+#: Where a new standard records how its tests differ from its parent's.
+CHANGES_FILE = "tests/changes.yaml"
+ACCEPTANCE_FILE = "acceptance.yaml"
+_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+
+
+def register_new(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    new = add_command(
+        actions,
+        "new",
+        "write a standard for the installed torch's release that extends --from, with its "
+        "test lists regenerated and their changes against the parent's",
+        ["ckit standard new --from v2", "ckit standard new --from v2 --torch 2.14.0 --version v3"],
+    )
+    new.add_argument("--from", dest="parent", required=True, metavar="VERSION",
+                     help="the carried standard the new one extends")
+    new.add_argument("--torch", metavar="X.Y.Z",
+                     help="the release the new standard certifies (default and only accepted "
+                          "value: the installed torch's)")
+    new.add_argument("--version", metavar="VERSION",
+                     help="the new standard's version (default: the next vN)")
+    new.set_defaults(handler=new_standard)
+
+
+def register_list(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    listing = add_command(
+        actions,
+        "list",
+        "print the standards this kit carries, the release each certifies and which is current",
+        ["ckit standard list"],
+    )
+    listing.set_defaults(handler=list_standards)
+
+
+def new_standard(args: argparse.Namespace) -> int:
+    from kit.cli.cmd_standard import lock_tiers
+
+    parent = load_standard(args.parent)
+    release = _installed_release(args.torch)
+    version = args.version or _next_version()
+    directory = paths.standards_dir() / version
+    _refuse_existing(version, directory)
+    directory.mkdir()
+    try:
+        _write_standard_file(directory, version, parent, release)
+        _write_acceptance(directory, version, parent, release)
+        child = load_standard(directory=directory)
+        tiers = [tier for tier in tier_names() if tier in child.test_lists]
+        lock_tiers(child, tiers, check=False)
+        changes = {tier: _tier_changes(parent, child, tier) for tier in tiers}
+    except BaseException:
+        _remove_partial(directory)
+        raise
+    (directory / CHANGES_FILE).write_text(_render_changes(parent, changes), encoding="utf-8")
+    for tier, change in changes.items():
+        counts = ", ".join(f"{len(ids)} {kind}" for kind, ids in change.items())
+        print(f"{tier}: {counts} (against {parent.version})")
+    print(f"standard {version} for PyTorch {release} written to {directory}; check its numerics "
+          f"on recorded device outputs: ckit standard check-corpus FILE")
+    return int(ExitCode.OK)
+
+
+def _installed_release(asked: str | None) -> str:
+    installed = installed_torch_version()
+    if installed is None:
+        raise InputError("torch is not installed: a standard's lists come from the installed torch")
+    release = torch_release_of(installed)
+    if asked is not None and asked != release:
+        raise InputError(f"--torch {asked}: the installed torch is {installed}; install torch "
+                         f"{asked} first (the new standard's tests are generated from it)")
+    if not _RELEASE.fullmatch(release):
+        raise InputError(f"installed torch {installed} is not a release (X.Y.Z): a standard "
+                         "certifies releases; run its tests with `ckit run --canary`")
+    return release
+
+
+def _next_version() -> str:
+    carried = carried_versions()
+    return f"v{int(carried[-1][1:]) + 1}" if carried else "v1"
+
+
+def _refuse_existing(version: str, directory: Path) -> None:
+    if not re.fullmatch(r"v\d+", version):
+        raise InputError(f"--version {version!r}: expected vN")
+    if directory.exists():
+        raise InputError(f"{directory}: already exists (standard {version} is carried)")
+
+
+def _write_standard_file(directory: Path, version: str, parent: Standard, release: str) -> None:
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    text = (
+        f"# Conformance standard {version} for PyTorch {release}: {parent.version}'s rules "
+        f"(standards/README.md),\n# its test lists regenerated from torch {release} "
+        f"(`ckit standard new`; their changes: {CHANGES_FILE}).\n"
+        f"version: {version}\nextends: {parent.version}\ntorch_release: \"{release}\"\n"
+        f"released: {today}\n"
+    )
+    (directory / STANDARD_FILE).write_text(text, encoding="utf-8")
+
+
+def _write_acceptance(directory: Path, version: str, parent: Standard, release: str) -> None:
+    """The parent's acceptance policy, naming the new standard and release (a policy names
+    its standard, so an inherited one would refuse the child's reports)."""
+    source = parent.file(ACCEPTANCE_FILE)
+    if not source.is_file():
+        return
+    text = source.read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^standard: \S+", f"standard: {version}", text)
+    minor = ".".join(release.split(".")[:2])
+    text = re.sub(r'(?m)^torch_release: "[^"]*"', f'torch_release: "{minor}"', text)
+    (directory / ACCEPTANCE_FILE).write_text(text, encoding="utf-8")
+
+
+def _tier_changes(parent: Standard, child: Standard, tier: str) -> dict[str, list[str]]:
+    from kit.cli.cmd_standard import locked_digests
+
+    before = _locked(parent, tier, locked_digests)
+    after = _locked(child, tier, locked_digests)
+    return {
+        "added": sorted(set(after) - set(before)),
+        "removed": sorted(set(before) - set(after)),
+        "changed-inputs": sorted(i for i in set(before) & set(after)
+                                 if before[i] and after[i] and before[i] != after[i]),
+    }
+
+
+def _locked(standard: Standard, tier: str, read: Any) -> dict[str, str]:
+    path = standard.test_list_path(tier)
+    if not path.is_file():
+        return {}
+    digests: dict[str, str] = read(path)
+    return digests or {test_id: "" for test_id in standard.test_ids(tier)}
+
+
+def _render_changes(parent: Standard, changes: dict[str, dict[str, list[str]]]) -> str:
+    body = {
+        tier: {kind: {"count": len(ids), "tests": ids} for kind, ids in change.items()}
+        for tier, change in changes.items()
+    }
+    header = (f"# Tests of this standard against {parent.version}'s locked lists "
+              "(written by `ckit standard new`).\n")
+    return header + yaml.safe_dump({"against": parent.version, "tiers": body}, sort_keys=False)
+
+
+def _remove_partial(directory: Path) -> None:
+    # A half-written standard would be carried (and current): nothing of it stays.
+    for path in sorted(directory.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    directory.rmdir()
+
+
+def list_standards(args: argparse.Namespace) -> int:
+    current = current_version()
+    installed = installed_torch_version() or "not installed"
+    for version in carried_versions():
+        standard = load_standard(version)
+        parent = f", extends {standard.extends}" if standard.extends else ""
+        marker = "  (current)" if version == current else ""
+        print(f"{version}: PyTorch {standard.torch_release}, released {standard.released}"
+              f"{parent}{marker}")
+    print(f"installed torch: {installed}")
+    return int(ExitCode.OK)

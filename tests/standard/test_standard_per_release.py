@@ -1,0 +1,138 @@
+"""A standard per PyTorch release: ``ckit standard new`` and ``list``, a torch no standard
+certifies refused before any test, and ``--canary`` runs on it (never a certificate).
+
+Only torch 2.13's CPU wheel is here, so "a torch the kit has no standard for" is made by a kit
+home whose standards name another release for the installed torch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kit import paths
+from kit.cli import main
+from kit.errors import ExitCode
+from kit.standard import load_standard
+from kit.standard.catalogue import carried_versions
+
+TINY = "unit/opinfo/add/float32/0"
+OTHER_RELEASE = "2.12.0"
+
+
+def _home_copy(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(paths.standards_dir(), home / "standards")
+    shutil.copytree(paths.vendors_dir() / "cpu", home / "vendors" / "cpu")
+    return home
+
+
+@pytest.fixture
+def other_release_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kit home whose every standard certifies PyTorch 2.12.0, not the installed 2.13."""
+    home = _home_copy(tmp_path)
+    for standard_file in (home / "standards").glob("v*/standard.yaml"):
+        text = standard_file.read_text(encoding="utf-8")
+        standard_file.write_text(
+            re.sub(r'(?m)^torch_release: "[^"]*"', f'torch_release: "{OTHER_RELEASE}"', text),
+            encoding="utf-8")
+    monkeypatch.setenv("CKIT_HOME", str(home))
+    return home
+
+
+def _run(out: Path, *extra: str) -> int:
+    return main(["run", "--vendor", "cpu", "--tier", "unit", "--select", TINY, "--no-sign",
+                 "--out", str(out), *extra])
+
+
+def test_a_torch_no_standard_certifies_is_refused_before_any_test(
+    other_release_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert _run(out) == ExitCode.ENVIRONMENT_ERROR
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"certifies PyTorch {OTHER_RELEASE}" in err and "ckit run --canary" in err
+    assert not out.exists()  # refused before a worker started or a file was written
+
+
+def test_a_canary_run_is_graded_and_never_certified(
+    other_release_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "canary"
+    code = _run(out, "--canary")
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["canary"] is True
+    assert report["grade"]["name"] == "not-certifiable"
+    assert code == load_standard().grade("not-certifiable").exit_code
+    assert {r["status"] for r in report["records"]} == {"PASS"}
+    capsys.readouterr()
+    assert main(["show", str(out), "--format", "comment"]) == 0
+    comment = capsys.readouterr().out
+    assert comment.startswith("### ckit canary run (not a certificate): `cpu` on torch `2.13")
+    assert "`not-certifiable`" in comment
+
+
+def test_a_canary_on_a_certified_torch_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(tmp_path / "run", "--canary") == ExitCode.INPUT_ERROR
+    assert "run without --canary" in capsys.readouterr().err
+
+
+def test_standard_list_names_each_release_and_the_current_one(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["standard", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    carried = carried_versions()
+    assert [line.split(":")[0] for line in lines[:-1]] == list(carried)
+    assert lines[len(carried) - 1].endswith("(current)")
+    assert lines[-1].startswith("installed torch: 2.13.0")
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--torch", "2.99.0"], "install torch 2.99.0 first"),
+    (["--version", "v1"], "already exists"),
+    (["--version", "three"], "expected vN"),
+])
+def test_standard_new_refuses_in_one_line_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    args: list[str], says: str,
+) -> None:
+    home = _home_copy(tmp_path)
+    monkeypatch.setenv("CKIT_HOME", str(home))
+    before = sorted(p.name for p in (home / "standards").iterdir())
+    assert main(["standard", "new", "--from", "v2", *args]) == ExitCode.INPUT_ERROR
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err, err
+    assert sorted(p.name for p in (home / "standards").iterdir()) == before
+
+
+@pytest.mark.heavy
+@pytest.mark.slow(seconds=150)
+def test_standard_new_on_the_same_torch_round_trips_with_no_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = _home_copy(tmp_path)
+    monkeypatch.setenv("CKIT_HOME", str(home))
+    parent = load_standard("v2")
+    assert main(["standard", "new", "--from", "v2"]) == 0
+    out = capsys.readouterr().out
+    new = home / "standards" / "v3"
+    child = load_standard("v3")
+    assert (child.extends, child.torch_release) == ("v2", parent.torch_release)
+    assert child.numerics == parent.numerics  # carried over, not copied
+    for tier in child.test_lists:
+        assert child.own_test_list_path(tier).read_text() == parent.test_list_path(tier).read_text()
+        assert f"{tier}: 0 added, 0 removed, 0 changed-inputs (against v2)" in out
+    changes = yaml.safe_load((new / "tests" / "changes.yaml").read_text())
+    assert changes["against"] == "v2"
+    assert all(kind["count"] == 0 for tier in changes["tiers"].values() for kind in tier.values())
+    assert "standard: v3" in (new / "acceptance.yaml").read_text()
+    assert carried_versions()[-1] == "v3"
