@@ -20,6 +20,7 @@ import yaml
 
 from kit import paths
 from kit.cli import add_command
+from kit.cli.standard_lock import lock_tiers, locked_digests
 from kit.errors import ExitCode, InputError
 from kit.standard import Standard, load_standard
 from kit.standard.catalogue import (
@@ -66,8 +67,6 @@ def register_list(actions: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def new_standard(args: argparse.Namespace) -> int:
-    from kit.cli.cmd_standard import lock_tiers
-
     parent = load_standard(args.parent)
     release = _installed_release(args.torch)
     version = args.version or _next_version()
@@ -145,8 +144,6 @@ def _write_acceptance(directory: Path, version: str, parent: Standard, release: 
 
 
 def _tier_changes(parent: Standard, child: Standard, tier: str) -> dict[str, list[str]]:
-    from kit.cli.cmd_standard import locked_digests
-
     before = _locked(parent, tier, locked_digests)
     after = _locked(child, tier, locked_digests)
     return {
