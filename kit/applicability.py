@@ -1,8 +1,8 @@
 """What does not apply to a vendor: decided by the kit, from the standard and the profile alone.
 
 Only the kit may end a test NOT_APPLICABLE, and only for one of ``NotApplicableReason``'s: the
-vendor does not claim the test's dtype or flow, a claimed flow's packages are not installed, or an
-optional model source is not installed.
+vendor does not claim the test's dtype, autocast dtype or flow, a claimed flow's packages are
+not installed, or an optional model source is not installed.
 ``ckit run`` decides this before a test reaches a worker (each tier's ``inapplicable``, asked
 through ``kit.tiers.registry.kit_inapplicable``); a worker (which runs vendor code) that ends a
 test as skipped or not applicable gets an ERROR instead. This module holds the rules the tiers
@@ -33,6 +33,17 @@ def unclaimed_dtype(vendor: VendorProfile, dtype: str) -> Inapplicable | None:
         return None
     return Inapplicable(
         NotApplicableReason.UNCLAIMED_DTYPE, f"vendor {vendor.id} does not claim dtype {dtype}"
+    )
+
+
+def unclaimed_autocast(vendor: VendorProfile, dtype: str) -> Inapplicable | None:
+    """The vendor does not claim autocast in ``dtype`` (vendor.yaml ``autocast``), or None."""
+    if vendor.claims_autocast(dtype):
+        return None
+    claimed = ", ".join(vendor.autocast) or "none"
+    return Inapplicable(
+        NotApplicableReason.UNCLAIMED_AUTOCAST,
+        f"vendor {vendor.id} does not claim autocast in {dtype} (claims: {claimed})",
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kit.applicability import unclaimed_autocast
 from kit.device import DeviceInfo
 from kit.numerics.criteria import Tolerance
 from kit.outcomes import not_applicable
@@ -47,3 +48,9 @@ class KitContext:
                 NotApplicableReason.UNCLAIMED_DTYPE,
                 f"vendor {self.vendor.id} does not claim dtype {dtype}",
             )
+
+    def require_autocast(self, dtype: str) -> None:
+        """End the test as NOT_APPLICABLE when the vendor claims no autocast in ``dtype``."""
+        unclaimed = unclaimed_autocast(self.vendor, dtype)
+        if unclaimed is not None:
+            not_applicable(unclaimed.reason, unclaimed.words)

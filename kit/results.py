@@ -86,6 +86,9 @@ class NotApplicableReason(enum.StrEnum):
     #: device draws its own, so its values are never compared with CPU's; the judge decides it
     #: after the result's structure, dtypes and shapes held (a standard's ``coverage.random``).
     DRAWS_RANDOM_NUMBERS = "draws-random-numbers"
+    #: A unit ``autocast`` test of a lower-precision dtype the vendor profile does not claim
+    #: autocast in (vendor.yaml ``autocast``).
+    UNCLAIMED_AUTOCAST = "unclaimed-autocast"
 
 
 NA_REASON_KEY = "na_reason"

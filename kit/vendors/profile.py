@@ -70,6 +70,9 @@ class VendorProfile:
     device_memory_mib: int | None = None
     #: The vendor's source build (``build`` in vendor.yaml); no commands: nothing to build.
     build: BuildStep = field(default_factory=BuildStep)
+    #: The lower-precision dtypes the device runs ``torch.autocast`` in (``autocast``): the
+    #: unit tier's autocast tests of another dtype do not apply.
+    autocast: tuple[str, ...] = ()
 
     @property
     def profile_path(self) -> Path:
@@ -81,6 +84,9 @@ class VendorProfile:
 
     def claims_dtype(self, dtype: str) -> bool:
         return dtype in self.dtypes
+
+    def claims_autocast(self, dtype: str) -> bool:
+        return dtype in self.autocast
 
     def resolved_requirements(self) -> list[str]:
         """Requirements with local paths made absolute (pip resolves them from any cwd)."""
@@ -112,7 +118,7 @@ REQUIRED_FIELDS = (
 )
 OPTIONAL_FIELDS = (
     "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
-    "accepts_grade", "container", "device_memory_mib", "build",
+    "accepts_grade", "container", "device_memory_mib", "build", "autocast",
 )
 CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
 #: The dtypes a profile may claim.
@@ -120,6 +126,8 @@ DTYPES = (
     "float64", "float32", "float16", "bfloat16", "complex64",
     "int64", "int32", "int16", "int8", "uint8", "bool",
 )
+#: The lower-precision dtypes ``torch.autocast`` runs in, which a profile may claim.
+AUTOCAST_DTYPES = ("bfloat16", "float16")
 DEVICE_TYPE = re.compile(r"[a-z][a-z0-9_]*")
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
@@ -236,6 +244,7 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
             "device_memory_mib", None, Node.integer, minimum=1, what="the device memory in MiB"
         ),
         build=fields.optional("build", BuildStep(), read_build),
+        autocast=fields.optional("autocast", (), Node.choices, AUTOCAST_DTYPES, unique=True),
     )
 
 

@@ -92,6 +92,9 @@ install_script: {f["install_script"]}
 # Every dtype the device claims; tests of unclaimed dtypes are NOT_APPLICABLE.
 dtypes: [float32]
 flows: [eager]
+# The dtypes torch.autocast runs in on the device (bfloat16, float16), e.g. [bfloat16]; the
+# unit tier's autocast tests of unclaimed ones are NOT_APPLICABLE. None claimed: all of them.
+# autocast: [bfloat16]
 skip_manifest: {f["skip_manifest"]}
 """
 

@@ -35,6 +35,12 @@ def test_unclaimed_dtype():
     assert code is NotApplicableReason.UNCLAIMED_DTYPE
 
 
+def test_unclaimed_autocast():
+    ckit = context(autocast=("float16",))
+    code = reason_code_of(lambda: ckit.require_autocast("bfloat16"))
+    assert code is NotApplicableReason.UNCLAIMED_AUTOCAST
+
+
 def test_unclaimed_flow():
     ckit = context(flows=("export",))
     code = reason_code_of(lambda: run_model_case(ckit, "models/hf/llama/eager"))

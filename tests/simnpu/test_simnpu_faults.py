@@ -238,3 +238,24 @@ def test_a_failed_injection_leaves_the_rules_untouched() -> None:
         with simnpu.faults.injected([{"op": "add", "kind": "bogus"}]):
             pass
     assert simnpu.faults.active_rules() == ()
+
+
+def test_overwrite_grad_replaces_the_accumulated_gradient_but_not_add_itself() -> None:
+    rule = [{"op": "aten::add_.Tensor", "kind": "overwrite_grad"}]
+    x = torch.ones(3, device=DEVICE, requires_grad=True)
+    with simnpu.faults.injected(rule):
+        for factor in (2.0, 3.0):
+            (x * factor).sum().backward()
+        added = torch.ones(3, device=DEVICE).add_(torch.ones(3, device=DEVICE))
+    assert x.grad is not None and x.grad.cpu().tolist() == [3.0] * 3  # not 2 + 3
+    assert added.cpu().tolist() == [2.0] * 3
+
+
+def test_autocast_dtype_swaps_the_policy_of_one_op_under_autocast_only() -> None:
+    a = torch.ones(2, 2, device=DEVICE)
+    with simnpu.faults.injected([{"op": "mm", "kind": "autocast_dtype"}]):
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
+            lowered, other = torch.mm(a, a), torch.bmm(a[None], a[None])
+        plain = torch.mm(a.bfloat16(), a.bfloat16())
+    assert (lowered.dtype, other.dtype, plain.dtype) == (
+        torch.float32, torch.bfloat16, torch.bfloat16)

@@ -62,11 +62,23 @@ def test_refusals_read_as_unsupported_to_the_kit() -> None:
     assert classify_exception(refusal) is Status.UNSUPPORTED
 
 
-def test_autocast_is_declined_with_a_warning() -> None:
+def test_autocast_in_float16_is_declined_with_a_warning() -> None:
     x = torch.ones(2, 2, device=DEVICE)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with torch.autocast(DEVICE, dtype=torch.bfloat16):
+        with torch.autocast(DEVICE, dtype=torch.float16):
             result = x @ x
     assert result.dtype == torch.float32
     assert any("Disabling autocast" in str(w.message) for w in caught)
+
+
+def test_autocast_in_bfloat16_follows_cpus_policy_through_autograd() -> None:
+    x = torch.ones(2, 2, device=DEVICE, requires_grad=True)
+    with torch.autocast(DEVICE, dtype=torch.bfloat16):
+        product = x @ x
+        loss = torch.nn.functional.mse_loss(product, torch.zeros(2, 2, device=DEVICE))
+        softmax = torch.softmax(x, 0)
+    assert (product.dtype, loss.dtype, softmax.dtype) == (
+        torch.bfloat16, torch.float32, torch.float32)
+    loss.backward()
+    assert x.grad is not None and x.grad.dtype == torch.float32

@@ -43,6 +43,12 @@ MISTAKES = [
         (": dtypes.1: expected one of", "bfloat16", "'bfloat61'"),
     ),
     Mistake(
+        "autocast-not-lower-precision",
+        "vendor.yaml",
+        GOOD_PROFILE + "autocast: [float32]\n",
+        (": autocast.0: expected one of", "bfloat16", "'float32'"),
+    ),
+    Mistake(
         "unknown-field",
         "vendor.yaml",
         GOOD_PROFILE + "colour: blue\n",

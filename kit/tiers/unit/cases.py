@@ -17,6 +17,7 @@ from kit.execution import run_split
 from kit.outcomes import SemanticMismatch
 from kit.results import DISPATCH_KEY
 from kit.standard import Standard
+from kit.tiers.unit.autocast_ids import autocast_dtype
 from kit.tiers.unit.config import Attribution, UnitConfig, load_unit_config
 
 if TYPE_CHECKING:
@@ -84,6 +85,9 @@ def run_unit_case(ckit: KitContext, test_id: str) -> None:
     """
     case = unit_case(ckit.standard, test_id)
     ckit.require_dtype(case.dtype)
+    lowered = autocast_dtype(test_id)
+    if lowered is not None:  # plain pytest: ``ckit run`` decided it before (``UnitTier``)
+        ckit.require_autocast(lowered)
     attribution = load_unit_config(ckit.standard).attribution
     details = run_split(
         ckit.evidence_path,

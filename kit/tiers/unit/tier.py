@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from kit.applicability import Inapplicable, unclaimed_dtype
+from kit.applicability import Inapplicable, unclaimed_autocast, unclaimed_dtype
 from kit.printable import printable
 from kit.test_ids import TestId
 from kit.tiers.interface import Tier
@@ -73,14 +73,19 @@ class UnitTier(Tier):
     def inapplicable(
         self, standard: Standard, vendor: VendorProfile, test_id: str
     ) -> Inapplicable | None:
-        """A dtype its operands use that the vendor does not claim (``operand_dtypes``), or
-        a ``scale`` test over the memory budget (``scale_budget``)."""
+        """A dtype its operands use that the vendor does not claim (``operand_dtypes``), an
+        ``autocast`` test in a dtype the vendor claims no autocast in (``autocast_ids``), or a
+        ``scale`` test over the memory budget (``scale_budget``)."""
+        from kit.tiers.unit.autocast_ids import autocast_dtype
         from kit.tiers.unit.operand_dtypes import operand_dtypes
 
         for dtype in operand_dtypes(test_id):
             unclaimed = unclaimed_dtype(vendor, dtype)
             if unclaimed is not None:
                 return unclaimed
+        lowered = autocast_dtype(test_id)
+        if lowered is not None and (unclaimed := unclaimed_autocast(vendor, lowered)):
+            return unclaimed
         return _scale_over_budget(standard, vendor, test_id)
 
     def warm_up(self) -> None:

@@ -43,7 +43,15 @@ from kit.tiers.unit.variants.interface import (
     VariantSource,
     tested_largest_first,
 )
-from kit.tiers.unit.variants.rules import Groups, VariantRule, dtype_list, op_list, reject_unknown
+from kit.tiers.unit.variants.rules import (
+    EXACT_CLASS,
+    Groups,
+    VariantRule,
+    class_name,
+    dtype_list,
+    op_list,
+    reject_unknown,
+)
 
 #: The most tensor elements a sample may hold: the test runs two forward and backward calls.
 MAX_NUMEL = 1 << 12
@@ -52,7 +60,7 @@ SAMPLES = 2
 #: The least share of the largest ``|grad_output|`` some gradient must reach (``_vanishing``).
 SIGNAL = 1e-3
 #: The op class whose gradients the rule's ``exact_class`` judges instead.
-EXACT = "exact"
+EXACT = EXACT_CLASS
 _FIELDS = {"ops", "dtypes", "widening", "least_class", "exact_class"}
 
 
@@ -84,7 +92,7 @@ class Backward(VariantKind):
         factor = raw.get("widening")
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor < 1:
             raise InputError(f"{where}.widening: expected a number of at least 1")
-        least, exact_class = (_class_name(raw, field, where)
+        least, exact_class = (class_name(raw, field, where)
                               for field in ("least_class", "exact_class"))
         return VariantRule(rule_name, self.name, op_list(raw.get("ops"), f"{where}.ops", groups),
                            dtype_list(raw.get("dtypes"), f"{where}.dtypes"),
@@ -131,14 +139,6 @@ class Backward(VariantKind):
         return UnitCase(label, dtype, comparison, plain.make_inputs, call,
                         extra_operands=sample.grad_outputs, op=plain.op,
                         input_names=plain.input_names)
-
-
-def _class_name(raw: Mapping[str, Any], field: str, where: str) -> str:
-    # Whether the standard's numerics know it is checked where a bound is made.
-    name = raw.get(field)
-    if not isinstance(name, str) or not name or name == EXACT:
-        raise InputError(f"{where}.{field}: expected the name of an op class other than {EXACT}")
-    return name
 
 
 def gradient_comparison(forward: Comparison, sample: GradSample) -> Comparison:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kit.errors import InputError
 from kit.tiers.unit.variants.arity import Arity
+from kit.tiers.unit.variants.autocast import Autocast
 from kit.tiers.unit.variants.backward import Backward
 from kit.tiers.unit.variants.convert import Convert
 from kit.tiers.unit.variants.empty import Empty
@@ -24,7 +25,7 @@ from kit.tiers.unit.variants.views import ViewWrite
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
     Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(), Special(),
-    Promotion(), Scale(), Errors(), Convert(), Backward(), InplaceBackward(),
+    Promotion(), Scale(), Errors(), Convert(), Backward(), InplaceBackward(), Autocast(),
 )
 
 

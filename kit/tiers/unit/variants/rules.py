@@ -14,6 +14,8 @@ from kit.errors import InputError
 from kit.numerics.model import Widening
 from kit.tiers.unit.dtypes import parse_dtypes
 
+#: The op class of data movement, which no rule's floor class may name.
+EXACT_CLASS = "exact"
 #: A dimension token of ``large``: the dimension the sample itself reduces over.
 SAMPLE_DIM = "dim"
 
@@ -48,6 +50,8 @@ class VariantRule:
     #: gradients of an op of the ``exact`` class (their sums are rounded).
     widening: Widening | None = None
     exact_class: str = ""
+    #: ``autocast``: the lower-precision dtypes the op runs under autocast in.
+    autocast: tuple[str, ...] = ()
 
     def applies(self, op_key: str, dtype: str) -> bool:
         return op_key in self.ops and (self.dtypes is None or dtype in self.dtypes)
@@ -90,3 +94,13 @@ def reject_unknown(raw: Mapping[str, Any], allowed: set[str], where: str) -> Non
     unknown = sorted(set(map(str, raw)) - allowed)
     if unknown:
         raise InputError(f"{where}: unknown field {unknown[0]!r} (allowed: {sorted(allowed)})")
+
+
+def class_name(raw: Mapping[str, Any], field: str, where: str) -> str:
+    """An op class a rule names, other than ``exact`` (whether the standard's numerics know it
+    is checked where a bound is made)."""
+    name = raw.get(field)
+    if not isinstance(name, str) or not name or name == EXACT_CLASS:
+        raise InputError(
+            f"{where}.{field}: expected the name of an op class other than {EXACT_CLASS}")
+    return name

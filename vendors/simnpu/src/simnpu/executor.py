@@ -161,7 +161,8 @@ def _with_faults(
         if not call.subjects:  # a factory: its outputs stand in for the inputs it lacks
             call = faults.Call(_tensors(result), call.arguments, call.op_name)
             faults.fire_before(rules, call)
-        rewriters = faults.result_rewriters(rules, call)
+        rewriters = [*faults.result_rewriters(rules, call),
+                     *faults.gradient_rewriters(rules, call)]
         result = _rewrite(result, rewriters, mutated)
         if wide is not None:
             result = _saturate(result, wide, mutated)

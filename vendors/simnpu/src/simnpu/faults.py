@@ -51,6 +51,13 @@ with CPU's kernel like PyTorch's ``cpu_fallback``: right values, no device kerne
 An op's backward is wrong while its forward stays right with any result kind on the backward
 op autograd calls on the device (``aten::tanh_backward``, ``aten::sigmoid_backward``,
 ``aten::threshold_backward``): those are ops of their own, executed here like any other.
+Kinds of training that leave every forward right: ``overwrite_grad`` (where autograd's
+AccumulateGrad adds a new gradient to a leaf's ``.grad``, with ``aten::add_.Tensor`` on the
+device, ``.grad`` becomes the new gradient alone: a second backward call overwrites instead of
+accumulating; the op outside AccumulateGrad stays right) and ``autocast_dtype`` (under
+``torch.autocast``, the op runs under the wrong policy of ``simnpu.autocast``: a lower-precision
+op in float32, a float32 or promoting op in the autocast dtype; without autocast nothing
+changes).
 """
 
 from __future__ import annotations
@@ -100,6 +107,8 @@ class Kind(enum.StrEnum):
     TRUNCATE = "truncate"
     FALLBACK = "fallback"
     WRONG_SHAPE = "wrong_shape"
+    OVERWRITE_GRAD = "overwrite_grad"
+    AUTOCAST_DTYPE = "autocast_dtype"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -721,3 +730,28 @@ def computed(rules: Sequence[FaultRule], call: Call, compute: Callable[[], Any])
         except (RuntimeError, IndexError, ValueError, TypeError):
             return torch.zeros_like(call.subjects[0])
     return compute()
+
+
+# -- overwrite_grad, autocast_dtype (training) -----------------------------------------------
+
+
+def accumulating() -> bool:
+    """Whether this call runs inside autograd's AccumulateGrad (adding to a leaf's ``.grad``)."""
+    node = torch._C._current_autograd_node()
+    return node is not None and type(node).__name__ == "AccumulateGrad"
+
+
+def gradient_rewriters(
+    rules: Sequence[FaultRule], call: Call
+) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+    """``overwrite_grad``: inside AccumulateGrad, the sum ``grad + new`` becomes ``new``."""
+    if not fires(rules, Kind.OVERWRITE_GRAD, call) or not accumulating():
+        return []
+    return [functools.partial(_new_gradient_only, tuple(call.subjects))]
+
+
+def _new_gradient_only(subjects: Sequence[torch.Tensor], tensor: torch.Tensor) -> torch.Tensor:
+    new = subjects[-1] if subjects else tensor
+    if new.shape != tensor.shape or new.dtype != tensor.dtype:
+        return tensor
+    return new.clone()

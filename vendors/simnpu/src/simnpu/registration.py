@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-from simnpu import executor, faults, runtime
+from simnpu import autocast, executor, faults, runtime
 from simnpu.tensor import DEVICE_TYPE
 
 
@@ -102,3 +102,4 @@ def register() -> None:
     for name in (*PYTHON_EXCLUDED_OPS, *device_kernel_ops()):
         per_op.impl(name, _per_op_kernel(name), "PrivateUse1")
     _libraries.extend([fallback, per_op])
+    autocast.register()

@@ -14,6 +14,7 @@ import os
 import torch
 
 from simnpu import faults
+from simnpu.autocast import SUPPORTED_DTYPES
 from simnpu.tensor import DEVICE_TYPE
 
 DEVICE_NAME = "SimNPU-1 (pure Python)"
@@ -120,9 +121,9 @@ def initial_seed() -> int:
 
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
-    """None: simnpu registers no autocast kernels, so ``torch.autocast("simnpu")`` warns and
-    stays off rather than failing inside the first op."""
-    return []
+    """The dtypes ``torch.autocast("simnpu")`` runs in (``simnpu.autocast``'s policy); for any
+    other it warns and stays off."""
+    return list(SUPPORTED_DTYPES)
 
 
 def is_bf16_supported() -> bool:
