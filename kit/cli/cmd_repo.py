@@ -12,8 +12,8 @@ from kit.cli import add_command
 from kit.engines.github_audit import AuditWorkflowOptions
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
-from kit.repository.repo_init import RepoInitOptions, init_repository
 from kit.repository.repo_config import CONFIG_DIR
+from kit.repository.repo_init import RepoInitOptions, init_repository
 from kit.signing.keys import check_vendor_id, passphrase_from_env
 
 _GITHUB_REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")

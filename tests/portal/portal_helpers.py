@@ -3,7 +3,8 @@ builds it once per module).
 
 Vendors acme (two kit versions, its newer result failing a model test, and a newest submission
 tampered after signing), bolt (a model test skipped, a unit failure whose message holds markup)
-and cpu (a narrowed run whose profile's docs_url is a ``javascript:`` link).
+and cpu (a narrowed run whose profile's docs_url is a ``javascript:`` link). Only acme has a
+name, contact and docs link in the keyring (``ACME``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ from submission_helpers import (
 from kit.repository.interface import RepositoryAudit
 from kit.repository.layout import SubmissionKey
 from kit.results import Status
+from kit.signing.keyring import VendorIdentity
 
+#: acme's entry in the root-signed keyring (bolt and cpu have none).
+ACME = VendorIdentity("acme", "Acme NPU", "conformance@acme.example", "https://acme.example/ckit")
 MARKUP_MESSAGE = "<script>alert('pwned')</script> differs"
 UNIT_FAILURE = "unit/opinfo/add/float32/0"
 #: A flow test whose backend took nothing, with the facts every flow record carries.

@@ -11,12 +11,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from portal_helpers import MARKUP_MESSAGE, NOT_DELEGATED_TEST, UNIT_FAILURE, PortalWorld
+from portal_helpers import ACME, MARKUP_MESSAGE, NOT_DELEGATED_TEST, UNIT_FAILURE, PortalWorld
+from submission_helpers import NOW
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
 from kit.portal.builder import SITE_MARKER, build_site, render_site
 from kit.portal.model import group_of
+from kit.repository.gate import load_gate_policy
 
 
 class _Links(HTMLParser):
@@ -46,9 +48,10 @@ def _files(site: Path) -> dict[Path, bytes]:
 
 def test_same_audit_gives_the_same_bytes(world: PortalWorld, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    build_site(world.audit, again)
+    build_site(world.audit, again, load_gate_policy(), NOW)
     assert _files(world.site) == _files(again)
-    assert render_site(world.audit) == render_site(world.audit)
+    policy = load_gate_policy()
+    assert render_site(world.audit, policy, NOW) == render_site(world.audit, policy, NOW)
 
 
 def test_every_relative_link_resolves_to_a_file(world: PortalWorld) -> None:
@@ -66,9 +69,9 @@ def test_every_relative_link_resolves_to_a_file(world: PortalWorld) -> None:
 
 def test_tampered_newer_submission_never_replaces_the_audited_result(world: PortalWorld) -> None:
     index = (world.site / "index.html").read_text(encoding="utf-8")
-    matrix = index.split('<table class="matrix">', 1)[1].split("</table>", 1)[0]
-    assert f"{world.acme_latest.run_id}.html" in matrix
-    assert world.acme_tampered.run_id not in matrix
+    latest = index.split('<table class="vendors">', 1)[1].split("</table>", 1)[0]
+    assert f"{world.acme_latest.run_id}.html" in latest
+    assert world.acme_tampered.run_id not in index.split('<section id="audit">', 1)[0]
     audits = index.split('<table class="audits">', 1)[1]
     tampered_row = next(line for line in audits.splitlines() if world.acme_tampered.run_id in line)
     assert "audit failed" in tampered_row
@@ -83,11 +86,15 @@ def test_failed_audit_page_lists_every_check_and_shows_no_result(world: PortalWo
     assert 'class="tiers"' not in html
 
 
-def test_javascript_docs_url_is_never_linked(world: PortalWorld) -> None:
+def test_a_reports_own_vendor_text_is_never_shown(world: PortalWorld) -> None:
+    """cpu's report names a ``javascript:`` docs link and every report a display name of its
+    own: pages show neither, only what the root-signed keyring says (acme's entry)."""
     for page in pages(world.site):
-        assert not any(link.lower().startswith("javascript:") for link in links_of(page)), page
-    vendor = (world.site / "vendors" / "cpu.html").read_text(encoding="utf-8")
-    assert 'title="not a web link, so not linked">javascript:alert(1)</span>' in vendor
+        html = page.read_text(encoding="utf-8")
+        assert "javascript:" not in html, page
+        assert "Accelerators" not in html, page  # the reports' display names
+    cpu = (world.site / "vendors" / "cpu.html").read_text(encoding="utf-8")
+    assert "has no name, contact or docs link in the root-signed keyring" in cpu
 
 
 def test_markup_in_a_failure_message_is_shown_as_text(world: PortalWorld) -> None:
@@ -136,12 +143,11 @@ def test_trend_plots_each_audited_result_over_kit_versions(world: PortalWorld) -
     assert "<title>kit 0.2.0, 2026-11-20: 99.99%</title>" in svg
 
 
-def test_docs_link_for_reproducing_locally(world: PortalWorld) -> None:
+def test_name_contact_and_docs_link_come_from_the_keyring(world: PortalWorld) -> None:
     html = (world.site / "vendors" / "acme.html").read_text(encoding="utf-8")
-    report = world.audit.by_key()[world.acme_latest].report
-    assert report is not None
-    url = report.document["vendor"]["docs_url"]
-    assert f'Reproduce these results locally: <a href="{url}">' in html
+    assert (f"<h1>{ACME.name} <small><code>acme</code></small></h1>") in html
+    assert (f"{ACME.name} (contact {ACME.contact}); reproduce its results: "
+            f'<a href="{ACME.docs_url}">') in html
 
 
 def test_building_over_a_directory_of_other_files_is_refused(
@@ -149,15 +155,15 @@ def test_building_over_a_directory_of_other_files_is_refused(
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
     with pytest.raises(InputError, match="holds no portal this command built"):
-        build_site(world.audit, tmp_path)
+        build_site(world.audit, tmp_path, load_gate_policy(), NOW)
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
 
 
 def test_rebuilding_replaces_a_site_it_built(world: PortalWorld, tmp_path: Path) -> None:
     site = tmp_path / "site"
-    build_site(world.audit, site)
+    build_site(world.audit, site, load_gate_policy(), NOW)
     (site / "stale.html").write_text("old\n", encoding="utf-8")
-    build_site(world.audit, site)
+    build_site(world.audit, site, load_gate_policy(), NOW)
     assert (site / SITE_MARKER).is_file() and not (site / "stale.html").exists()
 
 
