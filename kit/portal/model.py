@@ -299,13 +299,13 @@ class Cell:
 
 
 #: A matrix cell of a test with no record: the run did not cover it.
-NOT_RUN = Cell("not run", "none", "no record: the run did not cover this test")
+NOT_RUN = Cell("–", "none", "not run: the run did not cover this test")
 #: A vendor with no audited result for the release: one cell across its columns.
 NO_RESULT = Cell("no audited result", "none", "no submission of the release passed its audit")
 
 
 def matrix_cell(result: ResultDetail, test_id: str) -> Cell:
-    """✓, ✗, "n/a" (the kit's not-applicable: never a skip) or "not run" (no record, or the
+    """✓, ✗, "n/a" (the kit's not-applicable: never a skip) or "–", not run (no record, or the
     vendor's skip manifest), with the status and message or reason as hover text."""
     row = result.records.get(test_id)
     if row is None:
@@ -316,7 +316,7 @@ def matrix_cell(result: ResultDetail, test_id: str) -> Cell:
         return Cell("✗", "fail", row.outcome)
     if row.status == Status.NOT_APPLICABLE.value:
         return Cell("n/a", "na", f"not applicable: {row.reason or row.message}")
-    return Cell("not run", "skip", f"{row.status}: {row.reason or row.message}")
+    return Cell("–", "skip", f"not run: {row.status}: {row.reason or row.message}")
 
 
 def model_of(test_id: str) -> tuple[str, str]:

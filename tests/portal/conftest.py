@@ -7,11 +7,10 @@ import dataclasses
 from collections.abc import Iterator
 
 import pytest
-from portal_helpers import ACME, PortalWorld, submit_all
+from portal_helpers import ACME, PortalWorld, gate_policy, submit_all
 from submission_helpers import NOW, Repository, audit
 
 from kit.portal.builder import build_site
-from kit.repository.gate import load_gate_policy
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +23,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalWorld]:
         keys = submit_all(repo)
         audited = dataclasses.replace(audit(repo), identities=(ACME,))
         site = root / "site"
-        build_site(audited, site, load_gate_policy(), NOW)
+        build_site(audited, site, gate_policy(), NOW)
         yield PortalWorld(
             repo=repo,
             audit=audited,

@@ -9,6 +9,7 @@ name, contact and docs link in the keyring (``ACME``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from submission_helpers import (
     tamper,
 )
 
+from kit.repository.gate import GatePolicy, load_gate_policy
 from kit.repository.interface import RepositoryAudit
 from kit.repository.layout import SubmissionKey
 from kit.results import Status
@@ -31,6 +33,15 @@ from kit.signing.keyring import VendorIdentity
 
 #: acme's entry in the root-signed keyring (bolt and cpu have none).
 ACME = VendorIdentity("acme", "Acme NPU", "conformance@acme.example", "https://acme.example/ckit")
+#: A required vendor that never submitted: the gate and the matrix must still show it.
+ABSENT = "dyna"
+
+
+def gate_policy() -> GatePolicy:
+    """The standard's gate policy, with acme and the absent vendor required."""
+    return dataclasses.replace(load_gate_policy(), required_vendors=("acme", ABSENT))
+
+
 MARKUP_MESSAGE = "<script>alert('pwned')</script> differs"
 UNIT_FAILURE = "unit/opinfo/add/float32/0"
 #: A flow test whose backend took nothing, with the facts every flow record carries.

@@ -11,14 +11,21 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from portal_helpers import ACME, MARKUP_MESSAGE, NOT_DELEGATED_TEST, UNIT_FAILURE, PortalWorld
-from submission_helpers import NOW
+from portal_helpers import (
+    ABSENT,
+    ACME,
+    MARKUP_MESSAGE,
+    NOT_DELEGATED_TEST,
+    UNIT_FAILURE,
+    PortalWorld,
+    gate_policy,
+)
+from submission_helpers import NOW, ids_of
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
 from kit.portal.builder import SITE_MARKER, build_site, render_site
 from kit.portal.model import group_of
-from kit.repository.gate import load_gate_policy
 
 
 class _Links(HTMLParser):
@@ -48,9 +55,9 @@ def _files(site: Path) -> dict[Path, bytes]:
 
 def test_same_audit_gives_the_same_bytes(world: PortalWorld, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    build_site(world.audit, again, load_gate_policy(), NOW)
+    build_site(world.audit, again, gate_policy(), NOW)
     assert _files(world.site) == _files(again)
-    policy = load_gate_policy()
+    policy = gate_policy()
     assert render_site(world.audit, policy, NOW) == render_site(world.audit, policy, NOW)
 
 
@@ -155,15 +162,15 @@ def test_building_over_a_directory_of_other_files_is_refused(
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
     with pytest.raises(InputError, match="holds no portal this command built"):
-        build_site(world.audit, tmp_path, load_gate_policy(), NOW)
+        build_site(world.audit, tmp_path, gate_policy(), NOW)
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
 
 
 def test_rebuilding_replaces_a_site_it_built(world: PortalWorld, tmp_path: Path) -> None:
     site = tmp_path / "site"
-    build_site(world.audit, site, load_gate_policy(), NOW)
+    build_site(world.audit, site, gate_policy(), NOW)
     (site / "stale.html").write_text("old\n", encoding="utf-8")
-    build_site(world.audit, site, load_gate_policy(), NOW)
+    build_site(world.audit, site, gate_policy(), NOW)
     assert (site / SITE_MARKER).is_file() and not (site / "stale.html").exists()
 
 
@@ -175,3 +182,53 @@ def test_cli_refuses_a_repository_that_is_not_a_directory(
     assert capsys.readouterr().err == (
         f"ckit: error: repository {tmp_path / 'absent'} is not a directory\n"
     )
+
+
+def _section(html: str, start: str, end: str = "</table>") -> str:
+    return html.split(start, 1)[1].split(end, 1)[0]
+
+
+def test_index_answers_can_we_release_first(world: PortalWorld) -> None:
+    """The gate's verdict (kit.repository.gate.evaluate_gate) heads the page with its reasons:
+    required acme's latest result falls short and required dyna has none."""
+    index = (world.site / "index.html").read_text(encoding="utf-8")
+    main = index.split("<main>", 1)[1]
+    assert main.lstrip().startswith('<section id="release-2.13" class="release">\n'
+                                     '<h1 class="verdict closed">PyTorch 2.13: release gate CLOSED'
+                                     '</h1>')
+    reasons = _section(main, '<ul class="reasons">', "</ul>")
+    assert f"<li>{ABSENT} ({ABSENT}, required): missing (required): no audited result" in reasons
+    assert f"<li>{ACME.name} (acme, required): fixing (" in reasons
+    assert main.index('class="reasons"') < main.index('class="vendors"') < main.index(
+        'class="matrix"')
+
+
+def test_every_vendor_with_its_grade_native_coverage_and_clock(world: PortalWorld) -> None:
+    vendors = _section((world.site / "index.html").read_text(encoding="utf-8"),
+                       '<table class="vendors">')
+    rows = {re.findall(r'href="vendors/([a-z]+)\.html"', row)[0]: row
+            for row in vendors.split("<tr")[2:]}
+    assert sorted(rows) == ["acme", "bolt", "cpu", ABSENT]
+    assert '<td>none</td>' in rows[ABSENT] and "missing (required)" in rows[ABSENT]
+    assert "<td>non-conformant</td>" in rows["cpu"]  # a narrowed run
+    assert re.search(r"<td>fixing \(\d+h left\)</td>", rows["acme"])
+    assert '<td class="num">–</td>' in rows["bolt"]  # no dispatch recorded: no native figure
+
+
+def test_matrix_is_one_row_per_model_with_flows_as_sub_columns(world: PortalWorld) -> None:
+    matrix = _section((world.site / "index.html").read_text(encoding="utf-8"),
+                      '<table class="matrix">')
+    model_ids = ids_of("models")
+    models = sorted({test_id.rsplit("/", 1)[0].removeprefix("models/") for test_id in model_ids})
+    flows = sorted({test_id.rsplit("/", 1)[1] for test_id in model_ids})
+    assert re.findall(r'<th class="model" scope="row">([^<]+)</th>', matrix) == models
+    headers = re.findall(r'<th class="flow">([^<]+(?:<wbr>[^<]+)*)</th>', matrix)
+    assert [h.replace("<wbr>", "") for h in headers[:len(flows)]] == flows
+    assert "skipped" not in matrix
+    bolt = 2  # acme, bolt, cpu, dyna: bolt's resnet18 row cell of the eager flow
+    row = next(r for r in matrix.split("<tr>") if ">timm/resnet18</th>" in r)
+    cells = re.findall(r'<td class="([a-z]+)" title="([^"]*)">([^<]+)</td>', row)
+    assert cells[(bolt - 1) * len(flows) + flows.index("eager")] == (
+        "na", "not applicable: optional model source timm is not installed", "n/a")
+    assert f'rowspan="{len(models)}" title="no submission of the release passed its audit">' \
+           "no audited result</td>" in matrix
