@@ -33,7 +33,7 @@ def _init(args: argparse.Namespace) -> int:
     options = RepoInitOptions(
         root_key=args.root_key,
         root_passphrase=passphrase_from_env(),
-        min_grade=args.min_grade,
+        pilot=args.pilot,
         required_vendors=tuple(sorted({check_vendor_id(v) for v in args.required_vendor})),
         workflow=_workflow_options(args),
     )
@@ -80,8 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     init.add_argument("--kit-ref", default=f"v{kit.__version__}",
                       help="the kit's tag the workflow installs (default: this kit's version)")
     init.add_argument("--branch", default="main", help="the repository's main branch")
-    init.add_argument("--min-grade", help="the acceptance policy's minimum grade (default: the "
-                      "standard's acceptance.yaml)")
+    init.add_argument("--pilot", action="store_true",
+                      help="a trial repository: accept narrowed runs (any grade, no skip-policy "
+                      "condition); without it, the standard's acceptance.yaml as it is")
     init.add_argument("--required-vendor", action="append", default=[], metavar="VENDOR",
                       help="a vendor the gate requires (repeat the option)")
     init.set_defaults(handler=_init)

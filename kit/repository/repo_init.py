@@ -9,7 +9,7 @@ It holds, from the start:
 - ``ckit/released-kits.yaml`` listing this kit (its version and digest), so the runs of this
   kit pass the acceptance policy's ``released_kit``;
 - ``ckit/acceptance.yaml`` and ``ckit/gate.yaml``: the current standard's policies, with the
-  maintainer's minimum grade and required vendors;
+  maintainer's required vendors (and, for a pilot, narrowed runs accepted);
 - ``.github/workflows/ckit.yml``: the audit bot and the portal (``kit.engines.github_audit``);
 - a README saying how to use it.
 """
@@ -62,8 +62,8 @@ class RepoInitOptions:
     #: Where the root private key goes: outside the repository.
     root_key: Path
     root_passphrase: bytes | None
-    #: The acceptance policy's minimum grade (None: the standard's).
-    min_grade: str | None
+    #: A trial repository: narrowed runs are accepted (any grade, no skip-policy condition).
+    pilot: bool
     #: The gate policy's required vendors.
     required_vendors: tuple[str, ...]
     workflow: AuditWorkflowOptions
@@ -115,9 +115,12 @@ def _released_kits(config: RepoConfig) -> None:
 def _policies(config: RepoConfig, options: RepoInitOptions) -> None:
     standard = load_standard()
     acceptance = load_yaml(standard.file(ACCEPTANCE_POLICY_NAME))
-    if options.min_grade is not None:
-        acceptance["min_grade"] = options.min_grade
     note = f"# From standard {standard.version}'s {{}} (its comments say what each key means).\n"
+    if options.pilot:
+        # A narrowed run is graded below any bar and fails the skip policy's coverage.
+        acceptance["min_grade"] = standard.grades[-1].name
+        acceptance.pop("skip_policy_clean", None)
+        note += "# A pilot: narrowed runs are accepted. Restore the standard's bar for real.\n"
     _dump(config.acceptance_policy, note.format(ACCEPTANCE_POLICY_NAME), acceptance)
     gate = load_yaml(standard.file(GATE_POLICY_NAME))
     gate["required_vendors"] = list(options.required_vendors)
