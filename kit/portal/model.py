@@ -3,6 +3,9 @@
 Only submissions whose audit passed are results; the others appear as failed audits with every
 check line. Every string that came from a submission goes through ``printable`` (no control or
 bidi characters reach a page), and everything is sorted, so the same audit gives the same site.
+Each release's verdict is ``kit.repository.gate.evaluate_gate``'s, shown as it decides it; who a
+vendor is (name, contact, docs link) comes only from the root-signed keyring
+(``RepositoryAudit.identities``), never from a report's own text.
 """
 
 from __future__ import annotations
