@@ -23,6 +23,9 @@ from kit.formats.files import write_report_files
 from kit.rundir import report_files
 from kit.signing.sign import sign_output_dir
 
+#: About ten ckit subprocesses over the session's shared runs (no run of its own).
+pytestmark = pytest.mark.slow(seconds=60)
+
 HEADING = "### From `ckit repo init` to the portal"
 #: What the walkthrough's keyring says cpu is (the README's `ckit keys vendor` line).
 KEYRING_NAME = "CPU reference"
