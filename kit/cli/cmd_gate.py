@@ -14,7 +14,7 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
-from kit.repository.audit_options import add_audit_options, audit_from_args
+from kit.repository.audit_options import add_audit_options, audit_from_args, gate_policy_path
 from kit.repository.gate import (
     GateResult,
     VendorGate,
@@ -80,7 +80,8 @@ def _release(value: str) -> str:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    policy = load_gate_policy(args.policy)  # a bad policy is refused before any audit work
+    # A bad policy is refused before any audit work.
+    policy = load_gate_policy(gate_policy_path(args))
     if not args.repo.is_dir():
         raise InputError(f"repository {args.repo} is not a directory")
     audit = audit_from_args(args, args.repo)
@@ -121,6 +122,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--policy",
         type=Path,
         metavar="FILE",
+        dest="gate_policy",
         help="gate policy YAML (default: the gate.yaml of the standard `ckit standard show` names)",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")

@@ -29,6 +29,7 @@ from kit.signing.keyring import (
     KeyringManifest,
     KeyStatus,
     ManifestEntry,
+    VendorIdentity,
     add_public_key,
     default_keyring_dir,
     format_utc,
@@ -37,6 +38,7 @@ from kit.signing.keyring import (
     parse_utc,
     sign_manifest,
     with_entry,
+    with_identity,
     with_status,
     write_manifest,
 )
@@ -195,6 +197,16 @@ def _add(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _vendor(args: argparse.Namespace) -> int:
+    identity = VendorIdentity(check_vendor_id(args.vendor), args.name, args.contact, args.docs_url)
+    manifest = with_identity(load_manifest_for_edit(args.keyring), identity)
+    dropped = write_manifest(args.keyring, manifest)
+    print(printable(f"vendor {identity.vendor} is {identity.name} ({identity.contact}), "
+                    f"docs {identity.docs_url}"))
+    _report_unsigned(args.keyring, dropped)
+    return ExitCode.OK
+
+
 def _listed_keyid(manifest: KeyringManifest, text: str) -> str:
     """A full keyid, or a prefix of at least 8 hex digits naming exactly one listed key."""
     matches = [e.keyid for e in manifest.entries if len(text) >= 8 and e.keyid.startswith(text)]
@@ -274,6 +286,7 @@ def _list_json(keyring: Keyring, manifest: KeyringManifest, roots_dir: Path) -> 
         "signature_problem": problem,
         "version": manifest.version,
         "keys": [entry.to_json() for entry in manifest.entries],
+        "vendors": [identity.to_json() for identity in manifest.identities],
         "unlisted_key_files": _unlisted(keyring, manifest),
     }
     print(json.dumps(document, indent=2, ensure_ascii=True))
@@ -403,6 +416,25 @@ def _register_add(actions: Actions) -> None:
     parser.set_defaults(handler=_add)
 
 
+def _register_vendor(actions: Actions) -> None:
+    parser = add_command(
+        actions,
+        "vendor",
+        "set a vendor's name, contact and docs link in keyring.json: what the portal shows for "
+        "it, whatever its reports say (unsigned until roots sign)",
+        ["ckit keys vendor --keyring keyring --vendor acme --name 'Acme NPU' "
+         "--contact conformance@acme.example --docs-url https://acme.example/ckit"],
+    )
+    _keyring_option(parser, required=True)
+    parser.add_argument("--vendor", required=True, help="the vendor id")
+    parser.add_argument("--name", required=True, help="the name pages show")
+    parser.add_argument("--contact", required=True, help="whom to ask about its results")
+    parser.add_argument(
+        "--docs-url", required=True, help="https:// link: how to reproduce its results"
+    )
+    parser.set_defaults(handler=_vendor)
+
+
 def _register_retire(actions: Actions) -> None:
     parser = add_command(
         actions,
@@ -472,6 +504,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _register_generate(actions)
     _register_root_generate(actions)
     _register_add(actions)
+    _register_vendor(actions)
     _register_retire(actions)
     _register_revoke(actions)
     _register_sign_keyring(actions)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from pathlib import Path
 
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
-from kit.repository.audit_options import add_audit_options, audit_from_args
+from kit.repository.audit_options import add_audit_options, audit_from_args, gate_policy_path
+from kit.repository.gate import load_gate_policy
 
 
 def _portal(args: argparse.Namespace) -> int:
@@ -16,8 +18,10 @@ def _portal(args: argparse.Namespace) -> int:
         raise InputError(f"repository {args.repo} is not a directory")
     from kit.portal.builder import build_site  # jinja2 is imported only by this command
 
-    audit = audit_from_args(args, args.repo)
-    written = build_site(audit, args.out)
+    policy = load_gate_policy(gate_policy_path(args))
+    now = dt.datetime.now(dt.UTC)
+    audit = audit_from_args(args, args.repo, now)
+    written = build_site(audit, args.out, policy, now)
     failed = sum(1 for submission in audit.submissions if not submission.passed)
     print(
         printable(
@@ -38,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("repo", type=Path, metavar="REPO", help="the submissions repository")
     add_audit_options(parser)
+    parser.add_argument(
+        "--gate-policy", type=Path, metavar="FILE", dest="gate_policy",
+        help="the gate policy each release's verdict is judged by (default: --repo-config's "
+        "gate.yaml, else the current standard's)",
+    )
     parser.add_argument(
         "-o",
         "--out",

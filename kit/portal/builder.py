@@ -7,6 +7,7 @@ writes them into a directory that is new, empty, or a site this builder wrote be
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,8 @@ import jinja2
 
 from kit.errors import InputError
 from kit.portal.model import Site, site_model
+from kit.repository.gate import GatePolicy
 from kit.repository.interface import RepositoryAudit
-from kit.tiers.registry import tier_names
 
 #: The file that marks a directory as a site ``ckit portal`` wrote (and may replace).
 SITE_MARKER = ".ckit-portal"
@@ -47,7 +48,7 @@ def _render(env: jinja2.Environment, template: str, page: str, **context: Any) -
 
 def render_pages(site: Site) -> dict[str, bytes]:
     env = _environment()
-    pages = {"index.html": _render(env, "index.html", "index.html", site=site, tiers=tier_names())}
+    pages = {"index.html": _render(env, "index.html", "index.html", site=site)}
     for vendor in site.vendors:
         pages[vendor.page] = _render(env, "vendor.html", vendor.page, site=site, vendor=vendor)
     for submission in site.submissions:
@@ -58,8 +59,9 @@ def render_pages(site: Site) -> dict[str, bytes]:
     return dict(sorted(pages.items()))
 
 
-def render_site(audit: RepositoryAudit) -> dict[str, bytes]:
-    return render_pages(site_model(audit))
+def render_site(audit: RepositoryAudit, policy: GatePolicy, now: dt.datetime) -> dict[str, bytes]:
+    """The site of ``audit`` with each release's gate under ``policy`` at ``now``."""
+    return render_pages(site_model(audit, policy, now))
 
 
 def _prepare(out_dir: Path) -> None:
@@ -75,9 +77,11 @@ def _prepare(out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
 
 
-def build_site(audit: RepositoryAudit, out_dir: Path) -> list[Path]:
+def build_site(
+    audit: RepositoryAudit, out_dir: Path, policy: GatePolicy, now: dt.datetime
+) -> list[Path]:
     """Write the site under ``out_dir``; the files written, sorted."""
-    files = render_site(audit)
+    files = render_site(audit, policy, now)
     _prepare(out_dir)
     written = []
     for relative, data in files.items():

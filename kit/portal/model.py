@@ -3,11 +3,15 @@
 Only submissions whose audit passed are results; the others appear as failed audits with every
 check line. Every string that came from a submission goes through ``printable`` (no control or
 bidi characters reach a page), and everything is sorted, so the same audit gives the same site.
+Each release's verdict is ``kit.repository.gate.evaluate_gate``'s, shown as it decides it; who a
+vendor is (name, contact, docs link) comes only from the root-signed keyring
+(``RepositoryAudit.identities``), never from a report's own text.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,10 +22,11 @@ from kit.flows.interface import Stage
 from kit.formats import view
 from kit.printable import printable
 from kit.report.model import Report
-from kit.repository.gate import percent
+from kit.repository.gate import GatePolicy, GateResult, VendorGate, Verdict, evaluate_gate, percent
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
-from kit.repository.layout import SubmissionKey
+from kit.repository.layout import SubmissionKey, torch_release_of
 from kit.results import FAILURE_STATUSES, Status, tier_of
+from kit.signing.keyring import VendorIdentity
 from kit.standard import load_standard
 from kit.test_ids import TestId
 from kit.tiers.models.tier import ModelsTier
@@ -105,11 +110,9 @@ class FlowRow:
 
 @dataclass(frozen=True)
 class ResultDetail:
-    """A verified report, as the pages show it."""
+    """A verified report, as the pages show it (who the vendor is comes from the keyring, never
+    from the report's text)."""
 
-    vendor_name: str
-    docs_url: str | None
-    docs_text: str
     grade: str
     grade_reasons: tuple[str, ...]
     kit_version: str
@@ -122,6 +125,8 @@ class ResultDetail:
     flows: tuple[FlowRow, ...]
     #: Where the device calls ran their ops, as a sentence (None: not recorded).
     attribution: str | None
+    #: The share of device ops that ran natively, as text ("–": not recorded).
+    native: str
     failures: tuple[TestRow, ...]
     groups: tuple[TestGroup, ...]
     records: Mapping[str, TestRow]
@@ -247,11 +252,7 @@ def overall_rate(counts: Mapping[str, Any]) -> float | None:
 def result_detail(report: Report) -> ResultDetail:
     document = report.document
     rows = [test_row(document, record) for record in document["records"]]
-    vendor = document["vendor"]
     return ResultDetail(
-        vendor_name=text(vendor["display_name"]),
-        docs_url=safe_url(vendor["docs_url"]),
-        docs_text=text(vendor["docs_url"]),
         grade=text(report.grade.name),
         grade_reasons=tuple(text(reason) for reason in report.grade.reasons),
         kit_version=text(report.kit.version),
@@ -263,6 +264,7 @@ def result_detail(report: Report) -> ResultDetail:
         tiers=_tier_rows(report.summary),
         flows=_flow_rows(report),
         attribution=_attribution_text(report),
+        native=rate_text(report.attribution.native_rate if report.attribution else None),
         failures=tuple(row for row in rows if row.css == "fail"),
         groups=_groups(rows),
         records={row.id: row for row in rows},
@@ -295,71 +297,161 @@ def submission_view(audit: SubmissionAudit) -> SubmissionView:
 class Cell:
     mark: str
     css: str
-    #: Hover text: the status and message.
+    #: Hover text: the status and message, or why the test did not run.
     title: str
-    #: Why the test did not run (skipped cells), shown in the cell.
-    reason: str
+
+
+#: A matrix cell of a test with no record: the run did not cover it.
+NOT_RUN = Cell("–", "none", "not run: the run did not cover this test")
+#: A vendor with no audited result for the release: one cell across its columns.
+NO_RESULT = Cell("no audited result", "none", "no submission of the release passed its audit")
 
 
 def matrix_cell(result: ResultDetail, test_id: str) -> Cell:
+    """✓, ✗, "n/a" (the kit's not-applicable: never a skip) or "–", not run (no record, or the
+    vendor's skip manifest), with the status and message or reason as hover text."""
     row = result.records.get(test_id)
     if row is None:
-        return Cell("–", "none", "no record: the run did not report this test", "")
+        return NOT_RUN
     if row.css == "pass":
-        return Cell("✓", "pass", row.outcome, "")
+        return Cell("✓", "pass", row.outcome)
     if row.css == "fail":
-        return Cell("✗", "fail", row.outcome, "")
-    return Cell("skipped", "skip", row.outcome, row.reason)
+        return Cell("✗", "fail", row.outcome)
+    if row.status == Status.NOT_APPLICABLE.value:
+        return Cell("n/a", "na", f"not applicable: {row.reason or row.message}")
+    return Cell("–", "skip", f"not run: {row.status}: {row.reason or row.message}")
+
+
+def model_of(test_id: str) -> tuple[str, str]:
+    """(``hf/gpt2``, ``eager``) for ``models/hf/gpt2/eager``: the row and the sub-column."""
+    parts = TestId.split(test_id).segments
+    return "/".join(parts[:-1]), parts[-1]
 
 
 @dataclass(frozen=True)
 class MatrixRow:
-    test_id: str
-    cells: tuple[Cell, ...]
+    model: str
+    #: Per vendor (the release's order), one cell per flow, or one ``NO_RESULT`` cell.
+    cells: tuple[tuple[Cell, ...], ...]
+
+
+@dataclass(frozen=True)
+class VendorGateView:
+    """A vendor of a release as the gate judged it, with what the index shows of it."""
+
+    vendor: str
+    name: str
+    page: str
+    gate: VendorGate
+    latest: SubmissionView | None
+
+    @property
+    def required(self) -> bool:
+        return self.gate.required
+
+    @property
+    def grade(self) -> str:
+        return self.latest.result.grade if self.latest and self.latest.result else "–"
+
+    @property
+    def native(self) -> str:
+        return self.latest.result.native if self.latest and self.latest.result else "–"
+
+    @property
+    def clock(self) -> str:
+        """The verdict with the 72-hour clock: "fixing (12h left)", "failed: unresolved..."."""
+        return text(self.gate.verdict_text)
+
+    @property
+    def css(self) -> str:
+        if self.gate.verdict is Verdict.PASSES:
+            return "pass"
+        return "fail" if self.gate.blocks_release else "skip"
 
 
 @dataclass(frozen=True)
 class ReleaseView:
     release: str
-    #: Each vendor's latest audited result of the release (newest run finish), by vendor.
-    columns: tuple[SubmissionView, ...]
+    gate: GateResult
+    #: Why the gate is closed, one line each (empty when open).
+    reasons: tuple[str, ...]
+    vendors: tuple[VendorGateView, ...]
+    #: The matrix's sub-columns: the last part of the release's model test ids.
+    flows: tuple[str, ...]
     rows: tuple[MatrixRow, ...]
 
+    @property
+    def verdict(self) -> str:
+        return "OPEN" if self.gate.open else "CLOSED"
 
-def _matrix_ids(
-    columns: Sequence[SubmissionView], audits: Mapping[SubmissionKey, Report]
-) -> list[str]:
+
+def _model_ids(views: Sequence[VendorGateView], reports: Mapping[SubmissionKey, Report]
+               ) -> list[str]:
+    """The locked model ids of every standard of the release's results (the current standard's
+    when there is none), and any the reports recorded beside them."""
+    versions: set[str | None] = {reports[v.latest.key].standard.version
+                                 for v in views if v.latest}
     ids: set[str] = set()
-    for column in columns:
-        report = audits[column.key]
+    for version in versions or {None}:
         try:
-            ids.update(load_standard(report.standard.version).test_ids(MATRIX_TIER))
+            ids.update(load_standard(version).test_ids(MATRIX_TIER))
         except InputError:
             pass  # a standard this kit lacks: its reports' own records still give rows
-        ids.update(r.id for r in report.records if tier_of(r.id) == MATRIX_TIER)
+    for column in views:
+        if column.latest:
+            records = reports[column.latest.key].records
+            ids.update(r.id for r in records if tier_of(r.id) == MATRIX_TIER)
     return sorted(ids)
 
 
-def latest_by_vendor(views: Sequence[SubmissionView]) -> tuple[SubmissionView, ...]:
-    latest: dict[str, SubmissionView] = {}
-    for item in sorted(views, key=lambda v: (v.finished_sort, v.key)):
-        if item.result is not None:
-            latest[item.key.vendor] = item
-    return tuple(latest[vendor] for vendor in sorted(latest))
+def _cells(view: VendorGateView, model: str, flows: Sequence[str]) -> tuple[Cell, ...]:
+    if view.latest is None or view.latest.result is None:
+        return (NO_RESULT,)
+    prefix = f"{MATRIX_TIER}/{model}"
+    return tuple(matrix_cell(view.latest.result, f"{prefix}/{flow}") for flow in flows)
+
+
+def _reasons(gate: GateResult, names: Mapping[str, str]) -> tuple[str, ...]:
+    lines = [
+        f"{names[v.vendor]} ({v.vendor}{', required' if v.required else ''}): {v.verdict_text}"
+        + (f": {v.why}" if v.why else "")
+        for v in gate.vendors
+        if v.blocks_release
+    ]
+    lines += [f"repository check {c.number} failed: {c.title}: {c.why}"
+              for c in gate.repository_failures]
+    return tuple(text(line) for line in lines)
 
 
 def release_view(
-    release: str, views: Sequence[SubmissionView], reports: Mapping[SubmissionKey, Report]
+    gate: GateResult,
+    views: Mapping[SubmissionKey, SubmissionView],
+    reports: Mapping[SubmissionKey, Report],
+    names: Mapping[str, str],
 ) -> ReleaseView:
-    columns = latest_by_vendor([v for v in views if v.key.torch_release == release])
-    rows = []
-    for test_id in _matrix_ids(columns, reports):
-        cells = []
-        for column in columns:
-            assert column.result is not None
-            cells.append(matrix_cell(column.result, test_id))
-        rows.append(MatrixRow(text(test_id), tuple(cells)))
-    return ReleaseView(release, columns, tuple(rows))
+    vendors = tuple(
+        VendorGateView(
+            vendor=v.vendor,
+            name=names[v.vendor],
+            page=vendor_page(v.vendor),
+            gate=v,
+            latest=views[v.latest.key] if v.latest else None,
+        )
+        for v in gate.vendors
+    )
+    ids = _model_ids(vendors, reports)
+    flows = tuple(sorted({model_of(test_id)[1] for test_id in ids}))
+    models = sorted({model_of(test_id)[0] for test_id in ids})
+    rows = tuple(
+        MatrixRow(text(model), tuple(_cells(view, model, flows) for view in vendors))
+        for model in models
+    )
+    return ReleaseView(gate.release, gate, _reasons(gate, names), vendors,
+                       tuple(text(f) for f in flows), rows)
+
+
+def vendor_page(vendor: str) -> str:
+    return f"vendors/{vendor}.html"
 
 
 @dataclass(frozen=True)
@@ -428,9 +520,11 @@ def trend(results: Sequence[SubmissionView]) -> Trend:
 class VendorView:
     vendor: str
     page: str
+    #: From the root-signed keyring; without an entry there, the vendor id and nothing else.
     name: str
+    contact: str
     docs_url: str | None
-    docs_text: str
+    identified: bool
     #: The latest audited result per release, newest release first.
     latest: tuple[SubmissionView, ...]
     #: Every submission of the vendor, newest first, failed audits included.
@@ -438,22 +532,26 @@ class VendorView:
     trend: Trend
 
 
-def vendor_view(vendor: str, views: Sequence[SubmissionView]) -> VendorView:
+def _newest(views: Sequence[SubmissionView]) -> SubmissionView:
+    return max(views, key=lambda v: (v.finished_sort, v.key))
+
+
+def vendor_view(
+    vendor: str, views: Sequence[SubmissionView], identity: VendorIdentity | None
+) -> VendorView:
     own = sorted(
         (v for v in views if v.key.vendor == vendor), key=lambda v: (v.finished_sort, v.key)
     )
     results = [v for v in own if v.result is not None]
     releases = sorted({v.key.torch_release for v in results}, key=_release_order, reverse=True)
-    latest = tuple(
-        latest_by_vendor([v for v in results if v.key.torch_release == r])[0] for r in releases
-    )
-    newest = latest[0].result if latest else None
+    latest = tuple(_newest([v for v in results if v.key.torch_release == r]) for r in releases)
     return VendorView(
         vendor=vendor,
-        page=f"vendors/{vendor}.html",
-        name=newest.vendor_name if newest else vendor,
-        docs_url=newest.docs_url if newest else None,
-        docs_text=newest.docs_text if newest else "",
+        page=vendor_page(vendor),
+        name=text(identity.name) if identity else vendor,
+        contact=text(identity.contact) if identity else "",
+        docs_url=safe_url(identity.docs_url) if identity else None,
+        identified=identity is not None,
         latest=latest,
         submissions=tuple(reversed(own)),
         trend=trend(results),
@@ -466,6 +564,8 @@ def _release_order(release: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Site:
+    #: When the gate was judged (its 72-hour clocks count to it).
+    now: str
     releases: tuple[ReleaseView, ...]
     vendors: tuple[VendorView, ...]
     submissions: tuple[SubmissionView, ...]
@@ -475,16 +575,30 @@ class Site:
     def failed_audits(self) -> tuple[SubmissionView, ...]:
         return tuple(s for s in self.submissions if not s.passed)
 
+    def vendor(self, vendor: str) -> VendorView:
+        return next(view for view in self.vendors if view.vendor == vendor)
 
-def site_model(audit: RepositoryAudit) -> Site:
-    views = [submission_view(submission) for submission in audit.submissions]
+
+def site_model(audit: RepositoryAudit, policy: GatePolicy, now: dt.datetime) -> Site:
+    """The site of ``audit``, each release judged by ``evaluate_gate`` under ``policy`` at
+    ``now`` (the current standard's release always has its verdict, results or not)."""
+    views = {s.key: submission_view(s) for s in audit.submissions}
     reports = {s.key: s.report for s in audit.submissions if s.passed and s.report is not None}
-    releases = sorted({v.key.torch_release for v in views}, key=_release_order, reverse=True)
-    vendors = sorted({v.key.vendor for v in views})
+    releases = {key.torch_release for key in views}
+    releases.add(torch_release_of(load_standard().torch_release))
+    gates = [evaluate_gate(audit, release, policy, now)
+             for release in sorted(releases, key=_release_order, reverse=True)]
+    vendors = sorted({key.vendor for key in views} | set(policy.required_vendors))
+    identities = {identity.vendor: identity for identity in audit.identities}
+    vendor_views = tuple(
+        vendor_view(vendor, list(views.values()), identities.get(vendor)) for vendor in vendors
+    )
+    names = {view.vendor: view.name for view in vendor_views}
     return Site(
-        releases=tuple(release_view(r, views, reports) for r in releases),
-        vendors=tuple(vendor_view(vendor, views) for vendor in vendors),
-        submissions=tuple(sorted(views, key=lambda v: v.key)),
+        now=now.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        releases=tuple(release_view(gate, views, reports, names) for gate in gates),
+        vendors=vendor_views,
+        submissions=tuple(sorted(views.values(), key=lambda v: v.key)),
         repository_checks=tuple(
             CheckResult(c.number, text(c.title), c.passed, text(c.why)) for c in audit.checks
         ),

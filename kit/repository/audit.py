@@ -80,7 +80,7 @@ from kit.repository.trust_and_policy import (
     PolicyFromFile,
     trusted_keyring_or_problem,
 )
-from kit.signing.keyring import load_keyring
+from kit.signing.keyring import VendorIdentity, load_keyring
 from kit.signing.trust import TrustedKeyring
 from kit.verification.verify import VerifiedReport
 
@@ -345,11 +345,13 @@ def audit_repository(
     now = now or dt.datetime.now(dt.UTC)
     released_kits = load_released_kits() if released_kits is None else released_kits
     repository_checks = [_keyring_check(repo_root)]
+    identities: tuple[VendorIdentity, ...] = ()
     if trust_roots is not None and key_check is None:
         refs = ["HEAD", *([changed_since] if changed_since is not None else [])]
         trusted, trust_check = _trusted_keyring(repo_root, trust_roots, refs)
         repository_checks.append(trust_check)
         key_check = KeyValidAtSigning(trusted, trust_check.why)
+        identities = trusted.manifest.identities if trusted is not None else ()
     if policy_file is not None and policy is None:
         policy = PolicyFromFile(policy_file, released_kits, now)
     context = _Context(
@@ -369,4 +371,5 @@ def audit_repository(
     return RepositoryAudit(
         checks=tuple(sorted((*repository_checks, *_tree_checks(tree)), key=lambda c: c.number)),
         submissions=tuple(_audit_submission(key, context) for key in selected),
+        identities=identities,
     )

@@ -12,6 +12,7 @@ from kit.grading.released import load_released_kits
 from kit.repository.audit import audit_repository
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
 from kit.repository.interface import RepositoryAudit
+from kit.repository.repo_config import RepoConfig
 from kit.repository.trust_and_policy import PolicyFromFile
 from kit.signing.trust import default_roots_dir
 
@@ -33,17 +34,46 @@ def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--pol
         "--released-kits", type=Path, metavar="FILE",
         help="list of released kit digests (default: the kit's standards/released-kits.yaml)",
     )
+    group.add_argument(
+        "--repo-config", type=Path, metavar="DIR",
+        help="the defaults of the options above (and of the gate policy) as `ckit repo init` "
+        "filed them: DIR/roots, DIR/released-kits.yaml, DIR/acceptance.yaml, DIR/gate.yaml; "
+        "in CI, the base branch's copy",
+    )
 
 
-def audit_from_args(args: argparse.Namespace, repo: Path) -> RepositoryAudit:
-    released = load_released_kits(args.released_kits)
-    now = dt.datetime.now(dt.UTC)
+def repo_config(args: argparse.Namespace) -> RepoConfig | None:
+    """``--repo-config``, checked; None when not given."""
+    directory: Path | None = getattr(args, "repo_config", None)
+    return RepoConfig(directory).checked() if directory is not None else None
+
+
+def gate_policy_path(args: argparse.Namespace) -> Path | None:
+    """The gate policy ``--policy`` names, else ``--repo-config``'s, else None (the standard's)."""
+    config = repo_config(args)
+    return _chosen(getattr(args, "gate_policy", None), config.gate_policy if config else None)
+
+
+def _chosen(given: Path | None, from_config: Path | None) -> Path | None:
+    return given if given is not None else from_config
+
+
+def audit_from_args(
+    args: argparse.Namespace, repo: Path, now: dt.datetime | None = None
+) -> RepositoryAudit:
+    config = repo_config(args)
+    released = load_released_kits(
+        _chosen(args.released_kits, config.released_kits if config else None)
+    )
+    now = now or dt.datetime.now(dt.UTC)
+    roots = _chosen(args.trust_roots, config.roots if config else None)
+    policy = _chosen(args.acceptance_policy, config.acceptance_policy if config else None)
     return audit_repository(
         repo,
         changed_since=getattr(args, "changed_since", None),
         released_kits=released,
         now=now,
-        trust_roots=args.trust_roots or default_roots_dir(),
-        policy=PolicyFromFile(args.acceptance_policy, released, now),
+        trust_roots=roots or default_roots_dir(),
+        policy=PolicyFromFile(policy, released, now),
         golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from kit.report.model import Report
 from kit.repository.layout import SubmissionKey
+from kit.signing.keyring import VendorIdentity
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class RepositoryAudit:
     #: Checks of the repository as a whole (its keyring, unknown top-level files).
     checks: tuple[CheckResult, ...]
     submissions: tuple[SubmissionAudit, ...]
+    #: Who each vendor is, from the keyring the roots signed (none when they did not).
+    identities: tuple[VendorIdentity, ...] = ()
 
     @property
     def passed(self) -> bool:

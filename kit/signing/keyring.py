@@ -161,6 +161,10 @@ MAX_MANIFEST_ENTRIES = 4096
 MAX_REASON_CHARS = 300
 
 _MANIFEST_FIELDS = frozenset({"version", "keys"})
+#: Optional: a manifest without vendor identities keeps the shape (and bytes) it always had.
+_OPTIONAL_MANIFEST_FIELDS = frozenset({"vendors"})
+_IDENTITY_FIELDS = frozenset({"vendor", "name", "contact", "docs_url"})
+MAX_IDENTITY_CHARS = 200
 _ENTRY_FIELDS = frozenset(
     {"vendor", "keyid", "not_before", "not_after", "status", "changed_at", "reason"}
 )
@@ -214,19 +218,45 @@ class ManifestEntry:
 
 
 @dataclass(frozen=True)
+class VendorIdentity:
+    """Who a vendor id is, as the roots vouch for it: what pages show, never a report's text."""
+
+    vendor: str
+    name: str
+    contact: str
+    #: An https:// link to the vendor's instructions for reproducing its results.
+    docs_url: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "vendor": self.vendor,
+            "name": self.name,
+            "contact": self.contact,
+            "docs_url": self.docs_url,
+        }
+
+
+@dataclass(frozen=True)
 class KeyringManifest:
     entries: tuple[ManifestEntry, ...] = ()
     #: The edition: raised by ``sign_manifest`` whenever roots start signing new content.
     version: int = FIRST_MANIFEST_VERSION
+    #: Each vendor's identity, one per vendor id, sorted by it.
+    identities: tuple[VendorIdentity, ...] = ()
 
     def find(self, keyid: str) -> ManifestEntry | None:
         return next((entry for entry in self.entries if entry.keyid == keyid), None)
 
+    def identity(self, vendor: str) -> VendorIdentity | None:
+        return next((item for item in self.identities if item.vendor == vendor), None)
+
     def to_bytes(self) -> bytes:
-        document = {
+        document: dict[str, Any] = {
             "version": self.version,
             "keys": [entry.to_json() for entry in self.entries],
         }
+        if self.identities:
+            document["vendors"] = [identity.to_json() for identity in self.identities]
         return (json.dumps(document, indent=2) + "\n").encode("utf-8")
 
 
@@ -292,9 +322,48 @@ def _refuse_duplicate_entries(entries: tuple[ManifestEntry, ...]) -> None:
             )
 
 
+def _identity_text(fields: dict[str, Any], key: str, where: str) -> str:
+    value = fields[key]
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_IDENTITY_CHARS \
+            or not value.isprintable():
+        raise VerificationError(
+            f"{where} {key} must be printable text of 1 to {MAX_IDENTITY_CHARS} characters"
+        )
+    return value
+
+
+def _parse_identity(value: Any, index: int) -> VendorIdentity:
+    where = f"keyring.json vendor {index}"
+    fields = exact_object(value, _IDENTITY_FIELDS, where)
+    docs_url = _identity_text(fields, "docs_url", where)
+    if not docs_url.startswith("https://"):
+        raise VerificationError(f"{where} docs_url must be an https:// link")
+    return VendorIdentity(
+        vendor=_entry_str(fields, "vendor", VENDOR_ID, where),
+        name=_identity_text(fields, "name", where),
+        contact=_identity_text(fields, "contact", where),
+        docs_url=docs_url,
+    )
+
+
+def _parse_identities(value: Any) -> tuple[VendorIdentity, ...]:
+    if not isinstance(value, list) or len(value) > MAX_MANIFEST_ENTRIES:
+        raise VerificationError(
+            f"keyring.json field 'vendors' must be a list of at most {MAX_MANIFEST_ENTRIES}"
+        )
+    identities = tuple(_parse_identity(item, index) for index, item in enumerate(value))
+    vendors = [identity.vendor for identity in identities]
+    if vendors != sorted(set(vendors)):
+        raise VerificationError("keyring.json lists vendors unsorted or one twice")
+    return identities
+
+
 def parse_manifest(data: bytes) -> KeyringManifest:
     """Check ``keyring.json``'s exact shape; ``VerificationError`` with one line otherwise."""
-    fields = exact_object(loads_strict(data, what=MANIFEST_NAME), _MANIFEST_FIELDS, MANIFEST_NAME)
+    document = loads_strict(data, what=MANIFEST_NAME)
+    present = document.keys() if isinstance(document, dict) else set()
+    optional = _OPTIONAL_MANIFEST_FIELDS & present
+    fields = exact_object(document, _MANIFEST_FIELDS | optional, MANIFEST_NAME)
     version = fields["version"]
     if not isinstance(version, int) or isinstance(version, bool) or not (
         FIRST_MANIFEST_VERSION <= version <= MAX_MANIFEST_VERSION
@@ -307,7 +376,8 @@ def parse_manifest(data: bytes) -> KeyringManifest:
         raise VerificationError(f"keyring.json lists more than {MAX_MANIFEST_ENTRIES} keys")
     entries = tuple(_parse_entry(item, index) for index, item in enumerate(keys))
     _refuse_duplicate_entries(entries)
-    return KeyringManifest(entries=entries, version=version)
+    identities = _parse_identities(fields["vendors"]) if "vendors" in fields else ()
+    return KeyringManifest(entries=entries, version=version, identities=identities)
 
 
 def read_manifest_bytes(keyring_dir: Path) -> bytes:
@@ -371,6 +441,17 @@ def with_entry(manifest: KeyringManifest, entry: ManifestEntry) -> KeyringManife
             f"{listed.status.value}); a key has one entry"
         )
     return dataclasses.replace(manifest, entries=(*manifest.entries, entry))
+
+
+def with_identity(manifest: KeyringManifest, identity: VendorIdentity) -> KeyringManifest:
+    """``identity`` set for its vendor (replacing the one before), the list kept sorted."""
+    try:  # the maintainer's input meets the reader's rules
+        _parse_identity(identity.to_json(), 0)
+    except VerificationError as exc:
+        raise InputError(str(exc).replace("keyring.json vendor 0", identity.vendor)) from None
+    others = [item for item in manifest.identities if item.vendor != identity.vendor]
+    identities = tuple(sorted((*others, identity), key=lambda item: item.vendor))
+    return dataclasses.replace(manifest, identities=identities)
 
 
 def with_status(

@@ -384,3 +384,40 @@ def test_rendered_kubernetes_commands_really_run(
     merged = Report.from_json(
         json.loads((root / "merged" / "report.json").read_text(encoding="utf-8")))
     assert [record.id for record in merged.records] == ["unit/opinfo/add/float32/0"]
+
+
+def _audit_workflow(tmp_path: Path) -> dict[str, Any]:
+    """The workflow ``ckit repo init`` writes into a new repository, as GitHub reads it."""
+    code = main(["repo", "init", str(tmp_path / "repo"), "--root-key", str(tmp_path / "root.pem"),
+                 "--kit-repository", "example/ckit"])
+    assert code == ExitCode.OK
+    text = (tmp_path / "repo" / ".github" / "workflows" / "ckit.yml").read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
+    assert isinstance(workflow, dict)
+    return workflow
+
+
+def test_repository_workflow_audits_pull_requests_under_the_base_branchs_choices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow = _audit_workflow(tmp_path)
+    assert _schema_errors(workflow, "github-actions-workflow.schema.json") == []
+    assert set(workflow["on"]) == {"pull_request_target", "push"}
+    audit = workflow["jobs"]["audit"]
+    assert audit["permissions"] == {"contents": "read", "pull-requests": "write",
+                                    "issues": "write"}
+    base = _step(audit, "Check out the base branch")["with"]
+    assert base["ref"] == "${{ github.event.pull_request.base.sha }}"
+    pull = _step(audit, "Check out the pull request")["with"]
+    assert pull["fetch-depth"] == 0 and pull["persist-credentials"] is False
+    audit_line = _step(audit, "Audit the submissions it changes")["run"].splitlines()[1]
+    assert shlex.split(audit_line) == [
+        "ckit-src/.venv/bin/ckit", "audit", "pull", "--changed-since", "$BASE_SHA",
+        "--repo-config", f"{base['path']}/ckit", ">", "audit.txt"]
+    answer = _step(audit, "Answer with a comment and a label")["run"]
+    assert "gh pr comment" in answer and "--add-label" in answer
+    portal = workflow["jobs"]["portal"]
+    assert _step(portal, "Build the portal")["run"] == (
+        "ckit-src/.venv/bin/ckit portal . --repo-config ckit -o site")
+    broken = {**workflow, "jobs": {"audit": {**audit, "permissions": {"contents": "admin"}}}}
+    assert _schema_errors(broken, "github-actions-workflow.schema.json")

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
-from portal_helpers import PortalWorld, submit_all
-from submission_helpers import Repository, audit
+from portal_helpers import ACME, PortalWorld, gate_policy, submit_all
+from submission_helpers import NOW, Repository, audit
 
 from kit.portal.builder import build_site
 
@@ -20,9 +21,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalWorld]:
         patch.delenv("CKIT_SIGNING_KEY", raising=False)
         repo = Repository(root / "repo")
         keys = submit_all(repo)
-        audited = audit(repo)
+        audited = dataclasses.replace(audit(repo), identities=(ACME,))
         site = root / "site"
-        build_site(audited, site)
+        build_site(audited, site, gate_policy(), NOW)
         yield PortalWorld(
             repo=repo,
             audit=audited,

@@ -3,11 +3,13 @@ builds it once per module).
 
 Vendors acme (two kit versions, its newer result failing a model test, and a newest submission
 tampered after signing), bolt (a model test skipped, a unit failure whose message holds markup)
-and cpu (a narrowed run whose profile's docs_url is a ``javascript:`` link).
+and cpu (a narrowed run whose profile's docs_url is a ``javascript:`` link). Only acme has a
+name, contact and docs link in the keyring (``ACME``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,9 +25,22 @@ from submission_helpers import (
     tamper,
 )
 
+from kit.repository.gate import GatePolicy, load_gate_policy
 from kit.repository.interface import RepositoryAudit
 from kit.repository.layout import SubmissionKey
 from kit.results import Status
+from kit.signing.keyring import VendorIdentity
+
+#: acme's entry in the root-signed keyring (bolt and cpu have none).
+ACME = VendorIdentity("acme", "Acme NPU", "conformance@acme.example", "https://acme.example/ckit")
+#: A required vendor that never submitted: the gate and the matrix must still show it.
+ABSENT = "dyna"
+
+
+def gate_policy() -> GatePolicy:
+    """The standard's gate policy, with acme and the absent vendor required."""
+    return dataclasses.replace(load_gate_policy(), required_vendors=("acme", ABSENT))
+
 
 MARKUP_MESSAGE = "<script>alert('pwned')</script> differs"
 UNIT_FAILURE = "unit/opinfo/add/float32/0"

@@ -6,14 +6,18 @@ unless ``CKIT_REQUIRE_CHROMIUM=1`` (CI), where a missing browser is a failure.
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
-from portal_helpers import PortalWorld
+from portal_helpers import ACME, PortalWorld
 
 #: Flags for a browser that touches nothing outside its own fresh profile.
 HEADLESS_FLAGS = (
@@ -76,15 +80,71 @@ def test_dom_shows_the_matrix_and_the_failed_audit(
     index = (world.site / "index.html").as_uri()
     dom = run_chromium(browser, tmp_path / "profile", "--dump-dom", index).stdout.decode("utf-8")
     matrix = dom.split('<table class="matrix">', 1)[1].split("</table>", 1)[0]
-    for vendor in ("acme", "bolt", "cpu"):
-        assert f'<a href="vendors/{vendor}.html">{vendor}</a>' in matrix
+    for vendor, name in (("acme", ACME.name), ("bolt", "bolt"), ("cpu", "cpu")):
+        assert f'<a href="vendors/{vendor}.html">{name}</a>' in matrix
     assert '<td class="pass" title="PASS">✓</td>' in matrix
     assert '<td class="fail" title="FAIL_NUMERIC: 3/64 elements differ">✗</td>' in matrix
     assert (
-        '<td class="skip" title="NOT_APPLICABLE: optional model source timm is not installed">'
-        'skipped<span class="reason">optional model source timm is not installed</span></td>'
+        '<td class="na" title="not applicable: optional model source timm is not installed">'
+        "n/a</td>"
     ) in matrix
     audits = dom.split('<table class="audits">', 1)[1].split("</table>", 1)[0]
     tampered = next(row for row in audits.split("<tr") if world.acme_tampered.run_id in row)
     assert '<span class="audit-failed">audit failed</span>' in tampered
     assert "step 7: report.json was modified after signing" in tampered
+
+
+#: A release manager's window: the verdict and the matrix must be in it without scrolling.
+WINDOW = (1280, 800)
+#: Measures, in a copy of the page, where the browser laid out what must be seen.
+_MEASURE = """<script>
+const box = (selector) => {
+  const r = document.querySelector(selector).getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right};
+};
+document.body.setAttribute("data-layout", JSON.stringify({
+  window: [innerWidth, innerHeight],
+  verdict: box("h1.verdict"),
+  reasons: box("ul.reasons"),
+  matrix: box("table.matrix"),
+  first_row: box("table.matrix tbody tr"),
+}));
+</script>"""
+
+
+def artifacts_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: ``$CKIT_ARTIFACTS`` (CI keeps it), else the test's tmp dir."""
+    directory = Path(os.environ.get("CKIT_ARTIFACTS") or tmp_path / "artifacts") / "portal"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def layout_of(browser: str, page: Path, profile: Path) -> dict[str, Any]:
+    measured = page.with_name(f"measured-{page.name}")
+    html = page.read_text(encoding="utf-8")
+    measured.write_text(html.replace("</body>", f"{_MEASURE}</body>"), encoding="utf-8")
+    size = f"--window-size={WINDOW[0]},{WINDOW[1]}"
+    dom = run_chromium(browser, profile, size, "--dump-dom", measured.as_uri()).stdout
+    found = re.search(r'data-layout="([^"]+)"', dom.decode("utf-8"))
+    assert found is not None, "the measuring script did not run"
+    layout: dict[str, Any] = json.loads(html_lib.unescape(found.group(1)))
+    return layout
+
+
+def test_verdict_and_matrix_are_visible_without_scrolling(
+    browser: str, world: PortalWorld, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(world.site, site)
+    layout = layout_of(browser, site / "index.html", tmp_path / "profile")
+    width, height = layout["window"]  # the page's viewport: the window less its frame
+    assert width == WINDOW[0] and height <= WINDOW[1]
+    for part in ("verdict", "reasons", "first_row"):
+        assert 0 <= layout[part]["top"] and layout[part]["bottom"] <= height, (part, layout)
+    assert layout["matrix"]["top"] < height / 2, layout
+    assert layout["matrix"]["right"] <= width, layout  # no sideways scrolling either
+    screenshot = artifacts_dir(tmp_path) / "index-1280x800.png"
+    size = f"--window-size={WINDOW[0]},{WINDOW[1]}"
+    run_chromium(browser, tmp_path / "profile-2", size, f"--screenshot={screenshot}",
+                 (world.site / "index.html").as_uri())
+    assert screenshot.read_bytes().startswith(PNG_SIGNATURE)

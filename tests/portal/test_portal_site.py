@@ -11,7 +11,16 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from portal_helpers import MARKUP_MESSAGE, NOT_DELEGATED_TEST, UNIT_FAILURE, PortalWorld
+from portal_helpers import (
+    ABSENT,
+    ACME,
+    MARKUP_MESSAGE,
+    NOT_DELEGATED_TEST,
+    UNIT_FAILURE,
+    PortalWorld,
+    gate_policy,
+)
+from submission_helpers import NOW, ids_of
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
@@ -46,9 +55,10 @@ def _files(site: Path) -> dict[Path, bytes]:
 
 def test_same_audit_gives_the_same_bytes(world: PortalWorld, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    build_site(world.audit, again)
+    build_site(world.audit, again, gate_policy(), NOW)
     assert _files(world.site) == _files(again)
-    assert render_site(world.audit) == render_site(world.audit)
+    policy = gate_policy()
+    assert render_site(world.audit, policy, NOW) == render_site(world.audit, policy, NOW)
 
 
 def test_every_relative_link_resolves_to_a_file(world: PortalWorld) -> None:
@@ -66,9 +76,9 @@ def test_every_relative_link_resolves_to_a_file(world: PortalWorld) -> None:
 
 def test_tampered_newer_submission_never_replaces_the_audited_result(world: PortalWorld) -> None:
     index = (world.site / "index.html").read_text(encoding="utf-8")
-    matrix = index.split('<table class="matrix">', 1)[1].split("</table>", 1)[0]
-    assert f"{world.acme_latest.run_id}.html" in matrix
-    assert world.acme_tampered.run_id not in matrix
+    latest = index.split('<table class="vendors">', 1)[1].split("</table>", 1)[0]
+    assert f"{world.acme_latest.run_id}.html" in latest
+    assert world.acme_tampered.run_id not in index.split('<section id="audit">', 1)[0]
     audits = index.split('<table class="audits">', 1)[1]
     tampered_row = next(line for line in audits.splitlines() if world.acme_tampered.run_id in line)
     assert "audit failed" in tampered_row
@@ -83,11 +93,15 @@ def test_failed_audit_page_lists_every_check_and_shows_no_result(world: PortalWo
     assert 'class="tiers"' not in html
 
 
-def test_javascript_docs_url_is_never_linked(world: PortalWorld) -> None:
+def test_a_reports_own_vendor_text_is_never_shown(world: PortalWorld) -> None:
+    """cpu's report names a ``javascript:`` docs link and every report a display name of its
+    own: pages show neither, only what the root-signed keyring says (acme's entry)."""
     for page in pages(world.site):
-        assert not any(link.lower().startswith("javascript:") for link in links_of(page)), page
-    vendor = (world.site / "vendors" / "cpu.html").read_text(encoding="utf-8")
-    assert 'title="not a web link, so not linked">javascript:alert(1)</span>' in vendor
+        html = page.read_text(encoding="utf-8")
+        assert "javascript:" not in html, page
+        assert "Accelerators" not in html, page  # the reports' display names
+    cpu = (world.site / "vendors" / "cpu.html").read_text(encoding="utf-8")
+    assert "has no name, contact or docs link in the root-signed keyring" in cpu
 
 
 def test_markup_in_a_failure_message_is_shown_as_text(world: PortalWorld) -> None:
@@ -136,12 +150,11 @@ def test_trend_plots_each_audited_result_over_kit_versions(world: PortalWorld) -
     assert "<title>kit 0.2.0, 2026-11-20: 99.99%</title>" in svg
 
 
-def test_docs_link_for_reproducing_locally(world: PortalWorld) -> None:
+def test_name_contact_and_docs_link_come_from_the_keyring(world: PortalWorld) -> None:
     html = (world.site / "vendors" / "acme.html").read_text(encoding="utf-8")
-    report = world.audit.by_key()[world.acme_latest].report
-    assert report is not None
-    url = report.document["vendor"]["docs_url"]
-    assert f'Reproduce these results locally: <a href="{url}">' in html
+    assert (f"<h1>{ACME.name} <small><code>acme</code></small></h1>") in html
+    assert (f"{ACME.name} (contact {ACME.contact}); reproduce its results: "
+            f'<a href="{ACME.docs_url}">') in html
 
 
 def test_building_over_a_directory_of_other_files_is_refused(
@@ -149,15 +162,15 @@ def test_building_over_a_directory_of_other_files_is_refused(
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
     with pytest.raises(InputError, match="holds no portal this command built"):
-        build_site(world.audit, tmp_path)
+        build_site(world.audit, tmp_path, gate_policy(), NOW)
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
 
 
 def test_rebuilding_replaces_a_site_it_built(world: PortalWorld, tmp_path: Path) -> None:
     site = tmp_path / "site"
-    build_site(world.audit, site)
+    build_site(world.audit, site, gate_policy(), NOW)
     (site / "stale.html").write_text("old\n", encoding="utf-8")
-    build_site(world.audit, site)
+    build_site(world.audit, site, gate_policy(), NOW)
     assert (site / SITE_MARKER).is_file() and not (site / "stale.html").exists()
 
 
@@ -169,3 +182,53 @@ def test_cli_refuses_a_repository_that_is_not_a_directory(
     assert capsys.readouterr().err == (
         f"ckit: error: repository {tmp_path / 'absent'} is not a directory\n"
     )
+
+
+def _section(html: str, start: str, end: str = "</table>") -> str:
+    return html.split(start, 1)[1].split(end, 1)[0]
+
+
+def test_index_answers_can_we_release_first(world: PortalWorld) -> None:
+    """The gate's verdict (kit.repository.gate.evaluate_gate) heads the page with its reasons:
+    required acme's latest result falls short and required dyna has none."""
+    index = (world.site / "index.html").read_text(encoding="utf-8")
+    main = index.split("<main>", 1)[1]
+    assert main.lstrip().startswith('<section id="release-2.13" class="release">\n'
+                                     '<h1 class="verdict closed">PyTorch 2.13: release gate CLOSED'
+                                     '</h1>')
+    reasons = _section(main, '<ul class="reasons">', "</ul>")
+    assert f"<li>{ABSENT} ({ABSENT}, required): missing (required): no audited result" in reasons
+    assert f"<li>{ACME.name} (acme, required): fixing (" in reasons
+    assert main.index('class="reasons"') < main.index('class="vendors"') < main.index(
+        'class="matrix"')
+
+
+def test_every_vendor_with_its_grade_native_coverage_and_clock(world: PortalWorld) -> None:
+    vendors = _section((world.site / "index.html").read_text(encoding="utf-8"),
+                       '<table class="vendors">')
+    rows = {re.findall(r'href="vendors/([a-z]+)\.html"', row)[0]: row
+            for row in vendors.split("<tr")[2:]}
+    assert sorted(rows) == ["acme", "bolt", "cpu", ABSENT]
+    assert '<td>none</td>' in rows[ABSENT] and "missing (required)" in rows[ABSENT]
+    assert "<td>non-conformant</td>" in rows["cpu"]  # a narrowed run
+    assert re.search(r"<td>fixing \(\d+h left\)</td>", rows["acme"])
+    assert '<td class="num">–</td>' in rows["bolt"]  # no dispatch recorded: no native figure
+
+
+def test_matrix_is_one_row_per_model_with_flows_as_sub_columns(world: PortalWorld) -> None:
+    matrix = _section((world.site / "index.html").read_text(encoding="utf-8"),
+                      '<table class="matrix">')
+    model_ids = ids_of("models")
+    models = sorted({test_id.rsplit("/", 1)[0].removeprefix("models/") for test_id in model_ids})
+    flows = sorted({test_id.rsplit("/", 1)[1] for test_id in model_ids})
+    assert re.findall(r'<th class="model" scope="row">([^<]+)</th>', matrix) == models
+    headers = re.findall(r'<th class="flow">([^<]+(?:<wbr>[^<]+)*)</th>', matrix)
+    assert [h.replace("<wbr>", "") for h in headers[:len(flows)]] == flows
+    assert "skipped" not in matrix
+    bolt = 2  # acme, bolt, cpu, dyna: bolt's resnet18 row cell of the eager flow
+    row = next(r for r in matrix.split("<tr>") if ">timm/resnet18</th>" in r)
+    cells = re.findall(r'<td class="([a-z]+)" title="([^"]*)">([^<]+)</td>', row)
+    assert cells[(bolt - 1) * len(flows) + flows.index("eager")] == (
+        "na", "not applicable: optional model source timm is not installed", "n/a")
+    assert f'rowspan="{len(models)}" title="no submission of the release passed its audit">' \
+           "no audited result</td>" in matrix

@@ -208,3 +208,35 @@ def test_revoke_needs_a_listed_key(keys: Keys, capsys: pytest.CaptureFixture[str
     )
     assert code == ExitCode.INPUT_ERROR
     assert err == "ckit: error: keyid '0123456789abcdef' is not listed in keyring.json\n"
+
+
+def _vendor_argv(keys: Keys, docs_url: str = "https://acme.example/ckit") -> tuple[str | Path, ...]:
+    return ("keys", "vendor", "--keyring", keys.keyring, "--vendor", VENDOR, "--name", "Acme NPU",
+            "--contact", "conformance@acme.example", "--docs-url", docs_url)
+
+
+def test_vendor_identity_is_signed_with_the_keyring(keys: Keys) -> None:
+    keys.ok("keys", "add", "--keyring", keys.keyring, "--vendor", VENDOR,
+            "--public-key", keys.vendor_public)
+    keys.sign_keyring()
+    unchanged = (keys.keyring / "keyring.json").read_bytes()
+    assert b'"vendors"' not in unchanged  # a keyring without identities keeps its old shape
+    out = keys.ok(*_vendor_argv(keys))
+    assert "1 root signature(s) dropped" in out  # the roots must vouch for who acme is
+    assert keys.list_json()["signature_holds"] is False
+    keys.sign_keyring()
+    trusted = load_trusted_keyring(keys.keyring, keys.roots)
+    identity = trusted.manifest.identity(VENDOR)
+    assert identity is not None and identity.name == "Acme NPU"
+    assert keys.list_json()["vendors"] == [identity.to_json()]
+    # Edited by hand, the name is no longer what the roots signed: the keyring is refused.
+    path = keys.keyring / "keyring.json"
+    path.write_bytes(path.read_bytes().replace(b"Acme NPU", b"NVIDIA Corporation (H100)"))
+    with pytest.raises(VerificationError):
+        load_trusted_keyring(keys.keyring, keys.roots)
+
+
+def test_vendor_docs_link_must_be_https(keys: Keys, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, *_vendor_argv(keys, "javascript:alert(1)"))
+    assert code == ExitCode.INPUT_ERROR
+    assert err == "ckit: error: acme docs_url must be an https:// link\n"

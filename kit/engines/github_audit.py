@@ -1,0 +1,161 @@
+"""The shared repository's own GitHub Actions workflow: the audit bot, then the portal.
+
+On a pull request it audits the submissions the pull request changes and answers with a comment
+(the audit's checklist) and a label (``ckit/audit-passed`` or ``ckit/audit-failed``), the role the
+Kubernetes conformance program's verification bot plays for its results repository. On a push
+to the main branch it builds the portal and publishes it with GitHub Pages.
+
+It runs on ``pull_request_target``: the workflow and the auditor's choices (``ckit/``: roots,
+released kits, policies) come from the base branch, checked out apart, so a pull request cannot
+change how it is judged. The pull request's files are only read (``ckit audit`` never runs what
+it audits, and golden programs run in the kit's reference runtimes), and its checkout keeps no
+credentials.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kit.engines.github_actions import CHECKOUT
+from kit.engines.template_text import check_rendered, yaml_text
+from kit.repository.repo_config import CONFIG_DIR
+
+SCHEMA = "github-actions-workflow.schema.json"
+AUDIT_JOB = "audit"
+PORTAL_JOB = "portal"
+PASSED_LABEL = "ckit/audit-passed"
+FAILED_LABEL = "ckit/audit-failed"
+UPLOAD_PAGES = "actions/upload-pages-artifact@v3"
+DEPLOY_PAGES = "actions/deploy-pages@v4"
+#: Where the two checkouts of a pull request's run land.
+BASE = "base"
+PULL = "pull"
+#: Where the kit is checked out and installed (``make install``: its venv's ``ckit``).
+KIT_DIR = "ckit-src"
+CKIT = f"{KIT_DIR}/.venv/bin/ckit"
+
+
+@dataclass(frozen=True)
+class AuditWorkflowOptions:
+    #: The kit's GitHub repository (owner/name) and the ref of the kit that audits.
+    kit_repository: str
+    kit_ref: str
+    #: The repository's main branch: pushes to it rebuild the portal.
+    branch: str
+    workflow_name: str = "ckit audit and portal"
+
+
+def _install_kit(options: AuditWorkflowOptions) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": "Check out the kit",
+            "uses": CHECKOUT,
+            "with": {"repository": options.kit_repository, "ref": options.kit_ref,
+                     "path": KIT_DIR},
+        },
+        {"name": "Install the kit", "run": f"make -C {KIT_DIR} install"},
+    ]
+
+
+_AUDIT_SCRIPT = f"""set +e
+{CKIT} audit {PULL} --changed-since "$BASE_SHA" --repo-config {BASE}/{CONFIG_DIR} > audit.txt
+status=$?
+cat audit.txt
+echo "status=$status" >> "$GITHUB_OUTPUT"
+"""
+
+_ANSWER_SCRIPT = f"""verdict=failed; add={FAILED_LABEL}; drop={PASSED_LABEL}
+if [ "$AUDIT_STATUS" = 0 ]; then verdict=passed; add={PASSED_LABEL}; drop={FAILED_LABEL}; fi
+{{ echo "## ckit audit: $verdict"; echo; echo '```'; cat audit.txt; echo '```'; }} > comment.md
+gh label create "$add" --force --repo "$GITHUB_REPOSITORY"
+gh pr comment "$PR" --body-file comment.md --repo "$GITHUB_REPOSITORY"
+gh pr edit "$PR" --add-label "$add" --remove-label "$drop" --repo "$GITHUB_REPOSITORY"
+"""
+
+
+def _audit_job(options: AuditWorkflowOptions) -> dict[str, Any]:
+    return {
+        "name": "audit the pull request's submissions",
+        "if": "github.event_name == 'pull_request_target'",
+        "runs-on": "ubuntu-latest",
+        "permissions": {"contents": "read", "pull-requests": "write", "issues": "write"},
+        "steps": [
+            {
+                # The auditor's choices as merged: never the pull request's copy.
+                "name": "Check out the base branch",
+                "uses": CHECKOUT,
+                "with": {"ref": "${{ github.event.pull_request.base.sha }}", "path": BASE,
+                         "persist-credentials": False},
+            },
+            {
+                # The whole history: the keyring's rollback check and --changed-since read it.
+                "name": "Check out the pull request",
+                "uses": CHECKOUT,
+                "with": {"ref": "refs/pull/${{ github.event.number }}/merge", "path": PULL,
+                         "fetch-depth": 0, "persist-credentials": False},
+            },
+            *_install_kit(options),
+            {
+                "id": "audit",
+                "name": "Audit the submissions it changes",
+                "env": {"BASE_SHA": "${{ github.event.pull_request.base.sha }}"},
+                "run": _AUDIT_SCRIPT,
+            },
+            {
+                "name": "Answer with a comment and a label",
+                "if": "always()",
+                "env": {
+                    "GH_TOKEN": "${{ secrets.GITHUB_TOKEN }}",
+                    "PR": "${{ github.event.number }}",
+                    "AUDIT_STATUS": "${{ steps.audit.outputs.status }}",
+                },
+                "run": _ANSWER_SCRIPT,
+            },
+            {
+                "name": "Fail when the audit failed",
+                "if": "steps.audit.outputs.status != '0'",
+                "run": "exit 1",
+            },
+        ],
+    }
+
+
+def _portal_job(options: AuditWorkflowOptions) -> dict[str, Any]:
+    return {
+        "name": "build and publish the portal",
+        "if": "github.event_name == 'push'",
+        "runs-on": "ubuntu-latest",
+        "permissions": {"contents": "read", "pages": "write", "id-token": "write"},
+        "steps": [
+            {"name": "Check out the repository", "uses": CHECKOUT, "with": {"fetch-depth": 0}},
+            *_install_kit(options),
+            {"name": "Build the portal",
+             "run": f"{CKIT} portal . --repo-config {CONFIG_DIR} -o site"},
+            {"name": "Upload the portal", "uses": UPLOAD_PAGES, "with": {"path": "site"}},
+            {"name": "Publish the portal", "uses": DEPLOY_PAGES},
+        ],
+    }
+
+
+def audit_workflow(options: AuditWorkflowOptions) -> dict[str, Any]:
+    return {
+        "name": options.workflow_name,
+        "on": {
+            "pull_request_target": {"branches": [options.branch]},
+            "push": {"branches": [options.branch]},
+        },
+        "jobs": {AUDIT_JOB: _audit_job(options), PORTAL_JOB: _portal_job(options)},
+    }
+
+
+def render_audit_workflow(options: AuditWorkflowOptions) -> str:
+    header = [
+        "The shared repository's audit bot and portal (written by `ckit repo init`).",
+        "Pull requests: the submissions they change are audited under the base branch's ckit/;",
+        f"the answer is a comment and the label {PASSED_LABEL} or {FAILED_LABEL}.",
+        f"Pushes to {options.branch}: the portal is built and published with GitHub Pages.",
+    ]
+    workflow = audit_workflow(options)
+    check_rendered(workflow, SCHEMA)
+    return yaml_text([workflow], header)
