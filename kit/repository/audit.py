@@ -20,8 +20,10 @@ those that need a verified report (they say "not checked"):
     file it lists is intact and nothing else is under golden/, and a sample of programs
     (``golden_sample``, seeded by the run id) re-run with the reference runtimes gives the
     stored outputs
+11. junit.xml, results.csv and summary.md are byte for byte what report.json renders (the
+    verifier's step 13): a summary claiming more than the report is refused
 
-Checks 2 and 6 together are the whole of ``ckit verify``; they are apart here so that a report
+Checks 2, 6 and 11 together are the whole of ``ckit verify``; they are apart here so that a report
 signed validly by its vendor but wrong in content fails on the content check that catches it.
 Repository checks: (1) the keyring loads; (2) everything under ``submissions/`` is a
 submission; (3) with the auditor's trust roots, the roots signed keyring.json, it lists every
@@ -54,6 +56,7 @@ from kit.repository.layout import (
     is_valid_segment,
 )
 from kit.repository.submission_checks import (
+    DERIVED,
     GOLDEN,
     GRADE,
     INTEGRITY,
@@ -63,6 +66,7 @@ from kit.repository.submission_checks import (
     REQUIRED,
     SKIPS,
     VerifiedSubmission,
+    check_derived,
     check_grade,
     check_layout,
     check_path,
@@ -174,6 +178,7 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
         not_checked(GOLDEN) if found is None
         else check_golden_sample(key, directory, found.verified, context.golden_sample)
     )
+    checks.append(not_checked(DERIVED) if found is None else check_derived(found.subjects))
     return SubmissionAudit(
         key, tuple(checks), report=found.report if found else None,
         payload_digest=context.digests.get(key),

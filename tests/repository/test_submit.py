@@ -49,7 +49,7 @@ def test_the_pushed_branch_checked_out_passes_the_audit(
     audit = audit_repository(shared.checkout)
     assert audit.passed
     assert sorted(a.key.vendor for a in audit.submissions) == ["cpu", "simnpu"]
-    assert all([c.number for c in a.checks] == list(range(1, 11)) for a in audit.submissions)
+    assert all([c.number for c in a.checks] == list(range(1, 12)) for a in audit.submissions)
     assert main(["audit", str(shared.checkout), *shared.audit_args]) == ExitCode.OK
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "PASSED: 2 submission(s) audited, 0 failed; repository checks passed"
