@@ -11,7 +11,9 @@ from pathlib import Path
 from kit.grading.released import load_released_kits
 from kit.repository.audit import audit_repository
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
-from kit.repository.interface import RepositoryAudit
+from kit.repository.interface import RepositoryAudit, SubmissionAudit
+from kit.repository.layout import SubmissionKey
+from kit.repository.submit import Precheck
 from kit.repository.trust_and_policy import PolicyFromFile
 from kit.signing.trust import default_roots_dir
 
@@ -33,9 +35,26 @@ def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--pol
         "--released-kits", type=Path, metavar="FILE",
         help="list of released kit digests (default: the kit's standards/released-kits.yaml)",
     )
+    group.add_argument(
+        "--golden-sample", type=_golden_sample, default=DEFAULT_GOLDEN_SAMPLE, metavar="N",
+        help="golden programs re-run per submission, drawn with its run id as seed (check 10; "
+        f"default {DEFAULT_GOLDEN_SAMPLE})",
+    )
 
 
-def audit_from_args(args: argparse.Namespace, repo: Path) -> RepositoryAudit:
+def _golden_sample(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError("--golden-sample must be a non-negative number of "
+                                         "programs")
+    return number
+
+
+def audit_from_args(args: argparse.Namespace, repo: Path,
+                    only: frozenset[SubmissionKey] | None = None) -> RepositoryAudit:
     released = load_released_kits(args.released_kits)
     now = dt.datetime.now(dt.UTC)
     return audit_repository(
@@ -45,5 +64,17 @@ def audit_from_args(args: argparse.Namespace, repo: Path) -> RepositoryAudit:
         now=now,
         trust_roots=args.trust_roots or default_roots_dir(),
         policy=PolicyFromFile(args.acceptance_policy, released, now),
-        golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
+        golden_sample=args.golden_sample,
+        only=only,
     )
+
+
+def precheck_from_args(args: argparse.Namespace) -> Precheck:
+    """``ckit submit``'s pre-check: the audit of the one submission filed in the clone, with
+    the auditor's choices given as ``ckit audit`` takes them."""
+
+    def precheck(clone: Path, key: SubmissionKey) -> SubmissionAudit:
+        (audited,) = audit_from_args(args, clone, only=frozenset({key})).submissions
+        return audited
+
+    return precheck

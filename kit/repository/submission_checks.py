@@ -31,7 +31,7 @@ from kit.repository.layout import (
     required_files,
     submission_key_for,
 )
-from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, RunDir
+from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, REPORT_JSON, RunDir
 from kit.standard import Standard
 from kit.verification.verify import (
     VerifiedReport,
@@ -51,9 +51,9 @@ TITLES = {
     GRADE: "grade recomputed from the records",
     REPLAY: "no replay of the signed payload",
     POLICY: "acceptance policy",
-    KEY: "signing key valid for the vendor at signing time",
+    KEY: "signing key valid for the vendor when the submission entered the repository",
     GOLDEN: "golden artifacts: signed manifest, intact files, a seeded sample re-run",
-    DERIVED: "junit.xml, results.csv and summary.md are what report.json renders",
+    DERIVED: f"the report files derived from {REPORT_JSON} are what it renders, byte for byte",
 }
 _SKIP_KINDS = (NEVER_SKIP, EXPIRED_SKIP, SKIP_TOO_LONG)
 _LINK = re.compile(r"https?://\S+")
