@@ -16,7 +16,7 @@ from repository_helpers import SharedRepo, ckit, field
 from kit.golden.manifest import load_manifest
 from kit.repository.submission_checks import GOLDEN
 
-pytestmark = pytest.mark.slow(seconds=120)
+pytestmark = pytest.mark.slow(seconds=90)
 
 TEST_ID = "models/hf/resnet/onnxruntime_cpu"
 
