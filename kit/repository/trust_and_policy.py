@@ -16,7 +16,7 @@ from kit.acceptance import load_policy
 from kit.errors import VerificationError
 from kit.grading.released import ReleasedKit
 from kit.printable import printable
-from kit.repository.entered import entered_at
+from kit.repository.entered import committed_times, entered_at
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import KEY, POLICY, TITLES, failed, passed
@@ -71,13 +71,14 @@ class KeyValidAtSigning:
                  repo_root: Path, now: dt.datetime) -> None:
         self.trusted = trusted
         self.problem = problem
-        self.repo_root = repo_root
         self.now = now
+        #: Every committed submission's entry time, read from the history in one pass.
+        self.committed = committed_times(repo_root)
 
     def __call__(self, key: SubmissionKey, verified: VerifiedReport) -> CheckResult:
         if self.trusted is None:
             return failed(KEY, [f"the keyring is not trusted: {self.problem}"])
-        signed_at = entered_at(self.repo_root, key, verified.content.run.finished_at, self.now)
+        signed_at = entered_at(self.committed, key, verified.content.run.finished_at, self.now)
         problems = [
             problem
             for keyid in verified.keyids
