@@ -40,7 +40,7 @@ from verify_scale import time_verify
 from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.engines.interface import ShardedRun
-from kit.errors import KitError
+from kit.errors import ExitCode, KitError
 from kit.formats.files import write_report_files
 from kit.grading import build_report, collect_environment
 from kit.patterns import select_ids
@@ -79,7 +79,8 @@ def timed(argv: Sequence[str]) -> Timed:
     started = time.perf_counter()
     done = subprocess.run(list(argv), capture_output=True, text=True, check=False, cwd=REPO_ROOT)
     wall = time.perf_counter() - started
-    if done.returncode not in (0, 1):  # 1: a narrowed run grades non-conformant, as expected
+    # A narrowed run grades non-conformant (1), or partial (12) when its tests all pass.
+    if done.returncode not in (0, ExitCode.NOT_CONFORMANT, ExitCode.PARTIAL):
         tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise SystemExit(f"scale_out: {' '.join(argv[3:6])} exited {done.returncode}: {tail}")
     return Timed(wall, done.returncode)

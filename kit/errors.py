@@ -27,6 +27,15 @@ class ExitCode(enum.IntEnum):
     DEVICE_ERROR = 5
     #: An external engine (Docker) is not reachable or failed.
     ENVIRONMENT_ERROR = 6
+    #: ``ckit run``: a narrowed run (--tier, --select, --rerun-failed) whose tests meet a better
+    #: grade than the narrowing leaves it (``kit.grading.partial``): every test it ran is fine.
+    PARTIAL = 12
+    #: ``ckit gate``: the release may not ship (a vendor falls short, is missing or is past the
+    #: failing window, or the repository's own checks failed).
+    GATE_CLOSED = 7
+    #: ``ckit gate``: closed with nothing to judge (an unknown release, no submission for it or
+    #: none at all, a policy that requires no vendor).
+    GATE_NOTHING_TO_JUDGE = 8
     #: The kit itself failed (a bug in the kit, or its judge could not run): no verdict.
     KIT_CRASHED = 70
     INTERRUPTED = 130

@@ -11,10 +11,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kit.cli import add_command
-from kit.errors import ExitCode, InputError
+from kit.errors import ExitCode
 from kit.printable import printable
 from kit.repository.audit_options import add_audit_options, audit_from_args
-from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
 from kit.repository.interface import CheckResult, RepositoryAudit
 
 
@@ -42,8 +41,6 @@ def audit_lines(audit: RepositoryAudit) -> list[str]:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    if args.golden_sample < 0:
-        raise InputError("--golden-sample must be a non-negative number of programs")
     audit = audit_from_args(args, args.repo)
     if args.json:
         print(json.dumps(audit.to_json(), indent=2, sort_keys=True))
@@ -69,10 +66,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="audit only submissions with files changed since REF (git diff REF...HEAD)",
     )
     parser.add_argument("--json", action="store_true", help="print the audit as JSON")
-    parser.add_argument(
-        "--golden-sample", type=int, default=DEFAULT_GOLDEN_SAMPLE, metavar="N",
-        help="golden programs re-run per submission, drawn with its run id as seed (check 10; "
-        f"default {DEFAULT_GOLDEN_SAMPLE})",
-    )
     add_audit_options(parser)
     parser.set_defaults(handler=_audit)

@@ -25,9 +25,11 @@ from kit.repository.gate import (
 )
 from kit.tiers.registry import tier_names
 
-#: The exit code when the gate is closed: a required vendor falls short or is missing, a vendor
-#: is past the failing window, or the repository's own checks failed.
-GATE_CLOSED = ExitCode.VERIFICATION_FAILED
+#: The exit code when the gate is closed on the results: a required vendor falls short or is
+#: missing, a vendor is past the failing window, or the repository's own checks failed.
+GATE_CLOSED = ExitCode.GATE_CLOSED
+#: The exit code when it is closed with nothing to judge (``GateResult.closures``).
+NOTHING_TO_JUDGE = ExitCode.GATE_NOTHING_TO_JUDGE
 
 _RELEASE = re.compile(r"[0-9]+\.[0-9]+")
 _HEADER = ("vendor", "kit", "grade", *tier_names(), "verdict", "why")
@@ -69,8 +71,15 @@ def gate_lines(result: GateResult) -> list[str]:
         failure = audit.first_failure
         reason = f"check {failure.number} ({failure.title}): {failure.why}" if failure else "none"
         lines.append(f"rejected {audit.key}: audit failed at {reason}")
+    lines += [f"closed: {reason}" for reason in result.closures]
     lines.append("gate: OPEN" if result.open else "gate: CLOSED")
     return lines
+
+
+def exit_code(result: GateResult) -> ExitCode:
+    if result.open:
+        return ExitCode.OK
+    return NOTHING_TO_JUDGE if result.closures else GATE_CLOSED
 
 
 def _release(value: str) -> str:
@@ -91,7 +100,7 @@ def _gate(args: argparse.Namespace) -> int:
     else:
         for line in gate_lines(result):
             print(printable(line))
-    return ExitCode.OK if result.open else GATE_CLOSED
+    return exit_code(result)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -111,6 +120,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "  0  gate open: every required vendor meets the bar and none is past the window\n"
         f"  {int(GATE_CLOSED)}  gate closed: a required vendor falls short or has no audited "
         "result,\n     a vendor is past the failing window, or the repository's checks failed\n"
+        f"  {int(NOTHING_TO_JUDGE)}  gate closed with nothing to judge: a release no carried "
+        "standard certifies,\n     no submission for it (or none at all), or a policy that "
+        "requires no vendor\n"
         f"  {int(ExitCode.INPUT_ERROR)}  the policy file or repository could not be read"
     )
     parser.add_argument("repo", type=Path, metavar="REPO", help="the submissions repository")

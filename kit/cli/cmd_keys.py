@@ -411,7 +411,11 @@ def _register_add(actions: Actions) -> None:
     _keyring_option(parser, required=True)
     parser.add_argument("--vendor", required=True, help="vendor id the key signs for")
     parser.add_argument("--public-key", type=Path, required=True, help="the .pub.pem to add")
-    parser.add_argument("--not-before", help="start of validity, UTC (default: now)")
+    parser.add_argument(
+        "--valid-from", "--not-before", dest="not_before", metavar="TIME",
+        help="start of validity, UTC (default: now); date a key from when it first signed, or "
+        "a run it signed before it was added is refused",
+    )
     parser.add_argument("--not-after", help="end of validity, UTC (default: two years from now)")
     parser.set_defaults(handler=_add)
 

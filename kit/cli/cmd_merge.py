@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from kit.cli import add_command
-from kit.cli.cmd_run import exit_code_of
+from kit.cli.cmd_run import graded_exit_code, partial_of_report, qualified
 from kit.errors import InputError
 from kit.printable import printable
 from kit.rundir import RunDir
@@ -62,13 +62,15 @@ def handle(args: argparse.Namespace) -> int:
     print(f"merged {len(args.shards)} shard(s), {records} record(s): {RunDir(out).report_json}",
           file=sys.stderr)
     print(f"envelope: {envelope}", file=sys.stderr)
-    code = exit_code_of(grade)
+    partial = partial_of_report(merged.report)
+    code = graded_exit_code(grade, partial)
     if args.json:
-        print(json.dumps({"grade": grade, "exit_code": code, "out_dir": str(out),
+        print(json.dumps({"grade": grade, **qualified(partial), "exit_code": code,
+                          "out_dir": str(out),
                           "records": records, "missing": list(merged.missing),
                           "envelope": str(envelope)}, indent=2, ensure_ascii=True))
     else:
-        print(f"grade: {printable(grade)}")
+        print(f"grade: {printable(partial.words() if partial is not None else grade)}")
     return code
 
 

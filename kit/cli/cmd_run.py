@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
@@ -20,10 +21,15 @@ from kit.runner.devices import parse_devices
 from kit.runner.plan import Shard
 from kit.tiers.registry import complete_run_tiers, tier_names
 
+if TYPE_CHECKING:
+    from kit.grading.partial import Partial
+
 #: The tiers a complete run covers (``kit.grading.policy``): every one but deploy.
 DEFAULT_TIERS = ",".join(complete_run_tiers())
 #: The kit's own exit codes besides the grades' (kit.errors.ExitCode).
 _OTHER_CODES = (
+    f"  {int(ExitCode.PARTIAL):<4}partial: a narrowed run (--tier, --select, --rerun-failed) whose "
+    "tests meet a\n      better grade than its own (only a complete run is graded conformant)\n"
     "  2-6 the run could not start or finish (usage, input, verification, device, environment)\n"
     "  70  the kit crashed (no verdict)\n"
     "  130 interrupted (finished tests are journaled: --resume)"
@@ -311,7 +317,8 @@ def handle(args: argparse.Namespace) -> int:
     print(f"summary: {RunDir(result.out_dir).file(SUMMARY_MD)}", file=sys.stderr)
     if result.envelope is not None:
         print(f"envelope: {result.envelope}", file=sys.stderr)
-    code = exit_code_of(grade)
+    partial = partial_of_report(result.report)
+    code = graded_exit_code(grade, partial)
     shard = result.report.get("run", {}).get("shard")
     if shard is not None and code != int(ExitCode.KIT_CRASHED):
         # A shard is graded as the narrowed run it is; only the merge gives a verdict.
@@ -320,11 +327,37 @@ def handle(args: argparse.Namespace) -> int:
         code = int(ExitCode.OK)
     if args.json:
         envelope = str(result.envelope) if result.envelope is not None else None
-        print(json.dumps({"grade": grade, "exit_code": code, "out_dir": str(result.out_dir),
-                          "envelope": envelope}, indent=2, ensure_ascii=True))
+        print(json.dumps({"grade": grade, **qualified(partial), "exit_code": code,
+                          "out_dir": str(result.out_dir), "envelope": envelope},
+                         indent=2, ensure_ascii=True))
     else:
-        print(f"grade: {printable(grade)}")
+        print(f"grade: {printable(partial.words() if partial is not None else grade)}")
     return code
+
+
+def graded_exit_code(grade: str, partial: Partial | None) -> int:
+    """The grade's own code; partial's when the narrowing alone kept the run from a better
+    grade (``ckit run`` and ``ckit merge`` alike)."""
+    if partial is not None and partial.only_narrowed:
+        return int(ExitCode.PARTIAL)
+    return exit_code_of(grade)
+
+
+def qualified(partial: Partial | None) -> dict[str, str | None]:
+    """The ``--json`` fields of a narrowed run's qualifier (None for a complete run)."""
+    return {"qualifier": "partial" if partial is not None else None,
+            "earned": partial.earned if partial is not None else None}
+
+
+def partial_of_report(report: dict[str, Any]) -> Partial | None:
+    """A narrowed run's qualifier (None for a complete run, or a report it cannot grade)."""
+    from kit.grading.partial import partial_of
+    from kit.standard import load_standard
+
+    try:
+        return partial_of(load_standard(report["standard"]["version"]), report)
+    except (InputError, KeyError):
+        return None
 
 
 def exit_code_of(grade: str) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode
 from kit.printable import printable
+from kit.repository.audit_options import add_audit_options, precheck_from_args
 from kit.repository.submit import Submission, submit_run
 
 
@@ -24,7 +25,8 @@ def _lines(submission: Submission, repo: str) -> list[str]:
 
 def _submit(args: argparse.Namespace) -> int:
     submission = submit_run(
-        args.run_dir, args.repo, push=args.push, branch=args.branch, keyring_dir=args.keyring
+        args.run_dir, args.repo, push=args.push, branch=args.branch, keyring_dir=args.keyring,
+        precheck=precheck_from_args(args),
     )
     for line in _lines(submission, args.repo):
         print(printable(line))
@@ -35,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser = add_command(
         subparsers,
         "submit",
-        "file a signed run in the shared repository: verify it, then commit it on a new branch "
+        "file a signed run in the shared repository: verify it, run the audit's checks on it "
+        "(refused if the audit would refuse it), then commit it on a new branch "
         "(submissions/<torch-release>/<vendor>/<kit-version>/<run-id>/) of a fresh clone",
         [
             "ckit submit results/cpu --repo git@example.org:conformance/results.git --push",
@@ -55,4 +58,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--keyring", type=Path,
         help="keyring to verify with when the repository has none (default: the kit's)",
     )
+    # The audit's own choices, with the audit's defaults: submit refuses what audit would.
+    add_audit_options(parser)
     parser.set_defaults(handler=_submit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,7 +15,7 @@ from kit.formats.json_format import JsonFormat
 from kit.formats.junit import JunitFormat
 from kit.formats.markdown import MarkdownFormat
 from kit.outfiles import write_new_file
-from kit.rundir import declare_report_file, finished_report_names
+from kit.rundir import REPORT_JSON, declare_report_file, finished_report_names
 
 # In the order of ``kit.rundir.report_files()``, which names their files for signing.
 _FORMATS: list[ReportFormat] = [JsonFormat(), JunitFormat(), CsvFormat(), MarkdownFormat()]
@@ -34,6 +35,21 @@ def register_format(fmt: ReportFormat) -> None:
     _FORMATS.append(fmt)
 
 
+def render_derived(report_json: bytes) -> dict[str, bytes]:
+    """File name -> bytes of every format but report.json, rendered from ``report_json``'s
+    bytes read back (``kit.formats.derived`` checks a run's files against them)."""
+    report = json.loads(report_json)
+    return {fmt.filename: fmt.render(report) for fmt in formats() if fmt.filename != REPORT_JSON}
+
+
+def render_files(report: Mapping[str, Any]) -> dict[str, bytes]:
+    """Every format's bytes for a built ``report``: report.json, then the others rendered from
+    those very bytes, so whoever holds report.json regenerates them byte for byte."""
+    report_json = next(f for f in formats() if f.filename == REPORT_JSON).render(report)
+    derived = render_derived(report_json)
+    return {fmt.filename: derived.get(fmt.filename, report_json) for fmt in formats()}
+
+
 def write_report_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
     """Write every format; returns file name -> path.
 
@@ -47,6 +63,6 @@ def write_report_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Pa
         raise InputError(
             f"{out_dir} already holds {', '.join(present)}; the kit never overwrites a report"
         )
-    rendered = {fmt.filename: fmt.render(report) for fmt in formats()}
+    rendered = render_files(report)
     out_dir.mkdir(parents=True, exist_ok=True)
     return {name: write_new_file(out_dir / name, data) for name, data in rendered.items()}

@@ -16,6 +16,7 @@ from kit.formats.interface import ReportFormat
 from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
 from kit.report.op_dtype import FailureGroup, group_failures
+from kit.report.summary import in_tier_order
 from kit.results import Status
 from kit.rundir import REPORT_JSON, RESULTS_CSV, SUMMARY_MD
 from kit.standard import load_standard
@@ -143,7 +144,7 @@ def counts_table(report: Mapping[str, Any]) -> list[str]:
     rows = [
         [name, *(str(c["statuses"][s]) for s in statuses), str(c["missing"]), str(c["total"]),
          _rate(c)]
-        for name, c in [*summary["tiers"].items(), ("**all**", summary["overall"])]
+        for name, c in [*in_tier_order(summary["tiers"]), ("**all**", summary["overall"])]
     ]
     return ["## Results", "", *table(header, rows)]
 

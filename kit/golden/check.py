@@ -154,7 +154,7 @@ def _rerun(entry: ManifestEntry, files: dict[str, bytes]) -> str:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         return f"the reference runtime ({entry.program}) cannot run the program: {first}"
     outputs = [_tensor(value) for value in actual]
-    return mismatch(outputs, expected, criterion_of(entry.flow)) or ""
+    return mismatch(outputs, expected, criterion_of(entry.flow, entry.test_id)) or ""
 
 
 def _check_entry(directory: Path, entry: ManifestEntry, rerun: bool) -> EntryVerdict:

@@ -3,8 +3,9 @@
 The stored outputs are the kit's eager CPU reference, which the flow's outputs met when the
 test passed; the program re-run with the reference runtime must meet the same criterion
 (``kit.numerics.criteria``): a tolerance for float flows, a signal-to-noise floor for quantized
-ones. The criteria are the standard's (``flows.yaml``, read by the flows tier) when this kit has
-the flows tier; else the fixed bounds below, which are as tight as the standard's.
+ones. The criteria are the standard's (``flows.yaml``, read by the flows tier; a model's
+``models.yaml`` tolerance, read by the models tier) when this kit has those tiers; else the fixed
+bounds below, which are as tight as the standard's.
 """
 
 from __future__ import annotations
@@ -39,9 +40,32 @@ def _from_standard(flow: str) -> Criterion | None:
     return criterion
 
 
-def criterion_of(flow: str) -> Criterion:
-    """The criterion the flow's outputs are judged by."""
-    found = _from_standard(flow)
+def _from_models_tier(flow: str, test_id: str) -> Criterion | None:
+    """A model's program is judged by the model's own tolerance (``models.yaml``), not by the
+    flows tier's bound for ops."""
+    if not test_id.startswith("models/"):
+        return None
+    try:
+        from kit.tiers.models.cases import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
+            find_case,
+            model_flow_criterion,
+        )
+    except ImportError:  # a kit without the models tier: the flow's bound
+        return None
+    from kit.errors import InputError
+    from kit.standard import load_standard
+
+    standard = load_standard()
+    try:
+        criterion: Criterion = model_flow_criterion(standard, find_case(standard, test_id))
+    except InputError:
+        return None  # a model the standard does not list: judged by the flow's bound
+    return criterion
+
+
+def criterion_of(flow: str, test_id: str = "") -> Criterion:
+    """The criterion the outputs of ``test_id`` through ``flow`` are judged by."""
+    found = _from_models_tier(flow, test_id) or _from_standard(flow)
     if found is not None:
         return found
     from kit.errors import InputError

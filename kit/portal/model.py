@@ -412,7 +412,8 @@ def _cells(view: VendorGateView, model: str, flows: Sequence[str]) -> tuple[Cell
 
 
 def _reasons(gate: GateResult, names: Mapping[str, str]) -> tuple[str, ...]:
-    lines = [
+    lines = [*gate.closures]  # the gate fails closed on these whatever the vendors say
+    lines += [
         f"{names[v.vendor]} ({v.vendor}{', required' if v.required else ''}): {v.verdict_text}"
         + (f": {v.why}" if v.why else "")
         for v in gate.vendors

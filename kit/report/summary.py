@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from kit.report.attribution_summary import attribution_summary
@@ -32,6 +32,12 @@ def counts(
         "missing": missing,
         "pass_rate": passed / ran if ran else None,
     }
+
+
+def in_tier_order(tiers: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A summary's per-tier entries in the kit's tier order: report.json stores them with sorted
+    keys, so a file rendered from it must not follow the mapping's own order."""
+    return sorted(tiers.items(), key=lambda item: (tier_order(item[0]), item[0]))
 
 
 def summarize(

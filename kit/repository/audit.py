@@ -15,13 +15,16 @@ those that need a verified report (they say "not checked"):
 6. the grade recomputed from the records is the grade claimed (the verifier's step 12)
 7. no replay: the signed payload is filed under no other submission path of the repository
 8. the acceptance policy (a seam: ``policy``)
-9. the signing key was valid for the vendor when it signed (a seam: ``key_check``)
+9. the signing key was valid for the vendor when the submission entered the repository (its
+   commit's time, never before the signed finish; a seam: ``key_check``)
 10. golden artifacts, when the submission carries them: the manifest is a signed subject, every
     file it lists is intact and nothing else is under golden/, and a sample of programs
     (``golden_sample``, seeded by the run id) re-run with the reference runtimes gives the
     stored outputs
+11. junit.xml, results.csv and summary.md are byte for byte what report.json renders (the
+    verifier's step 13): a summary claiming more than the report is refused
 
-Checks 2 and 6 together are the whole of ``ckit verify``; they are apart here so that a report
+Checks 2, 6 and 11 together are the whole of ``ckit verify``; they are apart here so that a report
 signed validly by its vendor but wrong in content fails on the content check that catches it.
 Repository checks: (1) the keyring loads; (2) everything under ``submissions/`` is a
 submission; (3) with the auditor's trust roots, the roots signed keyring.json, it lists every
@@ -54,6 +57,7 @@ from kit.repository.layout import (
     is_valid_segment,
 )
 from kit.repository.submission_checks import (
+    DERIVED,
     GOLDEN,
     GRADE,
     INTEGRITY,
@@ -63,6 +67,7 @@ from kit.repository.submission_checks import (
     REQUIRED,
     SKIPS,
     VerifiedSubmission,
+    check_derived,
     check_grade,
     check_layout,
     check_path,
@@ -174,6 +179,7 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
         not_checked(GOLDEN) if found is None
         else check_golden_sample(key, directory, found.verified, context.golden_sample)
     )
+    checks.append(not_checked(DERIVED) if found is None else check_derived(found.subjects))
     return SubmissionAudit(
         key, tuple(checks), report=found.report if found else None,
         payload_digest=context.digests.get(key),
@@ -331,9 +337,11 @@ def audit_repository(
     trust_roots: Path | None = None,
     policy_file: Path | None = None,
     golden_sample: int = DEFAULT_GOLDEN_SAMPLE,
+    only: frozenset[SubmissionKey] | None = None,
 ) -> RepositoryAudit:
     """Audit every submission of ``repo_root`` (a checkout, or a plain directory), or with
-    ``changed_since`` those changed since that git ref; replays are sought in all of them.
+    ``changed_since`` those changed since that git ref, or with ``only`` those (``ckit submit``'s
+    pre-check); replays are sought in all of them.
 
     ``trust_roots`` (the roots that must sign the repository's keyring.json) gives check 9 and
     ``policy_file`` (an acceptance policy) check 8, unless ``key_check``/``policy`` are given.
@@ -350,7 +358,7 @@ def audit_repository(
         refs = ["HEAD", *([changed_since] if changed_since is not None else [])]
         trusted, trust_check = _trusted_keyring(repo_root, trust_roots, refs)
         repository_checks.append(trust_check)
-        key_check = KeyValidAtSigning(trusted, trust_check.why)
+        key_check = KeyValidAtSigning(trusted, trust_check.why, repo_root, now)
         identities = trusted.manifest.identities if trusted is not None else ()
     if policy_file is not None and policy is None:
         policy = PolicyFromFile(policy_file, released_kits, now)
@@ -368,6 +376,8 @@ def audit_repository(
         changed = changed_submissions(repo_root, changed_since)
         selected = tuple(key for key in tree.keys if key in changed)
         repository_checks += _deletion_checks(repo_root, changed_since)
+    if only is not None:
+        selected = tuple(key for key in selected if key in only)
     return RepositoryAudit(
         checks=tuple(sorted((*repository_checks, *_tree_checks(tree)), key=lambda c: c.number)),
         submissions=tuple(_audit_submission(key, context) for key in selected),

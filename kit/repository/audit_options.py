@@ -11,8 +11,10 @@ from pathlib import Path
 from kit.grading.released import load_released_kits
 from kit.repository.audit import audit_repository
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
-from kit.repository.interface import RepositoryAudit
+from kit.repository.interface import RepositoryAudit, SubmissionAudit
+from kit.repository.layout import SubmissionKey
 from kit.repository.repo_config import RepoConfig
+from kit.repository.submit import Precheck
 from kit.repository.trust_and_policy import PolicyFromFile
 from kit.signing.trust import default_roots_dir
 
@@ -35,11 +37,27 @@ def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--pol
         help="list of released kit digests (default: the kit's standards/released-kits.yaml)",
     )
     group.add_argument(
+        "--golden-sample", type=_golden_sample, default=DEFAULT_GOLDEN_SAMPLE, metavar="N",
+        help="golden programs re-run per submission, drawn with its run id as seed (check 10; "
+        f"default {DEFAULT_GOLDEN_SAMPLE})",
+    )
+    group.add_argument(
         "--repo-config", type=Path, metavar="DIR",
         help="the defaults of the options above (and of the gate policy) as `ckit repo init` "
         "filed them: DIR/roots, DIR/released-kits.yaml, DIR/acceptance.yaml, DIR/gate.yaml; "
         "in CI, the base branch's copy",
     )
+
+
+def _golden_sample(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError("--golden-sample must be a non-negative number of "
+                                         "programs")
+    return number
 
 
 def repo_config(args: argparse.Namespace) -> RepoConfig | None:
@@ -59,7 +77,8 @@ def _chosen(given: Path | None, from_config: Path | None) -> Path | None:
 
 
 def audit_from_args(
-    args: argparse.Namespace, repo: Path, now: dt.datetime | None = None
+    args: argparse.Namespace, repo: Path, now: dt.datetime | None = None,
+    only: frozenset[SubmissionKey] | None = None,
 ) -> RepositoryAudit:
     config = repo_config(args)
     released = load_released_kits(
@@ -76,4 +95,16 @@ def audit_from_args(
         trust_roots=roots or default_roots_dir(),
         policy=PolicyFromFile(policy, released, now),
         golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
+        only=only,
     )
+
+
+def precheck_from_args(args: argparse.Namespace) -> Precheck:
+    """``ckit submit``'s pre-check: the audit of the one submission filed in the clone, with
+    the auditor's choices given as ``ckit audit`` takes them."""
+
+    def precheck(clone: Path, key: SubmissionKey) -> SubmissionAudit:
+        (audited,) = audit_from_args(args, clone, only=frozenset({key})).submissions
+        return audited
+
+    return precheck

@@ -7,6 +7,10 @@ any kit version) is judged. A vendor whose latest result falls short is "fixing"
 ``max_failing_age_hours`` from the run finish of its first failing result since its last passing
 one, then "failed". The gate is open when every required vendor passes, no vendor is past the
 window, and the repository's own checks passed.
+
+It fails closed: with nothing to judge (a release no carried standard certifies, a repository
+without submissions, none for the release, a policy that requires no vendor) it is closed, each
+reason said (``GateResult.closures``), whatever the vendors' verdicts.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from typing import Any
 from kit.config_reader import Node
 from kit.report.model import Report
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
+from kit.repository.layout import torch_release_of
 from kit.signing.keys import VENDOR_ID
 from kit.standard import load_standard
+from kit.standard.catalogue import carried_versions
 from kit.tiers.registry import tier_names
 from kit.yamlio import load_yaml
 
@@ -190,11 +196,13 @@ class GateResult:
     rejected: tuple[SubmissionAudit, ...]
     #: The repository's own checks that failed (its keyring): then no result is trusted.
     repository_failures: tuple[CheckResult, ...]
+    #: Why there is nothing to judge, one line each (``nothing_to_judge``): any closes the gate.
+    closures: tuple[str, ...] = ()
 
     @property
     def open(self) -> bool:
         blocked = any(vendor.blocks_release for vendor in self.vendors)
-        return not blocked and not self.repository_failures
+        return not blocked and not self.repository_failures and not self.closures
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -205,6 +213,7 @@ class GateResult:
             "vendors": [vendor.to_json() for vendor in self.vendors],
             "rejected": [audit.to_json() for audit in self.rejected],
             "repository_failures": [check.to_json() for check in self.repository_failures],
+            "closures": list(self.closures),
         }
 
 
@@ -258,6 +267,32 @@ def _judge_vendor(
     return VendorGate(vendor, required, Verdict.FIXING, why, latest, since, left)
 
 
+def known_releases() -> tuple[str, ...]:
+    """The torch releases (``2.13``) the standards this kit carries certify."""
+    releases = (torch_release_of(load_standard(v).torch_release) for v in carried_versions())
+    return tuple(sorted(set(releases)))
+
+
+def nothing_to_judge(audit: RepositoryAudit, release: str, policy: GatePolicy) -> list[str]:
+    """Why the gate has nothing to judge ``release`` on, one line each; empty when it has.
+
+    A gate that opened on no evidence would ship a release nobody certified: each of these
+    closes it."""
+    reasons = []
+    known = known_releases()
+    if release not in known:
+        reasons.append(f"release {release} is certified by no standard this kit carries "
+                       f"(they certify {', '.join(known) or 'none'})")
+    if not audit.submissions:
+        reasons.append("the repository holds no submission")
+    elif not any(s.key.torch_release == release for s in audit.submissions):
+        reasons.append(f"the repository holds no submission for release {release}")
+    if not policy.required_vendors:
+        reasons.append("the gate policy requires no vendor (required_vendors is empty): list "
+                       "the vendors the release needs")
+    return reasons
+
+
 def evaluate_gate(
     audit: RepositoryAudit, release: str, policy: GatePolicy, now: dt.datetime
 ) -> GateResult:
@@ -276,4 +311,5 @@ def evaluate_gate(
         vendors=judged,
         rejected=tuple(s for s in of_release if not s.passed),
         repository_failures=tuple(check for check in audit.checks if not check.passed),
+        closures=tuple(nothing_to_judge(audit, release, policy)),
     )

@@ -31,16 +31,17 @@ from kit.repository.layout import (
     required_files,
     submission_key_for,
 )
-from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, RunDir
+from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, REPORT_JSON, RunDir
 from kit.standard import Standard
 from kit.verification.verify import (
     VerifiedReport,
     step1_read_envelope,
     step12_check_grade,
+    step13_check_derived_files,
     verify_before_grade,
 )
 
-LAYOUT, INTEGRITY, PATH, REQUIRED, SKIPS, GRADE, REPLAY, POLICY, KEY, GOLDEN = range(1, 11)
+LAYOUT, INTEGRITY, PATH, REQUIRED, SKIPS, GRADE, REPLAY, POLICY, KEY, GOLDEN, DERIVED = range(1, 12)
 TITLES = {
     LAYOUT: "layout and names",
     INTEGRITY: "the envelope verifies with the repository keyring",
@@ -50,8 +51,9 @@ TITLES = {
     GRADE: "grade recomputed from the records",
     REPLAY: "no replay of the signed payload",
     POLICY: "acceptance policy",
-    KEY: "signing key valid for the vendor at signing time",
+    KEY: "signing key valid for the vendor when the submission entered the repository",
     GOLDEN: "golden artifacts: signed manifest, intact files, a seeded sample re-run",
+    DERIVED: f"the report files derived from {REPORT_JSON} are what it renders, byte for byte",
 }
 _SKIP_KINDS = (NEVER_SKIP, EXPIRED_SKIP, SKIP_TOO_LONG)
 _LINK = re.compile(r"https?://\S+")
@@ -81,6 +83,8 @@ class VerifiedSubmission:
     verified: VerifiedReport
     standard: Standard
     digest: str
+    #: Each signed file's bytes, as the verifier hashed them.
+    subjects: Mapping[str, bytes]
 
     @property
     def report(self) -> Report:
@@ -134,7 +138,8 @@ def verify_integrity(
     checked = verify_before_grade(
         RunDir(directory).envelope, keyring_dir, directory, now=now, released_kits=released_kits
     )
-    return VerifiedSubmission(checked.verified, checked.standard, sha256_bytes(checked.payload))
+    return VerifiedSubmission(checked.verified, checked.standard, sha256_bytes(checked.payload),
+                              checked.subjects)
 
 
 # 3. the path matches the report
@@ -222,6 +227,18 @@ def check_grade(report: Report, standard: Standard) -> CheckResult:
     except VerificationError as exc:
         return failed(GRADE, [printable(str(exc))])
     return passed(GRADE)
+
+
+# 11. the derived files
+
+
+def check_derived(subjects: Mapping[str, bytes]) -> CheckResult:
+    """The verifier's step 13, as its own check."""
+    try:
+        step13_check_derived_files(subjects)
+    except VerificationError as exc:
+        return failed(DERIVED, [printable(str(exc))])
+    return passed(DERIVED)
 
 
 # 7. no replay

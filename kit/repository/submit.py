@@ -2,8 +2,11 @@
 
 Nothing reaches the repository unless the run verifies: the files are first copied into a
 staging directory beside a fresh clone, and the staged copy (the very bytes that get committed)
-is verified against the repository's keyring. One submission per branch, so one vendor and one
-torch release per review.
+is verified against the repository's keyring. Then, filed in the clone but not yet committed,
+it is audited with the audit's own submission checks (a ``Precheck``, the auditor's choices as
+``ckit audit`` takes them): what the audit would refuse is refused here, before any commit, so
+a vendor learns it at once rather than at review. One submission per branch, so one vendor and
+one torch release per review.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -21,6 +24,7 @@ from kit.grading.released import ReleasedKit
 from kit.hashing import sha256_bytes
 from kit.printable import printable
 from kit.repository import git
+from kit.repository.interface import SubmissionAudit
 from kit.repository.layout import (
     KEYRING_DIR,
     MAX_FILE_BYTES,
@@ -37,6 +41,9 @@ from kit.verification.verify import (
     step3_require_signatures,
     verify_envelope,
 )
+
+#: The audit of one submission filed in a clone (``audit_options.precheck_from_args``).
+Precheck = Callable[[Path, SubmissionKey], SubmissionAudit]
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,18 @@ def _file(staging: Path, clone: Path, key: SubmissionKey) -> None:
     shutil.copytree(staging, target)
 
 
+def _refuse_what_audit_refuses(precheck: Precheck, clone: Path, key: SubmissionKey,
+                               run_dir: Path) -> None:
+    failures = [check for check in precheck(clone, key).checks if not check.passed]
+    if failures:
+        first = failures[0]
+        more = f" (and {len(failures) - 1} more failed check(s))" if len(failures) > 1 else ""
+        raise VerificationError(
+            f"{run_dir}: not submitted: the audit would refuse it at check {first.number} "
+            f"({first.title}): {printable(first.why)}{more}"
+        )
+
+
 def submit_run(
     run_dir: Path,
     repo: str,
@@ -178,8 +197,10 @@ def submit_run(
     keyring_dir: Path | None = None,
     now: dt.datetime | None = None,
     released_kits: Sequence[ReleasedKit] | None = None,
+    precheck: Precheck | None = None,
 ) -> Submission:
-    """Verify ``run_dir`` and commit it on a new branch of a fresh clone of ``repo``.
+    """Verify ``run_dir`` and commit it on a new branch of a fresh clone of ``repo``; with
+    ``precheck``, only when the audit's checks of the filed copy pass.
 
     ``repo`` is a path (a clone or a bare repository) or a URL. With ``push`` the branch goes
     to the origin and the clone is removed; without it the clone is kept and returned.
@@ -196,6 +217,8 @@ def submit_run(
         name = _check_branch_name(branch or default_branch(key), clone)
         git.git(["checkout", "--quiet", "-b", name], clone)
         _file(staging, clone, key)
+        if precheck is not None:
+            _refuse_what_audit_refuses(precheck, clone, key, run_dir)
         commit = _commit(clone, key, _commit_message(key, verified))
         if push:
             git.git(["push", "--quiet", "origin", f"HEAD:refs/heads/{name}"], clone)

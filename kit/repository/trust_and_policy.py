@@ -16,9 +16,11 @@ from kit.acceptance import load_policy
 from kit.errors import VerificationError
 from kit.grading.released import ReleasedKit
 from kit.printable import printable
+from kit.repository.entered import committed_times, entered_at
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import KEY, POLICY, TITLES, failed, passed
+from kit.signing.keyring import format_utc
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
 from kit.standard import load_standard
 from kit.verification.verify import VerifiedReport
@@ -61,16 +63,22 @@ class PolicyFromFile:
 
 class KeyValidAtSigning:
     """Check 9: every signer's key is listed in the root-signed keyring for the submission's
-    vendor, not revoked, and inside its window when the run finished."""
+    vendor, not revoked, and inside its window when the submission entered the repository
+    (``kit.repository.entered``: its commit's time, never before the signed finish; now when
+    not yet committed), not at the finish time its signer wrote."""
 
-    def __init__(self, trusted: TrustedKeyring | None, problem: str | None) -> None:
+    def __init__(self, trusted: TrustedKeyring | None, problem: str | None,
+                 repo_root: Path, now: dt.datetime) -> None:
         self.trusted = trusted
         self.problem = problem
+        self.now = now
+        #: Every committed submission's entry time, read from the history in one pass.
+        self.committed = committed_times(repo_root)
 
     def __call__(self, key: SubmissionKey, verified: VerifiedReport) -> CheckResult:
         if self.trusted is None:
             return failed(KEY, [f"the keyring is not trusted: {self.problem}"])
-        signed_at = verified.content.run.finished_at
+        signed_at = entered_at(self.committed, key, verified.content.run.finished_at, self.now)
         problems = [
             problem
             for keyid in verified.keyids
@@ -78,7 +86,8 @@ class KeyValidAtSigning:
         ]
         if problems:
             return failed(KEY, [printable(problem) for problem in problems])
-        return passed(KEY, f"{len(verified.keyids)} key(s) active for {key.vendor} at signing")
+        return passed(KEY, f"{len(verified.keyids)} key(s) active for {key.vendor} when it "
+                           f"entered the repository ({format_utc(signed_at)})")
 
 
 def trusted_keyring_or_problem(

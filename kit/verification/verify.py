@@ -24,6 +24,8 @@ Content: whether what was signed holds up (``kit.verification.content`` and
     verification, and skip expiry judged on a date within the run
 12. the report's coverage, completeness, policy violations, summary and grade, derived again
     from its records and its standard, equal what it claims
+13. junit.xml, results.csv and summary.md are byte for byte what report.json renders
+    (``kit.formats.derived``): a signed summary cannot say what the report does not
 
 With a trusted keyring (``trusted``, see ``kit.signing.trust``), step 4 also requires every
 signing key to be listed in the root-signed keyring.json and not revoked, and step 6 requires
@@ -37,7 +39,7 @@ step reads bounded input and does linear work, so a hostile envelope costs littl
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -47,6 +49,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, VerificationError
+from kit.formats.derived import derived_differences
 from kit.grading.regrade import check_grade
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import sha256_bytes
@@ -248,9 +251,10 @@ def _read_subject(files_dir: Path, name: str) -> bytes:
         _fail(7, str(exc))
 
 
-def step7_check_subject_files(statement: Statement, files_dir: Path) -> bytes:
-    """Returns report.json's bytes, so step 8 parses the very bytes step 7 hashed."""
-    report_bytes = b""
+def step7_read_subject_files(statement: Statement, files_dir: Path) -> dict[str, bytes]:
+    """Every subject's bytes, each checked against its signed digest: later steps read these
+    very bytes (step 8 report.json, step 13 the files derived from it)."""
+    found: dict[str, bytes] = {}
     for subject in statement.subjects:
         data = _read_subject(files_dir, subject.name)
         actual = sha256_bytes(data)
@@ -260,8 +264,13 @@ def step7_check_subject_files(statement: Statement, files_dir: Path) -> bytes:
                 f"{subject.name} was modified after signing (sha256 {actual[:16]}, "
                 f"signed {subject.sha256[:16]})",
             )
-        report_bytes = data if subject.name == REPORT_JSON else report_bytes
-    return report_bytes
+        found[subject.name] = data
+    return found
+
+
+def step7_check_subject_files(statement: Statement, files_dir: Path) -> bytes:
+    """Returns report.json's bytes, so step 8 parses the very bytes step 7 hashed."""
+    return step7_read_subject_files(statement, files_dir).get(REPORT_JSON, b"")
 
 
 def _first_difference(signed: dict[str, Any], on_disk: Any) -> str:
@@ -316,6 +325,13 @@ def step12_check_grade(report: Report, standard: Standard) -> None:
         _fail(12, str(exc))
 
 
+def step13_check_derived_files(subjects: Mapping[str, bytes]) -> None:
+    differences = derived_differences(subjects.get(REPORT_JSON, b""), subjects)
+    if differences:
+        more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
+        _fail(13, f"{differences[0]}{more}: a derived file must say what the signed report says")
+
+
 def _refuse_other_keyring(keyring_dir: Path | None, trusted: TrustedKeyring | None) -> None:
     if trusted is None or keyring_dir is None:
         return
@@ -333,6 +349,8 @@ class IntegrityChecked:
     standard: Standard
     #: The signed payload's bytes (its sha256 identifies the submission against replays).
     payload: bytes
+    #: Each subject file's bytes, as step 7 hashed them (step 13 reads the derived ones).
+    subjects: Mapping[str, bytes]
 
 
 def verify_before_grade(
@@ -355,8 +373,8 @@ def verify_before_grade(
     signers = step4_verify_signatures(envelope, keyring_dir, trusted)
     statement = step5_parse_statement(envelope.payload)
     step6_check_vendor_binding(statement, signers, trusted)
-    report_bytes = step7_check_subject_files(statement, files_dir or envelope_path.parent)
-    step8_check_report_matches(report_bytes, statement)
+    subjects = step7_read_subject_files(statement, files_dir or envelope_path.parent)
+    step8_check_report_matches(subjects.get(REPORT_JSON, b""), statement)
     report, standard = step9_read_report(statement)
     released = load_released_kits() if released_kits is None else released_kits
     standing = step10_check_kit(report, released)
@@ -371,7 +389,7 @@ def verify_before_grade(
         content=report,
         kit=standing,
     )
-    return IntegrityChecked(verified, standard, envelope.payload)
+    return IntegrityChecked(verified, standard, envelope.payload, subjects)
 
 
 def verify_envelope(
@@ -394,4 +412,5 @@ def verify_envelope(
         now=now, released_kits=released_kits, trusted=trusted,
     )
     step12_check_grade(checked.verified.content, checked.standard)
+    step13_check_derived_files(checked.subjects)
     return checked.verified

@@ -17,7 +17,6 @@ import pytest
 
 from kit.cli import main
 from kit.errors import ExitCode
-from kit.standard import load_standard
 
 REPO = Path(__file__).resolve().parents[2]
 NARROW = "--tier unit --select unit/opinfo/add/float32/0"
@@ -41,7 +40,7 @@ def test_a_second_certify_gets_its_own_directory_and_every_run_is_verified(
 ) -> None:
     keyring = tmp_path / "keyring"
     assert main(["keys", "generate", "--vendor", "cpu", "--keyring", str(keyring)]) == 0
-    code = load_standard().grade("non-conformant").exit_code  # a narrowed run's grade
+    code = int(ExitCode.PARTIAL)  # a narrowed run whose one test passes
     runs = [_certify(tmp_path, keyring) for _ in range(2)]
     made = sorted((tmp_path / "results" / "cpu").iterdir())
     assert len(made) == 2

@@ -379,8 +379,9 @@ def test_rendered_kubernetes_commands_really_run(
     assert merge_argv[0] == "ckit"
     merge = subprocess.run([sys.executable, "-m", "kit", *merge_argv[1:]], cwd=KIT_ROOT,
                            env=env, capture_output=True, text=True, timeout=600, check=False)
-    # The merge grades the run: one test of the standard is not a conformant run.
-    assert merge.returncode == ExitCode.NOT_CONFORMANT, merge.stderr
+    # The merge grades the run: one test of the standard is not a conformant run, but a partial
+    # one whose test passes.
+    assert merge.returncode == ExitCode.PARTIAL, merge.stderr
     merged = Report.from_json(
         json.loads((root / "merged" / "report.json").read_text(encoding="utf-8")))
     assert [record.id for record in merged.records] == ["unit/opinfo/add/float32/0"]

@@ -16,7 +16,8 @@ from kit.hashing import kit_digest
 from kit.standard import load_standard
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
-#: One op of the unit tier: a real run in about 20 seconds (graded non-conformant: narrowed).
+#: One op of the unit tier: a real run in about 20 seconds (graded non-conformant, partial:
+#: narrowed).
 SELECT = "unit/opinfo/add/float32/?"  # OpInfo's samples 0-9: the variants only add time
 VENDORS = ("cpu", "simnpu")
 TEST_AUTHOR = ["-c", "user.name=Test Maintainer", "-c", "user.email=maintainer@example.org"]
@@ -54,6 +55,8 @@ class SharedRepo:
     branches: dict[str, str]
     #: A clone with the simnpu submission's branch checked out: both submissions.
     checkout: Path
+    #: Each vendor's ``ckit run`` as it finished (exit code, what it printed).
+    ran: dict[str, subprocess.CompletedProcess[str]]
 
     @property
     def roots(self) -> Path:
@@ -68,8 +71,14 @@ class SharedRepo:
     def audit_args(self) -> list[str]:
         """The auditor's choices: these roots, a policy that takes narrowed runs, and a list of
         released kits that holds the kit running these tests."""
-        return ["--trust-roots", str(self.roots), "--policy", str(self.base / "policy.yaml"),
-                "--released-kits", str(self.base / "released-kits.yaml")]
+        return auditor_args(self.base)
+
+
+def auditor_args(base: Path) -> list[str]:
+    """The auditor's choices for the shared repository built under ``base`` (``ckit audit``
+    and ``ckit submit``, whose pre-check is the audit's, take them alike)."""
+    return ["--trust-roots", str(base / "auditor" / "roots"), "--policy",
+            str(base / "policy.yaml"), "--released-kits", str(base / "released-kits.yaml")]
 
 
 def _environment(base: Path) -> dict[str, str]:
@@ -120,16 +129,17 @@ def _trust_keyring(base: Path, env: dict[str, str], keyring: Path) -> None:
     )
 
 
-def _run(base: Path, env: dict[str, str], vendor: str) -> Path:
+def _run(base: Path, env: dict[str, str], vendor: str
+         ) -> tuple[Path, subprocess.CompletedProcess[str]]:
     out = base / "runs" / vendor
     done = ckit(["run", "--vendor", vendor, "--tier", "unit", "--select", SELECT,
                  "--out", str(out)], env)
     assert (out / "report.dsse.json").is_file(), done.stderr[-3000:]
-    return out
+    return out, done
 
 
-def _submit(env: dict[str, str], run_dir: Path, repo: str) -> str:
-    done = ckit(["submit", str(run_dir), "--repo", repo, "--push"], env)
+def _submit(env: dict[str, str], run_dir: Path, repo: str, auditor: list[str]) -> str:
+    done = ckit(["submit", str(run_dir), "--repo", repo, "--push", *auditor], env)
     assert done.returncode == 0, done.stderr
     return field(done.stdout, "branch")
 
@@ -144,12 +154,16 @@ def _merge(base: Path, origin: Path, branch: str) -> None:
 def build_shared_repo(base: Path) -> SharedRepo:
     env = _environment(base)
     seed, origin = _seed(base, env)
-    runs = {vendor: _run(base, env, vendor) for vendor in VENDORS}
-    branches = {"cpu": _submit(env, runs["cpu"], str(origin))}
+    ran = {vendor: _run(base, env, vendor) for vendor in VENDORS}
+    runs = {vendor: out for vendor, (out, _) in ran.items()}
+    # Submitted with the auditor's choices: submit pre-checks with the audit's own checks.
+    auditor = auditor_args(base)
+    branches = {"cpu": _submit(env, runs["cpu"], str(origin), auditor)}
     _merge(base, origin, branches["cpu"])
-    branches["simnpu"] = _submit(env, runs["simnpu"], origin.as_uri())
+    branches["simnpu"] = _submit(env, runs["simnpu"], origin.as_uri(), auditor)
     checkout = base / "checkout"
     git(["clone", "--quiet", str(origin), str(checkout)], base)
     git(["checkout", "--quiet", branches["simnpu"]], checkout)
     keys = {v: base / "config" / "ckit" / "keys" / f"{v}.pem" for v in VENDORS}
-    return SharedRepo(base, env, seed, origin, runs, keys, branches, checkout)
+    finished = {vendor: done for vendor, (_, done) in ran.items()}
+    return SharedRepo(base, env, seed, origin, runs, keys, branches, checkout, finished)

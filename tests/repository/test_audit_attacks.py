@@ -21,6 +21,7 @@ from repository_helpers import SharedRepo
 
 from kit.cli import main
 from kit.errors import ExitCode
+from kit.formats.files import render_derived
 from kit.hashing import sha256_bytes, sha256_file
 from kit.report.model import Report
 from kit.repository.audit import REPOSITORY_TITLES, audit_repository
@@ -65,11 +66,15 @@ def _payload_digest(directory: Path) -> str:
 
 def _resign_and_refile(repo: Repo, vendor: str, change: Callable[[dict[str, Any]], None]
                        ) -> SubmissionKey:
-    """Change report.json, sign it validly with the vendor's key, file it where it belongs."""
+    """Change report.json (its derived files rendered again, so only the attacked claim is
+    wrong), sign it validly with the vendor's key, file it where it belongs."""
     directory = repo.directory(vendor)
     report = json.loads((directory / "report.json").read_text())
     change(report)
-    (directory / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    report_json = (json.dumps(report, indent=2) + "\n").encode("utf-8")
+    (directory / "report.json").write_bytes(report_json)
+    for name, data in render_derived(report_json).items():
+        (directory / name).write_bytes(data)
     sign_output_dir(directory, repo.shared.keys[vendor], None)
     key = submission_key_for(Report.from_json(report), _payload_digest(directory))
     key.directory(repo.root).parent.mkdir(parents=True, exist_ok=True)
@@ -110,6 +115,18 @@ def grade_not_matching_its_records(repo: Repo) -> Expected:
     key = _resign_and_refile(repo, "cpu", claim_conformant)
     return Expected(key, 6, f"step 12: report claims grade 'conformant', but its records graded "
                     f"under standard {report['standard']['version']} give {actual!r}")
+
+
+def summary_claiming_conformant_beside_a_non_conformant_report(repo: Repo) -> Expected:
+    """A derived file rewritten and signed again validly: only regenerating it catches it."""
+    directory = repo.directory("cpu")
+    (directory / "summary.md").write_text("# cpu: conformant\n\nAll tests passed.\n")
+    sign_output_dir(directory, repo.shared.keys["cpu"], None)
+    key = submission_key_for(Report.from_json(json.loads((directory / "report.json").read_text())),
+                             _payload_digest(directory))
+    key.directory(repo.root).parent.mkdir(parents=True, exist_ok=True)
+    directory.rename(key.directory(repo.root))
+    return Expected(key, 11, "step 13: summary.md is not what report.json renders")
 
 
 def required_test_removed(repo: Repo) -> Expected:
@@ -214,6 +231,7 @@ ATTACKS = [
     key_of_another_vendor,
     replayed_envelope_under_another_vendor,
     grade_not_matching_its_records,
+    summary_claiming_conformant_beside_a_non_conformant_report,
     required_test_removed,
     expired_skip,
     skip_without_tracking_link,

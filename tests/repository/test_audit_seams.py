@@ -33,6 +33,7 @@ def test_the_acceptance_policy_and_key_check_decide_checks_8_and_9(shared: Share
         failure = submission.first_failure
         assert failure is not None and failure.number == POLICY
         assert failure.why == f"{submission.key.vendor}: a narrowed run is not accepted"
-        # The key check (9) is the last seam; check 10 (golden artifacts) follows it.
-        assert [check.number for check in submission.checks][-2:] == [9, 10]
-        assert submission.checks[-2].passed
+        # The key check (9) is the last seam; checks 10 (golden artifacts) and 11 (the derived
+        # files) follow it.
+        assert [check.number for check in submission.checks][-3:] == [9, 10, 11]
+        assert submission.checks[-3].passed

@@ -172,10 +172,14 @@ def test_tampered_submission_is_not_counted_and_is_shown_rejected(
     assert "step 7" in rejected[0]
 
 
-def test_other_releases_are_not_judged(repo: Repository, tmp_path: Path) -> None:
+def test_other_releases_are_not_judged_and_their_gate_stays_closed(
+    repo: Repository, tmp_path: Path
+) -> None:
     repo.submit(_small("acme", 10))
-    result = evaluate_gate(audit(repo), "2.14", _policy(tmp_path, required_vendors=[]), NOW)
-    assert result.vendors == () and result.open
+    result = evaluate_gate(audit(repo), "2.14", _policy(tmp_path, required_vendors=["bolt"]), NOW)
+    assert [(v.vendor, v.verdict) for v in result.vendors] == [("bolt", Verdict.MISSING)]
+    assert not result.open
+    assert "the repository holds no submission for release 2.14" in result.closures
 
 
 @pytest.mark.parametrize(
@@ -212,6 +216,7 @@ def test_policy_missing_a_key_is_refused(tmp_path: Path) -> None:
 
 def test_the_standards_default_policy_loads() -> None:
     policy = load_gate_policy()
+    assert policy.required_vendors == ()  # the release manager lists them: closed until then
     assert policy.min_grade == "conformant-with-exceptions"
     assert policy.accepted_grades == ("conformant", "conformant-with-exceptions")
     assert policy.max_failing_age_hours == 72

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from kit.cli import main
 from kit.errors import ExitCode
 from kit.repository.audit import audit_repository, changed_submissions
 from kit.repository.layout import SUBMISSIONS_DIR, SubmissionKey, required_files
-from kit.signing.sign import write_unsigned_envelope
+from kit.signing.sign import sign_output_dir, write_unsigned_envelope
 
 
 def _remote_refs(origin: Path) -> str:
@@ -49,7 +50,7 @@ def test_the_pushed_branch_checked_out_passes_the_audit(
     audit = audit_repository(shared.checkout)
     assert audit.passed
     assert sorted(a.key.vendor for a in audit.submissions) == ["cpu", "simnpu"]
-    assert all([c.number for c in a.checks] == list(range(1, 11)) for a in audit.submissions)
+    assert all([c.number for c in a.checks] == list(range(1, 12)) for a in audit.submissions)
     assert main(["audit", str(shared.checkout), *shared.audit_args]) == ExitCode.OK
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "PASSED: 2 submission(s) audited, 0 failed; repository checks passed"
@@ -138,7 +139,7 @@ def test_without_push_the_commit_stays_in_a_kept_clone_by_the_kit_author(
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     code = main(["submit", str(shared.runs["simnpu"]), "--repo", str(origin),
-                 "--branch", "submit/simnpu-june"])
+                 "--branch", "submit/simnpu-june", *shared.audit_args])
     out = capsys.readouterr().out
     assert code == ExitCode.OK
     assert field(out, "branch") == "submit/simnpu-june"
@@ -152,6 +153,53 @@ def test_without_push_the_commit_stays_in_a_kept_clone_by_the_kit_author(
         shutil.rmtree(clone.parent)
 
 
+def _summary_claiming_all_passed(shared: SharedRepo, run_dir: Path) -> list[str]:
+    (run_dir / "summary.md").write_text("# simnpu: conformant\n\nAll 3068 tests passed.\n")
+    sign_output_dir(run_dir, shared.keys["simnpu"], None)
+    return ["not submitted: step 13: summary.md is not what report.json renders",
+            *shared.audit_args]
+
+
+def _narrowed_run_under_the_standards_acceptance_policy(shared: SharedRepo, run_dir: Path
+                                                        ) -> list[str]:
+    auditor = shared.audit_args
+    policy = auditor.index("--policy")
+    return ["not submitted: the audit would refuse it at check 8 (acceptance policy: ",
+            *auditor[:policy], *auditor[policy + 2:]]
+
+
+def _keyring_the_auditors_roots_do_not_sign(shared: SharedRepo, run_dir: Path) -> list[str]:
+    auditor = shared.audit_args
+    roots = auditor.index("--trust-roots")
+    return ["not submitted: the audit would refuse it at check 9 (signing key valid for the "
+            "vendor when the submission entered the repository): the keyring is not trusted",
+            *auditor[roots + 2:]]
+
+
+@pytest.mark.parametrize("attack", [
+    _summary_claiming_all_passed, _narrowed_run_under_the_standards_acceptance_policy,
+    _keyring_the_auditors_roots_do_not_sign,
+], ids=lambda attack: attack.__name__.strip("_"))
+def test_submit_refuses_what_the_audit_would_refuse(
+    shared: SharedRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, attack: Callable[[SharedRepo, Path], list[str]],
+) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(shared.runs["simnpu"], run_dir)
+    expected, *auditor = attack(shared, run_dir)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    before = _remote_refs(shared.origin)
+    code = main(["submit", str(run_dir), "--repo", str(shared.origin), "--push", *auditor])
+    err = capsys.readouterr().err
+    assert code == ExitCode.VERIFICATION_FAILED, err
+    assert err.startswith(f"ckit: error: {run_dir}: {expected}"), err
+    assert err.count("\n") == 1
+    assert _remote_refs(shared.origin) == before
+    assert list(scratch.iterdir()) == []
+
+
 def test_a_branch_name_git_refuses_is_one_line(
     shared: SharedRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -161,3 +209,13 @@ def test_a_branch_name_git_refuses_is_one_line(
     assert capsys.readouterr().err == (
         "ckit: error: branch name 'bad..name' is not a valid git branch name\n"
     )
+
+
+def test_the_narrowed_runs_submitted_here_exit_partial(shared: SharedRepo) -> None:
+    """`ckit run --select` whose tests all pass: not non-conformant's exit 1, but partial's."""
+    for vendor in ("cpu", "simnpu"):
+        done = shared.ran[vendor]
+        assert done.returncode == ExitCode.PARTIAL, done.stderr[-2000:]
+        assert done.stdout.splitlines()[-1] == (
+            "grade: non-conformant (partial: the tests it ran meet conformant; only a complete "
+            "run is graded conformant)")

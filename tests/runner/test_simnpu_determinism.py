@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from runner_helpers import run_ckit
 
+from kit.errors import ExitCode
 from kit.grading import strip_timings
 
 pytestmark = pytest.mark.slow(seconds=40)
@@ -33,7 +34,9 @@ def test_two_fault_free_runs_give_identical_reports(tmp_path: Path) -> None:
             env,
             timeout=900,
         )
-        assert result.returncode == 1, result.stderr[-2000:]  # narrowed run: never conformant
+        # A narrowed run: never conformant (partial when its tests meet a better grade).
+        assert result.returncode in (ExitCode.NOT_CONFORMANT, ExitCode.PARTIAL), (
+            result.stderr[-2000:])
         reports.append(strip_timings(json.loads((out / "report.json").read_text())))
     statuses = {r["status"] for r in reports[0]["records"]}
     assert "SKIPPED" in statuses and "PASS" in statuses

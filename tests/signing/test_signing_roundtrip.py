@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from signing_helpers import REPORT, VENDOR, SignedRun
+from signing_helpers import REPORT, VENDOR, SignedRun, honest_report, write_report_files
 
 import kit
 from kit.errors import InputError, VerificationError
@@ -110,7 +110,7 @@ def test_signing_later_refuses_files_changed_since_an_unsigned_run(run_dir: Path
 def test_a_rerun_into_the_same_directory_signs_its_new_files(run_dir: Path, tmp_path: Path) -> None:
     """A stale unsigned envelope from an earlier run must not block signing a fresh run."""
     write_unsigned_envelope(run_dir)
-    (run_dir / "summary.md").write_text("# acme: conformant (second run)\n")
+    write_report_files(run_dir, honest_report())  # the second run's files
     key = generate_private_key()
     key_path = tmp_path / "acme.pem"
     write_private_key(key_path, private_key_pem(key, None), force=False)

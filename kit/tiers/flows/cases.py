@@ -159,8 +159,10 @@ def judge_run(
     expected: tuple[torch.Tensor, ...],
     criterion: Any,
     golden: GoldenWriter | None = None,
+    stored: tuple[torch.Tensor, ...] | None = None,
 ) -> dict[str, Any]:
-    """The decision on a flow's evidence; after a PASS ``golden`` (if any) keeps the artifacts."""
+    """The decision on a flow's evidence; after a PASS ``golden`` (if any) keeps the artifacts,
+    with ``stored`` as the reference outputs (default: ``expected`` itself)."""
     from kit.flows import requires_delegation
     from kit.flows.evidence import from_evidence
     from kit.tiers.flows.judging import decide
@@ -170,5 +172,6 @@ def judge_run(
         raise InputError(f"the evidence is of flow {run.flow!r}, not {flow_name!r}")
     details = decide(run, requires_delegation(flow_name), expected, criterion)
     if golden is not None:
-        golden.save(test_id, flow_name, inputs, expected, run.program)
+        golden.save(test_id, flow_name, inputs, expected if stored is None else stored,
+                    run.program)
     return details

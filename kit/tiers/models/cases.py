@@ -28,6 +28,7 @@ from kit.tiers.models.torchbench import TorchBenchSource
 
 if TYPE_CHECKING:
     from kit.golden import GoldenWriter
+    from kit.numerics.criteria import Criterion
 
 TIER = "models"
 #: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
@@ -126,18 +127,29 @@ def judge_model_flow(
     standard: Standard, case: ModelCase, evidence: Any, golden: GoldenWriter | None = None
 ) -> dict[str, Any]:
     """The model tier's reference and tolerance; a quantized flow's SQNR floor instead."""
-    from kit.flows import get_flow
     from kit.tiers.flows.cases import judge_run
-    from kit.tiers.flows.config import flows_config
     from kit.tiers.flows.subjects import flat_tensors, model_subject
-    from kit.tiers.models.flows import reference_output
+    from kit.tiers.models.flows import DEVICE_DTYPE, reference_output
 
     built = SOURCES[case.source].build(case)
     expected = flat_tensors(reference_output(built, case))
-    quantized = get_flow(case.flow).quantized
-    criterion = flows_config(standard).criterion(case.flow) if quantized else case.tolerance
     inputs = model_subject(case.test_id, built, case).inputs
-    return judge_run(case.test_id, case.flow, evidence, inputs, expected, criterion, golden)
+    # Golden outputs in the dtype the program returns (float32), as the reference runtime's
+    # re-run gives them: the float64 reference kept as it is would fail every re-run's dtype.
+    stored = tuple(t.to(DEVICE_DTYPE) if t.is_floating_point() else t for t in expected)
+    return judge_run(case.test_id, case.flow, evidence, inputs, expected,
+                     model_flow_criterion(standard, case), golden, stored)
+
+
+def model_flow_criterion(standard: Standard, case: ModelCase) -> Criterion:
+    """What a model's program flow is judged by: the model's tolerance, or for a quantized flow
+    the flows tier's SQNR floor (``kit.golden.criteria`` judges its re-runs by the same)."""
+    from kit.flows import get_flow
+    from kit.tiers.flows.config import flows_config
+
+    if get_flow(case.flow).quantized:
+        return flows_config(standard).criterion(case.flow)
+    return case.tolerance
 
 
 __all__ = [
