@@ -108,11 +108,11 @@ def test_vendor_renaming_itself_in_its_report_shows_the_keyring_name(
     run = _renamed_run(walkthrough, shared)
     env, repo = walkthrough.env, walkthrough.checkout
     origin = walkthrough.workspace / "results.git"
-    submitted = ckit(["submit", str(run), "--repo", str(origin), "--push"], env)
+    config = ["--repo-config", str(repo / "ckit")]
+    submitted = ckit(["submit", str(run), "--repo", str(origin), "--push", *config], env)
     assert submitted.returncode == 0, submitted.stderr
     git(["fetch", "--quiet", "origin"], repo)
     git(["checkout", "--quiet", field(submitted.stdout, "branch")], repo)
-    config = ["--repo-config", str(repo / "ckit")]
     audited = ckit(["audit", str(repo), "--changed-since", "main", *config], env)
     assert audited.returncode == 0, audited.stdout + audited.stderr
     site = walkthrough.workspace / "impostor-site"
