@@ -43,11 +43,12 @@ class ModelsTier(Tier):
         import kit.tiers.models.cases  # noqa: F401
 
     def blame_dtype(self, test_id: str) -> str | None:
-        """A model on the device's eager path calls its ops there, in the tier's dtype; a
-        program flow runs them in another runtime, which no unit test of the device explains."""
-        from kit.tiers.models.cases import EAGER, MODEL_DTYPE
+        """A model on the device's eager path (its forward or its training step) calls its ops
+        there, in the tier's dtype; a program flow runs them in another runtime, which no unit
+        test of the device explains."""
+        from kit.tiers.models.cases import EAGER, MODEL_DTYPE, TRAIN
 
-        return MODEL_DTYPE if test_id.rsplit("/", 1)[-1] == EAGER else None
+        return MODEL_DTYPE if test_id.rsplit("/", 1)[-1] in (EAGER, TRAIN) else None
 
     def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:
         from kit.aten_trace import ops_called
