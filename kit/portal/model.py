@@ -24,7 +24,8 @@ from kit.repository.layout import SubmissionKey
 from kit.results import FAILURE_STATUSES, Status, tier_of
 from kit.standard import load_standard
 from kit.test_ids import TestId
-from kit.tiers.models.tier import ModelsTier
+from kit.report.training_summary import is_training_step
+from kit.tiers.models.tier import EAGER, TRAIN, ModelsTier
 from kit.tiers.unit.tier import UnitTier
 
 #: The tier whose tests are the matrix's rows.
@@ -316,6 +317,9 @@ def matrix_cell(result: ResultDetail, test_id: str) -> Cell:
 class MatrixRow:
     test_id: str
     cells: tuple[Cell, ...]
+    #: Per column, the cell of the model's training step (``.../train``), on the model's eager
+    #: row; empty on the other rows and where the standard has no training steps.
+    training: tuple[Cell, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,11 @@ class ReleaseView:
     #: Each vendor's latest audited result of the release (newest run finish), by vendor.
     columns: tuple[SubmissionView, ...]
     rows: tuple[MatrixRow, ...]
+
+    @property
+    def training(self) -> bool:
+        """Whether a training sub-column shows beside each vendor's column."""
+        return any(row.training for row in self.rows)
 
 
 def _matrix_ids(
@@ -352,14 +361,30 @@ def release_view(
     release: str, views: Sequence[SubmissionView], reports: Mapping[SubmissionKey, Report]
 ) -> ReleaseView:
     columns = latest_by_vendor([v for v in views if v.key.torch_release == release])
+    ids = _matrix_ids(columns, reports)
+    steps = {test_id for test_id in ids if is_training_step(test_id)}
     rows = []
-    for test_id in _matrix_ids(columns, reports):
-        cells = []
-        for column in columns:
-            assert column.result is not None
-            cells.append(matrix_cell(column.result, test_id))
-        rows.append(MatrixRow(text(test_id), tuple(cells)))
+    for test_id in ids:
+        if test_id in steps:
+            continue  # a cell of its model's eager row
+        step = _training_step_of(test_id)
+        training = _cells(columns, step) if step in steps else ()
+        rows.append(MatrixRow(text(test_id), _cells(columns, test_id), training))
     return ReleaseView(release, columns, tuple(rows))
+
+
+def _cells(columns: Sequence[SubmissionView], test_id: str) -> tuple[Cell, ...]:
+    cells = []
+    for column in columns:
+        assert column.result is not None
+        cells.append(matrix_cell(column.result, test_id))
+    return tuple(cells)
+
+
+def _training_step_of(test_id: str) -> str | None:
+    """``models/hf/llama/train`` for the eager row ``models/hf/llama/eager``, else None."""
+    model, _, flow = test_id.rpartition("/")
+    return f"{model}/{TRAIN}" if flow == EAGER else None
 
 
 @dataclass(frozen=True)

@@ -169,3 +169,19 @@ def test_cli_refuses_a_repository_that_is_not_a_directory(
     assert capsys.readouterr().err == (
         f"ckit: error: repository {tmp_path / 'absent'} is not a directory\n"
     )
+
+
+def test_matrix_shows_each_models_training_step_beside_its_eager_result(
+    world: PortalWorld,
+) -> None:
+    index = (world.site / "index.html").read_text(encoding="utf-8")
+    matrix = index.split('<table class="matrix">', 1)[1].split("</table>", 1)[0]
+    vendors = matrix.split("</tr>", 1)[0].count("<th colspan=\"2\">")
+    assert vendors >= 2
+    assert matrix.count('<th class="sub">training</th>') == vendors
+    assert 'scope="row">models/hf/gpt2/train<' not in matrix  # a sub-column, not a row
+    eager = next(row for row in matrix.split("<tr") if 'scope="row">models/hf/gpt2/eager<' in row)
+    flow = next(row for row in matrix.split("<tr")
+                if 'scope="row">models/hf/gpt2/onnxruntime_cpu<' in row)
+    assert eager.count("<td") == flow.count("<td") == 2 * vendors
+    assert eager.count('<td class="pass"') > flow.count('<td class="pass"')

@@ -26,17 +26,16 @@ from kit.tiers.models.config import ModelsConfig, load_models_config
 from kit.tiers.models.flows import FLOWS, judge_output
 from kit.tiers.models.hf import HuggingFaceSource
 from kit.tiers.models.interface import BuiltModel, ModelCase, ModelSource
+from kit.tiers.models.tier import EAGER, TRAIN
 from kit.tiers.models.timm_source import TimmSource
 from kit.tiers.models.torchbench import TorchBenchSource
-from kit.tiers.models.training import TRAIN, device_training
+from kit.tiers.models.training import device_training
 from kit.tiers.models.training_judge import judge_training
 
 if TYPE_CHECKING:
     from kit.golden import GoldenWriter
 
 TIER = "models"
-#: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
-EAGER = "eager"
 #: The dtype every model of the tier is built and run in on the device.
 MODEL_DTYPE = "float32"
 

@@ -8,6 +8,12 @@ from kit.applicability import Inapplicable, flow_inapplicable, unclaimed_dtype
 from kit.results import NotApplicableReason
 from kit.tiers.interface import Tier
 
+#: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
+EAGER = "eager"
+#: The id segment of a model's training step, ``models/<source>/<model>/train``
+#: (``kit.tiers.models.training``), where the other ids name a flow.
+TRAIN = "train"
+
 if TYPE_CHECKING:
     from kit.judge_context import JudgeContext
     from kit.standard import Standard
@@ -46,7 +52,7 @@ class ModelsTier(Tier):
         """A model on the device's eager path (its forward or its training step) calls its ops
         there, in the tier's dtype; a program flow runs them in another runtime, which no unit
         test of the device explains."""
-        from kit.tiers.models.cases import EAGER, MODEL_DTYPE, TRAIN
+        from kit.tiers.models.cases import MODEL_DTYPE
 
         return MODEL_DTYPE if test_id.rsplit("/", 1)[-1] in (EAGER, TRAIN) else None
 

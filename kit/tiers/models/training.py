@@ -22,9 +22,8 @@ from kit.errors import InputError
 from kit.numerics.training import QUANTITIES
 from kit.tiers.models.flows import map_tensors, select_output
 from kit.tiers.models.interface import BuiltModel, ModelCase, seed_for
+from kit.tiers.models.tier import TRAIN
 
-#: The id segment of a model's training step: ``models/<source>/<model>/train``.
-TRAIN = "train"
 #: Steps of each optimizer, all from the one gradient.
 STEPS = 2
 #: What the evidence holds per parameter, in the order they are judged (after the loss): the

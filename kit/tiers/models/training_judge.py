@@ -27,6 +27,8 @@ from kit.tiers.models.flows import DEVICE_DTYPE
 from kit.tiers.models.interface import BuiltModel, ModelCase
 from kit.tiers.models.training import PER_PARAMETER, reference_training
 
+#: ``details.failure`` of a step whose device trained other parameters than the model has.
+OTHER_PARAMETERS = "other-parameters"
 #: How many off parameters a record names (the count is always whole).
 NAMED_OFF = 20
 
@@ -128,8 +130,11 @@ def _same_parameters(actual: Mapping[str, Any], expected: Mapping[str, Any]) -> 
         missing = [name for name in expected[quantity] if name not in actual[quantity]]
         extra = [name for name in actual[quantity] if name not in expected[quantity]]
         if missing or extra:
+            # A weight the model ties (an LM head sharing the embedding) that the device's
+            # module.to() untied is trained there as two parameters: an extra name.
             words = QUANTITY_WORDS[quantity]
             raise ResultMismatch(
-                f"the device's {words}s name other parameters than the reference's "
-                f"(missing {missing[:3]}, unexpected {extra[:3]})"
+                f"the device trained other parameters than the model has: {words}s missing "
+                f"{missing[:3]}, unexpected {extra[:3]} (a tied weight untied on the device?)",
+                failure=OTHER_PARAMETERS,
             )
