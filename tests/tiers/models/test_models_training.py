@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 import torch
 
+from kit.outcomes import ResultMismatch
 from kit.standard import load_standard
 from kit.tiers.models.cases import EAGER, SOURCES, TRAIN, all_test_ids, find_case
 from kit.tiers.models.training import device_training
-from kit.tiers.models.training_judge import TrainingMismatch, judge_training
+from kit.tiers.models.training_judge import OTHER_PARAMETERS, TrainingMismatch, judge_training
 
 MODEL = "models/hf/qwen2/train"
 
@@ -83,3 +84,15 @@ def test_float64_values_are_a_result_mismatch(cpu_step: dict[str, Any]) -> None:
     with pytest.raises(AssertionError, match="float64") as err:
         _judge(broken)
     assert not isinstance(err.value, TrainingMismatch)
+
+
+def test_a_parameter_the_model_does_not_have_is_a_semantic_failure(
+    cpu_step: dict[str, Any],
+) -> None:
+    """What a device whose ``module.to()`` unties a tied weight sends: one more parameter."""
+    broken = copy.deepcopy(cpu_step)
+    for quantity in ("gradient", "sgd", "adamw"):
+        broken[quantity]["lm_head.extra"] = torch.zeros(2)
+    with pytest.raises(ResultMismatch, match=r"unexpected \['lm_head.extra'\]") as err:
+        _judge(broken)
+    assert err.value.details() == {"failure": OTHER_PARAMETERS}
