@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from kit.report.read import read_report
-from kit.tiers.models.tier import TRAIN
+from kit.tiers.models.segments import TRAIN
 
 #: The issue's budget: the tier's wall time with the training steps over its time without.
 GOAL_RATIO = 2.0

@@ -18,14 +18,15 @@ from kit.flows.interface import Stage
 from kit.formats import view
 from kit.printable import printable
 from kit.report.model import Report
+from kit.report.training_summary import is_training_step
 from kit.repository.gate import percent
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey
 from kit.results import FAILURE_STATUSES, Status, tier_of
 from kit.standard import load_standard
 from kit.test_ids import TestId
-from kit.report.training_summary import is_training_step
-from kit.tiers.models.tier import EAGER, TRAIN, ModelsTier
+from kit.tiers.models.segments import EAGER, TRAIN
+from kit.tiers.models.tier import ModelsTier
 from kit.tiers.unit.tier import UnitTier
 
 #: The tier whose tests are the matrix's rows.

@@ -13,7 +13,8 @@ from typing import Any
 
 from kit.errors import InputError
 from kit.test_ids import TestId
-from kit.tiers.models.tier import TRAIN, ModelsTier
+from kit.tiers.models.segments import TRAIN
+from kit.tiers.models.tier import ModelsTier
 
 #: How a failure's ``details.training.quantity`` reads.
 _QUANTITY_WORDS = {

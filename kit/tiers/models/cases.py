@@ -26,7 +26,7 @@ from kit.tiers.models.config import ModelsConfig, load_models_config
 from kit.tiers.models.flows import FLOWS, judge_output
 from kit.tiers.models.hf import HuggingFaceSource
 from kit.tiers.models.interface import BuiltModel, ModelCase, ModelSource
-from kit.tiers.models.tier import EAGER, TRAIN
+from kit.tiers.models.segments import EAGER, TRAIN
 from kit.tiers.models.timm_source import TimmSource
 from kit.tiers.models.torchbench import TorchBenchSource
 from kit.tiers.models.training import device_training

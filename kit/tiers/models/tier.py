@@ -7,12 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kit.applicability import Inapplicable, flow_inapplicable, unclaimed_dtype
 from kit.results import NotApplicableReason
 from kit.tiers.interface import Tier
-
-#: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
-EAGER = "eager"
-#: The id segment of a model's training step, ``models/<source>/<model>/train``
-#: (``kit.tiers.models.training``), where the other ids name a flow.
-TRAIN = "train"
+from kit.tiers.models.segments import EAGER, TRAIN
 
 if TYPE_CHECKING:
     from kit.judge_context import JudgeContext

@@ -22,7 +22,7 @@ from kit.errors import InputError
 from kit.numerics.training import QUANTITIES
 from kit.tiers.models.flows import map_tensors, select_output
 from kit.tiers.models.interface import BuiltModel, ModelCase, seed_for
-from kit.tiers.models.tier import TRAIN
+from kit.tiers.models.segments import TRAIN
 
 #: Steps of each optimizer, all from the one gradient.
 STEPS = 2
