@@ -16,6 +16,7 @@ import torch
 from kit.outcomes import ResultMismatch
 from kit.standard import load_standard
 from kit.tiers.models.cases import EAGER, SOURCES, TRAIN, all_test_ids, find_case
+from kit.tiers.models.tier import ModelsTier
 from kit.tiers.models.training import device_training
 from kit.tiers.models.training_judge import OTHER_PARAMETERS, TrainingMismatch, judge_training
 
@@ -96,3 +97,11 @@ def test_a_parameter_the_model_does_not_have_is_a_semantic_failure(
     with pytest.raises(ResultMismatch, match=r"unexpected \['lm_head.extra'\]") as err:
         _judge(broken)
     assert err.value.details() == {"failure": OTHER_PARAMETERS}
+
+
+def test_a_failing_step_may_be_blamed_on_the_optimizers_update_kernels() -> None:
+    """``Tier.primitives`` traces the whole step: AdamW's ``addcdiv_`` and ``lerp_`` too."""
+    standard = load_standard("v2")
+    step = ModelsTier().primitives(standard, MODEL)
+    forward = ModelsTier().primitives(standard, MODEL.removesuffix(TRAIN) + EAGER)
+    assert {"addcdiv", "lerp", "mse_loss"} <= set(step) - set(forward)
