@@ -72,7 +72,7 @@ def reference_training(
     with torch.no_grad():
         for name, parameter in trained:
             if name in device_gradients:
-                parameter.grad = device_gradients[name].to(dtype).clone()
+                parameter.grad = device_gradients[name].to(device="cpu", dtype=dtype).clone()
     return {"loss": loss, "gradient": gradients, **optimizer_steps(trained)}
 
 
