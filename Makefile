@@ -12,7 +12,7 @@ OUT ?= results/$(VENDOR)/$(RUN_STAMP)
 # Extra `ckit run` options, e.g. CERTIFY_ARGS="--workers 4".
 CERTIFY_ARGS ?=
 
-.PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 clean
+.PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,12 @@ bench-scale:
 V2_ARGS ?=
 bench-v2:
 	$(BIN)/python bench/v2_budget.py $(V2_ARGS)
+
+# The model tier on the cpu vendor without and with its training steps (issue 23: at most 2x
+# the tier's wall time on 2 cores); TRAIN_ARGS="--select 'models/hf/*/eager'" narrows both runs.
+TRAIN_ARGS ?=
+bench-train:
+	$(BIN)/python bench/training_budget.py $(TRAIN_ARGS)
 
 clean:
 	rm -rf results .tox build *.egg-info

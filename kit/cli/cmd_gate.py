@@ -22,6 +22,7 @@ from kit.repository.gate import (
     load_gate_policy,
     percent,
     tier_pass_rates,
+    training_words,
 )
 from kit.tiers.registry import tier_names
 
@@ -32,7 +33,7 @@ GATE_CLOSED = ExitCode.GATE_CLOSED
 NOTHING_TO_JUDGE = ExitCode.GATE_NOTHING_TO_JUDGE
 
 _RELEASE = re.compile(r"[0-9]+\.[0-9]+")
-_HEADER = ("vendor", "kit", "grade", *tier_names(), "verdict", "why")
+_HEADER = ("vendor", "kit", "grade", *tier_names(), "training steps", "verdict", "why")
 
 
 def _rate_text(rate: float | None) -> str:
@@ -46,6 +47,7 @@ def _row(vendor: VendorGate) -> tuple[str, ...]:
     grade = report.grade.name if report else "-"
     cells = [vendor.vendor + (" *" if vendor.required else ""), kit_version, grade]
     cells += [_rate_text(rates.get(tier)) for tier in tier_names()]
+    cells.append((training_words(report) if report else None) or "-")
     return tuple(printable(cell) for cell in (*cells, vendor.verdict_text, vendor.why or "-"))
 
 

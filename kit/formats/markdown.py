@@ -17,6 +17,7 @@ from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
 from kit.report.op_dtype import FailureGroup, group_failures
 from kit.report.summary import in_tier_order
+from kit.report.training_summary import passed_words, training_steps
 from kit.results import Status
 from kit.rundir import REPORT_JSON, RESULTS_CSV, SUMMARY_MD
 from kit.standard import load_standard
@@ -236,6 +237,17 @@ def _group_row(group: FailureGroup) -> list[str]:
     ]
 
 
+def training_section(report: Mapping[str, Any]) -> list[str]:
+    """The model tier's training steps: per model, its status and what went off first."""
+    steps = training_steps(report["records"])
+    if not steps:
+        return []
+    rows = [[code(step.model), step.status, text(step.first_off) or "—"] for step in steps]
+    shown, more = _capped(rows, MAX_LIST_ROWS, "models")
+    title = f"## Training steps (model tier): {passed_words(steps)}"
+    return [title, "", *table(["model", "status", "off first"], shown), *more]
+
+
 def skipped_section(report: Mapping[str, Any]) -> list[str]:
     """Skipped tests grouped by the manifest entry that skipped them."""
     groups: dict[str, list[str]] = {}
@@ -309,6 +321,7 @@ SECTIONS = (
     grade_section,
     violations_section,
     failing_section,
+    training_section,
     unaccounted_section,
     skipped_section,
     not_applicable_section,

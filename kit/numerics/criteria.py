@@ -2,8 +2,9 @@
 
 - ``ErrorBound``: the unit tier's error model (``kit.numerics.model``) for one op: its class and
   overrides, its accumulation length and magnitude reference;
-- ``Tolerance``: ``|actual - expected| <= atol + rtol * |expected|`` per element (end-to-end
-  checks: the model tier, deploy smoke checks, float program flows, golden re-runs);
+- ``Tolerance``: ``|actual - expected| <= atol + rtol * |expected|`` per element, plus an optional
+  ``normwise`` share of the tensor's largest ``|expected|`` (end-to-end checks: the model tier and
+  its training step, deploy smoke checks, float program flows, golden re-runs);
 - ``SqnrFloor``: ``10 log10(sum expected^2 / sum (actual - expected)^2) >= db`` over every
   floating element (quantized program flows), any finite error per element.
 
@@ -144,16 +145,25 @@ class ErrorBound(Criterion):
 
 @dataclass(frozen=True)
 class Tolerance(Criterion):
-    """``|actual - expected| <= atol + rtol * |expected|`` per element."""
+    """``|actual - expected| <= atol + rtol * |expected| + normwise * S`` per element, ``S`` the
+    largest finite ``|expected|`` of the tensor (``normwise`` 0 unless a budget sets it: a model's
+    gradients, whose small elements carry the error of the large ones they were summed with)."""
 
     atol: float
     rtol: float
+    normwise: float = 0.0
 
     def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-        return self.atol + self.rtol * reference.abs()
+        size = reference.abs()
+        if not self.normwise:
+            return self.atol + self.rtol * size
+        finite = size.nan_to_num(0.0, posinf=0.0, neginf=0.0)
+        scale = float(finite.max()) if finite.numel() else 0.0
+        return self.atol + self.rtol * size + self.normwise * scale
 
     def describe(self, dtype: str | None = None) -> dict[str, Any]:
-        return {"atol": self.atol, "rtol": self.rtol}
+        described = {"atol": self.atol, "rtol": self.rtol}
+        return {**described, "normwise": self.normwise} if self.normwise else described
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,13 @@ from kit.numerics.model import CONSTANTS, FLOATING, ClassSpec, NumericsRules, Ov
 
 
 def read_tolerance(node: Node) -> Tolerance:
-    """``{atol: A, rtol: R}``, both numbers >= 0."""
-    bounds = node.section(("atol", "rtol"), what="a mapping of atol and rtol")
-    return Tolerance(atol=bounds["atol"].number(minimum=0), rtol=bounds["rtol"].number(minimum=0))
+    """``{atol: A, rtol: R}``, and optionally ``normwise: N``; all numbers >= 0."""
+    bounds = node.section(("atol", "rtol"), ("normwise",), what="a mapping of atol and rtol")
+    return Tolerance(
+        atol=bounds["atol"].number(minimum=0),
+        rtol=bounds["rtol"].number(minimum=0),
+        normwise=bounds.optional("normwise", 0.0, Node.number, minimum=0),
+    )
 
 
 def read_sqnr_floor(node: Node) -> SqnrFloor:
@@ -38,6 +42,8 @@ def read_numerics(node: Node) -> NumericsRules:
     """``{accumulation_dtypes: {dtype: dtype}, default_class: name, classes: {name: class}}``."""
     fields = node.section(
         ("accumulation_dtypes", "classes", "default_class"),
+        # The training step's budget (``kit.numerics.training``), read apart.
+        ("training",),
         what="a mapping with accumulation_dtypes and classes",
     )
     accumulation = {

@@ -25,6 +25,7 @@ from typing import Any
 
 from kit.config_reader import Node
 from kit.report.model import Report
+from kit.report.training_summary import passed_words, training_steps
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import torch_release_of
 from kit.signing.keys import VENDOR_ID
@@ -111,6 +112,13 @@ def tier_pass_rates(report: Report) -> dict[str, float | None]:
     return rates
 
 
+def training_words(report: Report) -> str | None:
+    """How many of the report's model training steps passed (``11 of 12 passed``); None for a
+    report without them (a standard before v2, a run narrowed to other tests)."""
+    steps = training_steps(report.document["records"])
+    return passed_words(steps) if steps else None
+
+
 def shortfalls(report: Report, policy: GatePolicy) -> list[str]:
     """Why ``report`` falls short of ``policy``, one phrase each; empty when it meets the bar."""
     problems = []
@@ -181,6 +189,7 @@ class VendorGate:
             "grade": report.grade.name if report else None,
             "finished_at": report.run.finished_at.isoformat() if report else None,
             "tier_pass_rates": tier_pass_rates(report) if report else {},
+            "training_steps": training_words(report) if report else None,
             "failing_since": self.failing_since.isoformat() if self.failing_since else None,
             "hours": self.hours,
         }

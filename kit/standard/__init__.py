@@ -19,6 +19,7 @@ from kit.errors import InputError
 from kit.numerics.criteria import Tolerance
 from kit.numerics.model import NumericsRules
 from kit.numerics.parsing import read_numerics, read_tolerance
+from kit.numerics.training import TrainingBudget, read_training_budget
 from kit.patterns import matches_any
 from kit.results import Status, declared_status
 from kit.standard.catalogue import current_version, standard_directory, torch_release_of
@@ -69,6 +70,8 @@ class Standard:
     grades: tuple[Grade, ...]
     #: The directories of the standards this one extends, its parent first.
     inherited: tuple[Path, ...] = ()
+    #: The model tier's training-step budget (``numerics.training``); None: no training tests.
+    training: TrainingBudget | None = None
 
     @property
     def directories(self) -> tuple[Path, ...]:
@@ -227,6 +230,7 @@ def _build(source: StandardSource, directory: Path) -> Standard:
         required={tier: node.strings() for tier, node in fields["required"].entries()},
         grades=_grades(fields["grades"]),
         inherited=tuple(member.directory for member in source.members[1:]),
+        training=read_training_budget(fields["numerics"]),
     )
 
 

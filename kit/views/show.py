@@ -20,6 +20,7 @@ from kit.report.figures import Figures, figures_of
 from kit.report.model import Report
 from kit.report.op_dtype import group_key
 from kit.report.read import LoadedReport
+from kit.report.training_summary import TrainingStep, passed_words, training_steps
 from kit.results import Status
 from kit.rundir import REPORT_JSON
 from kit.runner.config import PreviousRun
@@ -90,6 +91,8 @@ class ShowView:
     #: What the run.json beside the report names as the run it reran (``--rerun-failed``).
     rerun_of: PreviousRun | None = None
     roots: tuple[SuspectedRoot, ...] = ()
+    #: The model tier's training steps (none unless the standard has them).
+    training: tuple[TrainingStep, ...] = ()
 
     @property
     def report(self) -> Report:
@@ -113,6 +116,7 @@ class ShowView:
             "top_errors": [e.to_json() for e in self.top_errors],
             "suspected_roots": [root.to_json() for root in self.roots],
             "attribution": _attribution_json(report.attribution),
+            "training": [dataclasses.asdict(step) for step in self.training],
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
             "certified": self._certified(),
         }
@@ -205,6 +209,7 @@ def show_view(source: LoadedReport, limit: int, rerun_of: PreviousRun | None = N
         top_errors=top_errors(report, limit),
         rerun_of=rerun_of,
         roots=suspected_roots(report),
+        training=training_steps(report.document["records"]),
     )
 
 
@@ -313,6 +318,19 @@ def _attribution_lines(totals: AttributionTotals | None, limit: int) -> list[str
     return lines
 
 
+def _training_lines(steps: tuple[TrainingStep, ...], limit: int) -> list[str]:
+    """How many models' training steps passed, and where each failing one went off first."""
+    if not steps:
+        return []
+    failing = [step for step in steps if not step.passed]
+    lines = [f"training steps (model tier): {passed_words(steps)}"]
+    lines += [f"  {step.test_id}  {step.status}  {step.first_off or '-'}"
+              for step in failing[:limit]]
+    if len(failing) > limit:
+        lines.append(f"  ... and {len(failing) - limit} more (--limit, or --json)")
+    return lines
+
+
 def _error_lines(errors: tuple[TopError, ...]) -> list[str]:
     if not errors:
         return []
@@ -331,6 +349,9 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
     attribution = _attribution_lines(view.report.attribution, limit)
     if attribution:
         sections += [[""], attribution]
+    training = _training_lines(view.training, limit)
+    if training:
+        sections += [[""], training]
     errors = _error_lines(view.top_errors)
     if errors:
         sections += [[""], errors]

@@ -19,7 +19,9 @@ from cli_helpers import (
 
 from kit.cli import main
 from kit.errors import ExitCode
+from kit.patterns import matches_any
 from kit.results import Status, TestRecord
+from kit.standard import load_standard
 
 SMALL = "unit/opinfo/add/float32/0"
 LARGE = "unit/opinfo/add/float32/1"
@@ -198,3 +200,20 @@ def test_against_without_the_comment_format_is_a_usage_line(
     code, _, err = _show(capsys, str(failing_run), "--against", str(failing_run))
     assert code == ExitCode.INPUT_ERROR
     assert "--against goes with --format comment" in err and err.count("\n") == 1
+def test_show_says_where_each_failing_training_step_went_off_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    select = ("models/hf/*/train",)
+    ids = [t for t in load_standard().test_ids("models") if matches_any(t, select)]
+    off = {"quantity": "gradient", "first_off": "model.layers.1.mlp.up_proj.weight",
+           "last_off": "model.layers.1.mlp.up_proj.weight", "off": 1, "parameters": 27}
+    failing = TestRecord("models/hf/llama/train", Status.FAIL_NUMERIC, 0.5, "TrainingMismatch",
+                         {"max_abs_err": 0.1, "max_rel_err": 0.2, "training": off})
+    records = records_with({failing.id: failing}, ids)
+    write_report(tmp_path / "run", report_of(records, select, tiers=["models"]))
+    code, out, _ = _show(capsys, str(tmp_path / "run"))
+    lines = out.splitlines()
+    assert code == ExitCode.OK
+    assert f"training steps (model tier): {len(ids) - 1} of {len(ids)} passed" in lines
+    assert ("  models/hf/llama/train  FAIL_NUMERIC  gradient of model.layers.1.mlp.up_proj.weight "
+            "(first of 1 parameter(s) off)") in lines

@@ -37,6 +37,7 @@ from kit.repository.gate import (  # noqa: E402
     load_gate_policy,
     parse_gate_policy,
 )
+from kit.standard import load_standard  # noqa: E402
 
 #: Small runs (every deploy and model test) are graded non-conformant, being narrowed; these
 #: policies judge them on their tiers' pass rates.
@@ -253,3 +254,19 @@ def test_json_decision_names_each_vendors_latest_result(repo: Repository, tmp_pa
     assert acme["verdict"] == "fixing"
     assert acme["failing_since"] == hours_before(NOW, 20).isoformat()
     assert document["open"] is False
+
+
+def test_gate_shows_how_many_training_steps_passed(repo: Repository, tmp_path: Path) -> None:
+    with_training = (*SMALL_SELECT, "models/*/*/train")
+    repo.submit(Run("acme", hours_before(NOW, 10), select=with_training,
+                    outcomes=failing_models("models/hf/llama/train")))
+    repo.submit(_small("bolt", 10))
+    result = evaluate_gate(audit(repo), "2.13", _policy(tmp_path), NOW)
+    acme, bolt = result.vendors
+    steps = len([t for t in load_standard().test_ids("models") if t.endswith("/train")])
+    assert acme.to_json()["training_steps"] == f"{steps - 1} of {steps} passed"
+    assert bolt.to_json()["training_steps"] is None  # its run had none
+    lines = gate_lines(result)
+    assert "training steps" in lines[1]
+    acme_row = next(line for line in lines if line.startswith("acme"))
+    assert f"{steps - 1} of {steps} passed" in acme_row

@@ -295,3 +295,23 @@ def test_every_new_kind_is_listed_in_the_error_for_an_unknown_kind() -> None:
         parse_rules("[{op: add, kind: explode}]")
     for kind in ("saturate", "write_input", "poison_half"):
         assert kind in str(caught.value)
+
+
+# -- drop_scalar -----------------------------------------------------------------------------
+
+
+def test_drop_scalar_runs_an_in_place_update_at_the_scalars_default() -> None:
+    """AdamW's ``param.addcdiv_(exp_avg, denom, value=-step_size)`` moves by the whole ratio."""
+    param = torch.ones(3, device=DEVICE)
+    exp_avg, denom = torch.full((3,), 2.0, device=DEVICE), torch.full((3,), 4.0, device=DEVICE)
+    with simnpu.faults.injected([{"op": "addcdiv_", "kind": "drop_scalar"}]):
+        param.addcdiv_(exp_avg, denom, value=-0.1)
+        fresh = torch.addcdiv(torch.ones(3, device=DEVICE), exp_avg, denom, value=-0.1)
+    assert param.cpu().tolist() == [1.5, 1.5, 1.5]  # value 1, not -0.1
+    assert fresh.cpu().tolist() == pytest.approx([0.95] * 3)  # the out-of-place op is spared
+
+
+def test_drop_scalar_reaches_a_keyword_alpha_and_leaves_tensors_alone() -> None:
+    a, b = torch.ones(2, device=DEVICE), torch.full((2,), 3.0, device=DEVICE)
+    assert _fires([{"op": "add", "kind": "drop_scalar"}], lambda: torch.add(a, b, alpha=2))
+    assert not _fires([{"op": "add", "kind": "drop_scalar"}], lambda: torch.add(a, b))

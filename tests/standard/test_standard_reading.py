@@ -58,7 +58,7 @@ def edit(path: Path, old: str, new: str) -> Path:
         ("extends: v1\n", "extends: v1\ntoleranses: {}\n",
          f"toleranses: unknown key; the keys here are {TOP_KEYS}"),
         ("{atol: 2.0e-5}", "{atol: 2.0e-5, rtool: 1}",
-         "tolerances.float32.rtool: unknown key; the keys here are atol, rtol"),
+         "tolerances.float32.rtool: unknown key; the keys here are atol, rtol, normwise"),
         ("extends: v1\n", "extends: v1\ntorch_release: 2.14\n",
          'torch_release: expected a quoted release such as "2.13.0", got 2.14'),
         ("min_pass_rate: 0.9", "min_pass_rate: high",

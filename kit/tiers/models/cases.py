@@ -1,13 +1,16 @@
 """The model tier: whole models from several sources, run on the vendor device per flow.
 
 Stable ids are ``models/<source>/<model>/<flow>`` (``models/hf/llama/eager``). The cases come from
-the standard's ``models.yaml``; optional sources (TIMM, TorchBench) keep their cases in the
-standard and end NOT_APPLICABLE with the reason where their package is absent, never PASS.
+the standard's ``models.yaml``; a standard with a training budget (``numerics.training``) adds
+each eager model's training step, ``models/<source>/<model>/train`` (``training.py``). Optional
+sources (TIMM, TorchBench) keep their cases in the standard and end NOT_APPLICABLE with the
+reason where their package is absent, never PASS.
 Reading the standard imports no model package: they are imported when a model is built.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,16 +26,17 @@ from kit.tiers.models.config import ModelsConfig, load_models_config
 from kit.tiers.models.flows import FLOWS, judge_output
 from kit.tiers.models.hf import HuggingFaceSource
 from kit.tiers.models.interface import BuiltModel, ModelCase, ModelSource
+from kit.tiers.models.segments import EAGER, TRAIN
 from kit.tiers.models.timm_source import TimmSource
 from kit.tiers.models.torchbench import TorchBenchSource
+from kit.tiers.models.training import device_training
+from kit.tiers.models.training_judge import judge_training
 
 if TYPE_CHECKING:
     from kit.golden import GoldenWriter
     from kit.numerics.criteria import Criterion
 
 TIER = "models"
-#: The flow run in the model tier's own eager path; every other goes through ``kit.flows``.
-EAGER = "eager"
 #: The dtype every model of the tier is built and run in on the device.
 MODEL_DTYPE = "float32"
 
@@ -52,7 +56,16 @@ def _load(path: Path) -> ModelsConfig:
 
 def all_cases(standard: Standard) -> list[ModelCase]:
     config = models_config(standard)
-    return [case for source in SOURCES.values() for case in source.cases(config)]
+    cases = [case for source in SOURCES.values() for case in source.cases(config)]
+    if standard.training is None:
+        return cases
+    return cases + [training_case(case) for case in cases if case.flow == EAGER]
+
+
+def training_case(eager: ModelCase) -> ModelCase:
+    """The training step of the model ``eager`` runs forward: on the same path, judged apart."""
+    test_id = f"models/{eager.source}/{eager.name}/{TRAIN}"
+    return dataclasses.replace(eager, test_id=test_id, training=True)
 
 
 def all_test_ids(standard: Standard) -> list[str]:
@@ -85,9 +98,10 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
     if case.flow != EAGER:
         run_model_through_flow(ckit, case, source)
         return
+    run = device_training if case.training else FLOWS[case.flow]
     run_split(
         ckit.evidence_path,
-        lambda: FLOWS[case.flow](source.build(case), case, ckit.device),
+        lambda: run(source.build(case), case, ckit.device),
         lambda evidence: judge_model_evidence(ckit.standard, test_id, evidence),
     )
 
@@ -117,6 +131,8 @@ def judge_model_evidence(
     """Judge a device's output for ``test_id`` against a model built here, never the device's
     (through a program flow, ``golden`` keeps a passing test's artifacts)."""
     case = find_case(standard, test_id)
+    if case.training:
+        return judge_training(standard, SOURCES[case.source].build(case), case, evidence)
     if case.flow != EAGER:
         return judge_model_flow(standard, case, evidence, golden)
     judge_output(SOURCES[case.source].build(case), case, evidence)
@@ -154,6 +170,7 @@ def model_flow_criterion(standard: Standard, case: ModelCase) -> Criterion:
 
 __all__ = [
     "SOURCES",
+    "TRAIN",
     "BuiltModel",
     "ModelCase",
     "ModelSource",

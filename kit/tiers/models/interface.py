@@ -33,6 +33,9 @@ class ModelCase:
     tolerance: Tolerance
     #: dtype the CPU reference runs in: float64 unless the model cannot run in it.
     reference_dtype: str = "float64"
+    #: A training step on the eager path (``.../train``, ``kit.tiers.models.training``), not
+    #: the forward output.
+    training: bool = False
 
     @property
     def seed(self) -> int:

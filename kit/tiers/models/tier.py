@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kit.applicability import Inapplicable, flow_inapplicable, unclaimed_dtype
 from kit.results import NotApplicableReason
 from kit.tiers.interface import Tier
+from kit.tiers.models.segments import EAGER, TRAIN
 
 if TYPE_CHECKING:
     from kit.judge_context import JudgeContext
@@ -43,11 +44,12 @@ class ModelsTier(Tier):
         import kit.tiers.models.cases  # noqa: F401
 
     def blame_dtype(self, test_id: str) -> str | None:
-        """A model on the device's eager path calls its ops there, in the tier's dtype; a
-        program flow runs them in another runtime, which no unit test of the device explains."""
-        from kit.tiers.models.cases import EAGER, MODEL_DTYPE
+        """A model on the device's eager path (its forward or its training step) calls its ops
+        there, in the tier's dtype; a program flow runs them in another runtime, which no unit
+        test of the device explains."""
+        from kit.tiers.models.cases import MODEL_DTYPE
 
-        return MODEL_DTYPE if test_id.rsplit("/", 1)[-1] == EAGER else None
+        return MODEL_DTYPE if test_id.rsplit("/", 1)[-1] in (EAGER, TRAIN) else None
 
     def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:
         from kit.aten_trace import ops_called
@@ -59,6 +61,10 @@ class ModelsTier(Tier):
         if source.unavailable_reason() is not None:
             return ()
         built = source.build(case)
+        if case.training:  # forward, backward and both optimizers' update kernels
+            from kit.tiers.models.training import device_training
+
+            return ops_called(lambda: device_training(built, case, "cpu"))
         return ops_called(lambda: call_module(built.module, built.inputs))
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:

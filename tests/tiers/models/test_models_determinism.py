@@ -42,7 +42,9 @@ def test_models_hf_build_is_deterministic(test_id: str) -> None:
 
 
 def test_models_different_models_get_different_seeds() -> None:
-    seeds = [case.seed for case in all_cases(load_standard()) if case.flow == "eager"]
+    # A model's training step trains the model its eager test runs: one seed for both.
+    cases = [case for case in all_cases(load_standard()) if case.flow == "eager"]
+    seeds = [case.seed for case in cases if not case.training]
     assert len(set(seeds)) == len(seeds)
 
 

@@ -35,7 +35,11 @@ counter or index dropping the tail of a reduction, a scan or a gather); ``trunca
 floating result of less precision than the op's first input is that input rounded toward zero,
 not to nearest even: a truncating float32 to float16/bfloat16 conversion); ``wrong_shape``
 (the right values with a leading dimension of size 1 added: a kernel that loses track of
-its result's shape). Kinds that act
+its result's shape). ``drop_scalar`` (the op runs with every scalar argument it was
+given, ``alpha``, ``value``, at its schema default, 1: a kernel binding that loses its scalar
+operand; on ``aten::addcdiv_`` it is a broken optimizer update, AdamW's
+``param.addcdiv_(exp_avg, denom, value=-step_size)`` moving each parameter by the whole ratio,
+the wrong way, while the out-of-place ``addcdiv`` and every forward op stay right). Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
@@ -109,6 +113,7 @@ class Kind(enum.StrEnum):
     WRONG_SHAPE = "wrong_shape"
     OVERWRITE_GRAD = "overwrite_grad"
     AUTOCAST_DTYPE = "autocast_dtype"
+    DROP_SCALAR = "drop_scalar"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -625,6 +630,25 @@ def half_garbage(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.dtype not in HALF_DTYPES:
         return tensor
     return _perturb(tensor, FaultRule(op="", kind=Kind.WRONG_SMALL))
+
+
+# -- drop_scalar -----------------------------------------------------------------------------
+
+
+def scalars_dropped(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call with each scalar argument it passes (schema type ``Scalar``, shown as
+    ``number``) replaced by the schema's default (``drop_scalar``)."""
+    positional, named = list(args), dict(kwargs)
+    for index, argument in enumerate(func._schema.arguments):
+        if str(argument.type) != "number" or not argument.has_default_value():
+            continue
+        if index < len(positional) and not argument.kwarg_only:
+            positional[index] = argument.default_value
+        elif argument.name in named:
+            named[argument.name] = argument.default_value
+    return tuple(positional), named
 
 
 # -- saturate --------------------------------------------------------------------------------
