@@ -103,3 +103,8 @@ def register() -> None:
         per_op.impl(name, _per_op_kernel(name), "PrivateUse1")
     _libraries.extend([fallback, per_op])
     autocast.register()
+    # A simnpu tensor is a wrapper subclass, whose TensorImpl a CPU parameter's cannot take by
+    # `param.data = moved`: without swapping, `module.to("simnpu")` makes a new Parameter per
+    # module and unties shared weights (an embedding and its output layer would then train
+    # apart). Swapping keeps each Parameter object, as set_data does on a real device.
+    torch.__future__.set_swap_module_params_on_conversion(True)
