@@ -81,7 +81,7 @@ def test_unknown_release_without_submissions_closes_the_gate(
         "closed: release 2.15 is certified by no standard this kit carries (they certify 2.13)",
         "closed: the repository holds no submission for release 2.15",
     ]
-    assert re.match(r"acme \* +- +- +- +- +- +- +missing \(required\)", lines[2]), lines
+    assert re.match(r"acme \* +(- +){6,}missing \(required\)", lines[2]), lines
 
 
 def test_default_policy_requiring_no_vendor_does_not_open_the_gate(tmp_path: Path) -> None:
