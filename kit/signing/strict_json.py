@@ -7,9 +7,12 @@ disagree about what was signed, so they are rejected rather than tolerated.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from kit.errors import KitError, VerificationError
@@ -51,12 +54,6 @@ def _check_encodable(text: str) -> None:
         raise _Rejected(f"string {text[:40]!r} contains a lone surrogate") from None
 
 
-#: What a number that parses to infinity must hold: an exponent of three digits or more, or an
-#: integer part of 100 digits or more (below both, it is under 1e99 * 1e99). Bytes without
-#: either, strings included, are parsed with Python's own float, at C speed; the rest number
-#: by number (``_finite_float``).
-_MAYBE_INFINITE = re.compile(rb"[eE][-+]?[0-9]{3}|[0-9]{100}")
-
 #: Valid UTF-8 cannot hold a surrogate: only a ``\\uD800``-``\\uDFFF`` escape makes one.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -84,17 +81,32 @@ def _decode_utf8(data: bytes) -> str:
         raise _Rejected(f"not valid UTF-8 (byte 0x{bad:02x} at offset {exc.start})") from None
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while documents are built and read: a parsed document
+    holds no cycle, yet a whole-run report's million objects would set the collector off over
+    and over (about a seventh of verify's time)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def loads_strict(
     data: bytes, *, what: str = "JSON", error: type[KitError] = VerificationError
 ) -> Any:
     """Parse ``data`` strictly; any problem raises ``error`` with a one-line message."""
     try:
-        document = json.loads(
-            _decode_utf8(data),
-            object_pairs_hook=_reject_duplicates,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float if _MAYBE_INFINITE.search(data) else None,
-        )
+        with collector_paused():
+            document = json.loads(
+                _decode_utf8(data),
+                object_pairs_hook=_reject_duplicates,
+                parse_constant=_reject_constant,
+                parse_float=_finite_float,
+            )
         if _SURROGATE_ESCAPE.search(data):  # otherwise no string can hold one: skip the walk
             _check_strings(document)
     except _Rejected as exc:

@@ -62,7 +62,7 @@ from kit.signing.limits import (
     MAX_SUBJECT_BYTES,
 )
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
-from kit.signing.strict_json import canonical_json, loads_strict
+from kit.signing.strict_json import canonical_json, collector_paused, loads_strict
 from kit.signing.trust import TrustedKeyring
 from kit.standard import Standard
 from kit.verification.content import KitStanding, check_run_times, kit_standing, report_standard
@@ -412,9 +412,10 @@ def verify_envelope(
     verifier knows itself; tests pass their own. ``trusted`` (from ``load_trusted_keyring``)
     brings its own keys: ``keyring_dir``, if given too, must be its directory.
     """
-    checked = verify_before_grade(
-        envelope_path, keyring_dir, files_dir,
-        now=now, released_kits=released_kits, trusted=trusted,
-    )
-    step12_check_grade(checked.verified.content, checked.standard)
+    with collector_paused():  # a whole run's report is a million objects, none in a cycle
+        checked = verify_before_grade(
+            envelope_path, keyring_dir, files_dir,
+            now=now, released_kits=released_kits, trusted=trusted,
+        )
+        step12_check_grade(checked.verified.content, checked.standard)
     return checked.verified
