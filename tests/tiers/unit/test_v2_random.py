@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from kit.cli.cmd_standard import lock_tier_files
+from kit.errors import InputError
 from kit.outcomes import NumericMismatch, ResultMismatch, ValuesNotCompared
 from kit.results import NotApplicableReason
 from kit.standard import load_standard
+from kit.standard.catalogue import standard_directory
 from kit.tiers.unit.cases import draws_random, unit_case
 from kit.tiers.unit.checking import execute_case, judge_case
 from kit.tiers.unit.config import load_unit_config
@@ -85,3 +89,21 @@ def test_a_run_records_them_not_applicable_and_accounted(tmp_path: Path) -> None
     assert dropped["status"] == "NOT_APPLICABLE", (dropped["message"], done.stderr[-2000:])
     assert dropped["details"]["na_reason"] == "draws-random-numbers"
     assert report["unaccounted"] == []
+
+
+def test_the_judge_reads_the_file_alone_and_lock_check_refuses_it_edited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(standard_directory().parent, tmp_path / "standards")
+    monkeypatch.setenv("CKIT_HOME", str(tmp_path))
+    copied = load_standard()
+    sdpa = [i for i in copied.test_ids("unit") if i.startswith(SDPA)]  # float32's alone: seconds
+    lock_tier_files(copied, "unit", sdpa, check=False)
+    random_file = copied.directory / RANDOM_DRAWS.file
+    assert DROPOUT in random_file.read_text().splitlines()
+    random_file.write_text(random_file.read_text().replace(f"{DROPOUT}\n", ""))
+
+    assert not draws_random(copied, DROPOUT)  # the judge watches nothing: the file decides
+    with pytest.raises(InputError, match=r"unit-random\.txt: stale or edited by hand; "
+                                         r"regenerate it with `ckit standard lock --tier unit`"):
+        lock_tier_files(copied, "unit", sdpa, check=True)
