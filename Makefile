@@ -12,7 +12,7 @@ OUT ?= results/$(VENDOR)/$(RUN_STAMP)
 # Extra `ckit run` options, e.g. CERTIFY_ARGS="--workers 4".
 CERTIFY_ARGS ?=
 
-.PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train clean
+.PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train bench-verify clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,7 @@ bench:
 	$(BIN)/python bench/isolation_overhead.py
 	$(BIN)/python bench/fault_slowdown.py
 	$(BIN)/python bench/verify_scale.py
+	$(BIN)/python bench/verify_throughput.py
 
 # The whole flows tier on the reference backends (about 40 minutes on 2 cores).
 bench-flows:
@@ -83,6 +84,12 @@ bench-v2:
 TRAIN_ARGS ?=
 bench-train:
 	$(BIN)/python bench/training_budget.py $(TRAIN_ARGS)
+
+# Whole-run reports verified per second in one process (issue 26; also part of `make bench`),
+# e.g. VERIFY_ARGS="--reports 20" for a quicker figure.
+VERIFY_ARGS ?=
+bench-verify:
+	$(BIN)/python bench/verify_throughput.py $(VERIFY_ARGS)
 
 clean:
 	rm -rf results .tox build *.egg-info

@@ -36,11 +36,22 @@ class Dispatch:
     def from_json(cls, data: Any) -> Dispatch | None:
         """A record's ``details.dispatch`` read back; None where it is absent or malformed
         (a report is read, never trusted to be well formed)."""
-        if not isinstance(data, Mapping) or not set(data) <= {w.value for w in Where}:
+        places = dispatch_places(data)
+        if places is None:
             return None
-        places: dict[str, tuple[str, ...]] = {}
-        for key, names in data.items():
-            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                return None
-            places[key] = tuple(names)
-        return cls(**places)
+        return cls(**{key: tuple(names) for key, names in places.items()})
+
+
+_PLACES = frozenset(where.value for where in Where)
+
+
+def dispatch_places(data: Any) -> Mapping[str, list[str]] | None:
+    """``data`` if it is a well-formed ``details.dispatch`` (places of ``Where``, each a list of
+    op names), else None: ``Dispatch.from_json``'s reading without the object, for code that
+    reads every record of a report."""
+    if not isinstance(data, Mapping) or not data.keys() <= _PLACES:
+        return None
+    for names in data.values():
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return None
+    return data

@@ -7,7 +7,7 @@ again the same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,9 +48,12 @@ class Evidence:
         return [t for t in self.tier_skips if t.share > share]
 
 
-def collect_evidence(standard: Standard, report: Mapping[str, Any]) -> Evidence:
-    """The facts to grade ``report`` (a built report, or report.json read back) on."""
-    records = [TestRecord.from_json(r) for r in report["records"]]
+def collect_evidence(standard: Standard, report: Mapping[str, Any],
+                     records: Sequence[TestRecord] | None = None) -> Evidence:
+    """The facts to grade ``report`` (a built report, or report.json read back) on; ``records``:
+    its records already typed (a verifier's ``Report.records``), else typed here."""
+    records = (list(records) if records is not None
+               else [TestRecord.from_json(r) for r in report["records"]])
     missing = [str(test_id) for test_id in report["missing"]]
     clock = recorded_clock(report["run"])
     entries = tuple(SkipEntry.from_json(e) for e in report["skip_manifest"]["entries"])

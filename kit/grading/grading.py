@@ -10,13 +10,14 @@ report read from disk gives the grade the report carries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kit.errors import InputError
 from kit.grading import grade_words
 from kit.grading.evidence import Evidence, collect_evidence
 from kit.grading.grade_words import Words
+from kit.results import TestRecord
 from kit.standard import Grade, Standard
 
 # A failed condition: a key shared by the grades it keeps out of reach, and the words for it
@@ -45,9 +46,11 @@ def shortfalls(standard: Standard, grade: Grade, evidence: Evidence) -> list[Sho
     return found
 
 
-def grade_report(standard: Standard, report: Mapping[str, Any]) -> dict[str, Any]:
-    """The grade of a built report (its ``grade`` field itself is not read)."""
-    return grade_run(standard, collect_evidence(standard, report))
+def grade_report(standard: Standard, report: Mapping[str, Any],
+                 records: Sequence[TestRecord] | None = None) -> dict[str, Any]:
+    """The grade of a built report (its ``grade`` field itself is not read); ``records``: its
+    records already typed, if the caller has them."""
+    return grade_run(standard, collect_evidence(standard, report, records))
 
 
 def grade_run(standard: Standard, evidence: Evidence) -> dict[str, Any]:

@@ -114,7 +114,7 @@ def check_summary(report: Report, standard: Standard) -> None:
 def recomputed_grade(report: Report, standard: Standard) -> str:
     """The grade the run's own grading gives this report (its violations already checked)."""
     try:
-        return str(grade_report(standard, report.document)["name"])
+        return str(grade_report(standard, report.document, report.records)["name"])
     except KitError as exc:
         raise ReportError(f"cannot grade the report again: {exc}") from None
 

@@ -12,34 +12,42 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kit.attribution.dispatch import Dispatch, Where
+from kit.attribution.dispatch import Where, dispatch_places
 from kit.results import DISPATCH_KEY, TestRecord
 
 #: The places counted per op: an op that only ever ran on CPU tensors is no device op.
 COUNTED = (Where.NATIVE, Where.FALLBACK, Where.DECOMPOSED)
+_COUNTED_NAMES = tuple(place.value for place in COUNTED)
+_NATIVE, _FALLBACK = Where.NATIVE.value, Where.FALLBACK.value
 
 
 def attribution_summary(records: Sequence[TestRecord]) -> dict[str, Any] | None:
     """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
     the tests attributed and those with a fallback; the native rate: native over native plus
     fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
-    dispatches = [
-        found for record in records
-        if (found := Dispatch.from_json(record.details.get(DISPATCH_KEY))) is not None
-    ]
-    if not dispatches:
-        return None
+    # Verify derives this again for every record of a report: plain strings and dicts here,
+    # read as ``Dispatch.from_json`` reads them (``dispatch_places``), no object per record.
     per_op: dict[str, dict[str, int]] = {}
-    for dispatch in dispatches:
-        for where in COUNTED:
-            for op in dispatch.ops(where):
-                counts = per_op.setdefault(op, {place.value: 0 for place in COUNTED})
-                counts[where.value] += 1
-    native = sum(c[Where.NATIVE.value] for c in per_op.values())
-    fallback = sum(c[Where.FALLBACK.value] for c in per_op.values())
+    tests = tests_with_fallback = 0
+    for record in records:
+        places = dispatch_places(record.details.get(DISPATCH_KEY))
+        if places is None:
+            continue
+        tests += 1
+        tests_with_fallback += bool(places.get(_FALLBACK))
+        for where in _COUNTED_NAMES:
+            for op in places.get(where, ()):
+                counts = per_op.get(op)
+                if counts is None:
+                    counts = per_op[op] = dict.fromkeys(_COUNTED_NAMES, 0)
+                counts[where] += 1
+    if not tests:
+        return None
+    native = sum(c[_NATIVE] for c in per_op.values())
+    fallback = sum(c[_FALLBACK] for c in per_op.values())
     return {
-        "tests": len(dispatches),
-        "tests_with_fallback": sum(1 for d in dispatches if d.fallback),
+        "tests": tests,
+        "tests_with_fallback": tests_with_fallback,
         "native_rate": round(native / (native + fallback), 6) if native + fallback else None,
         "ops": {op: per_op[op] for op in sorted(per_op)},
     }

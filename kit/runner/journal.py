@@ -1,4 +1,4 @@
-"""The run journal: one JSON line per finished test, appended and fsynced as it finishes.
+"""The run journal: one JSON line per finished test, appended as it finishes, fsynced in groups.
 
 ``ckit run --resume`` trusts the journal for every test it does not run again, so a journal is
 only read back if it is exactly what this run wrote:
@@ -26,6 +26,16 @@ the kit no longer launders such lines into a signed report. What it does not pro
 vendor who controls the machine and the account that runs the kit can read the key (or change
 the kit itself; the kit digest in the report is what a verifier checks for that). Lines removed
 from the *end* are not detected either: their tests simply run again, which a new run would do.
+
+**Durability.** Each line is written (``write(2)``) the moment its test finishes, so a killed
+orchestrator (SIGKILL, a crash, an OOM kill) loses nothing: the kernel holds the bytes. Only
+``fsync``, what surviving a power loss or a kernel crash takes, is grouped: it runs once
+``SYNC_EVERY_LINES`` lines are unsynced or ``SYNC_WITHIN_S`` after the first unsynced line,
+whichever comes first, and when the orchestrator stops executing (the run's end, an error,
+Ctrl-C). A power
+loss can cost the lines of that window (at most 64 tests, at most one second's), whose tests
+run again on ``--resume``, as lines missing from the end always do. An fsync per line cost
+6.6 ms of wall per test (about 70 s over a tier).
 
 A torn last line (the run was killed mid-write) is discarded with a warning and cut from the
 file before anything new is appended, so the next record never lands on the fragment. Any
@@ -58,6 +68,9 @@ from kit.signing.strict_json import canonical_json, loads_strict
 PREV_FIELD = "prev"
 MAC_FIELD = "hmac"
 KEY_BYTES = 32
+#: The fsync window (see the module's docstring): whichever of the two comes first.
+SYNC_EVERY_LINES = 64
+SYNC_WITHIN_S = 1.0
 # Domain separation: this key's MACs can never be mistaken for any other use of HMAC.
 _MAC_CONTEXT = b"ckit journal line v1\n"
 
@@ -84,7 +97,8 @@ class JournalContents:
 
 
 class Journal:
-    """Appends chained, keyed lines; ``open_journal`` makes one that continues a verified file."""
+    """Appends chained, keyed lines, fsynced in groups (``SYNC_EVERY_LINES``,
+    ``SYNC_WITHIN_S``); ``open_journal`` makes one that continues a verified file."""
 
     def __init__(self, path: Path, binding: RunBinding, head: str) -> None:
         self.path = path
@@ -92,16 +106,44 @@ class Journal:
         self._head = head
         self._lock = threading.Lock()
         self._fd = open_for_append(path)  # O_NOFOLLOW: a planted link is refused, not followed
+        self._unsynced = 0
+        #: Fsyncs the group ``SYNC_WITHIN_S`` after its first line (None: nothing unsynced).
+        self._timer: threading.Timer | None = None
 
     def append(self, record: TestRecord) -> None:
         with self._lock:
             line = encode_line(record, self._head, self.binding.key)
+            # Written at once: from here a killed orchestrator loses nothing, only a power loss.
             os.write(self._fd, line + b"\n")
-            os.fsync(self._fd)
             self._head = line_hash(line)
+            self._unsynced += 1
+            if self._unsynced >= SYNC_EVERY_LINES:
+                self._sync()
+            elif self._timer is None:
+                self._timer = threading.Timer(SYNC_WITHIN_S, self.sync)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def sync(self) -> None:
+        """Fsync the lines written since the last fsync, if any."""
+        with self._lock:
+            self._sync()
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Fsync what is unsynced, then close; appending afterwards is an error."""
+        with self._lock:
+            self._sync()
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def _sync(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._unsynced and self._fd >= 0:
+            os.fsync(self._fd)
+        self._unsynced = 0
 
 
 # -- opening and loading ---------------------------------------------------------------------

@@ -297,6 +297,9 @@ class Orchestrator:
             return self._execute(first_judges)
         finally:
             first_judges.stop()
+            # The last group fsynced, on Ctrl-C and errors too; the journal stays open for a
+            # worker thread still finishing its test (its line is written, as before).
+            self.journal.sync()
 
     def judge_slot(self) -> JudgeSlot:
         """A worker thread's judges, the first already starting when the run judges apart."""

@@ -6,7 +6,9 @@ import dataclasses
 import datetime as dt
 import json
 import math
+import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from kit.formats import write_report_files
 from kit.grading import build_report, collect_environment
 from kit.results import Status, TestRecord
 from kit.rundir import JOURNAL_NAME, RUN_FILE
+from kit.runner import journal as journal_module
 from kit.runner.journal import (
     load_journal,
     open_journal,
@@ -128,3 +131,49 @@ def test_what_the_journal_allows_renders_in_every_format(run_dir: Path) -> None:
     document = loads_strict(written["report.json"].read_bytes())
     assert json.dumps(document, allow_nan=False)
     assert "inf" in written["results.csv"].read_text()
+
+
+def test_lines_are_written_at_once_and_fsynced_in_groups(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []  # each fsync of the journal: how many lines the file held
+    real_fsync = os.fsync
+    path = run_dir / JOURNAL_NAME
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(path.read_bytes().count(b"\n"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(journal_module, "SYNC_WITHIN_S", 3600.0)  # the line count decides here
+    journal = open_journal(run_dir)  # makes the run key (fsynced) first
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    group = journal_module.SYNC_EVERY_LINES
+    for count, record in enumerate(_passing(group - 1), start=1):
+        journal.append(record)
+        # Written before any fsync: a killed orchestrator loses no finished test.
+        assert len(load_journal(path)) == count
+    assert synced == []
+    journal.append(_passing(1, start=group)[0])
+    assert synced == [group]
+    journal.sync()  # nothing unsynced: no fsync
+    journal.append(_passing(1, start=group + 1)[0])
+    journal.close()
+    assert synced == [group, group + 1]
+
+
+def test_a_lone_line_is_fsynced_within_the_window(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fsynced = threading.Event()
+    real_fsync = os.fsync
+
+    def noting_fsync(fd: int) -> None:
+        real_fsync(fd)
+        fsynced.set()
+
+    monkeypatch.setattr(journal_module, "SYNC_WITHIN_S", 0.05)
+    journal = open_journal(run_dir)
+    monkeypatch.setattr(os, "fsync", noting_fsync)
+    journal.append(_passing(1)[0])
+    assert fsynced.wait(timeout=60), "the window's timer never fsynced the line"
+    journal.close()

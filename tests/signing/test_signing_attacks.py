@@ -132,6 +132,20 @@ def report_json_differs_from_predicate_report_signed_validly(run: SignedRun) -> 
     run.sign_raw(canonical_json(statement))
 
 
+def report_json_with_a_number_for_a_boolean_signed_validly(run: SignedRun) -> None:
+    # Equal in Python (0 == False), not in JSON: verify compares types too, on either path.
+    report_path = run.run_dir / "report.json"
+    report = json.loads(report_path.read_text())
+    signed = report["kit"]["released"]
+    assert isinstance(signed, bool)
+    report["kit"]["released"] = int(signed)
+    report_path.write_text(json.dumps(report))
+    sign_output_dir(run.run_dir, run.key_paths[VENDOR], None)  # subjects now match the files
+    statement = run.statement()
+    statement["predicate"]["report"]["kit"]["released"] = signed
+    run.sign_raw(canonical_json(statement))
+
+
 def duplicate_keys_in_report_json_signed_validly(run: SignedRun) -> None:
     report_path = run.run_dir / "report.json"
     text = report_path.read_text().replace('"grade": {', '"grade": {"name": "failing", ', 1)
@@ -220,6 +234,11 @@ ATTACKS: list[tuple[Attack, int, str]] = [
         8,
         r"report\.json differs from the report inside the signed statement .*'grade'",
     ),
+    (
+        report_json_with_a_number_for_a_boolean_signed_validly,
+        8,
+        r"report\.json differs from the report inside the signed statement .*'kit'",
+    ),
     (duplicate_keys_in_report_json_signed_validly, 8, r"report\.json: duplicate key 'name'"),
     (subject_list_omits_a_report_file_signed_validly, 5, r"statement lacks subject 'summary\.md'"),
     (
@@ -290,3 +309,11 @@ def test_second_signature_by_unknown_key_rejects_the_envelope(signed_run: Signed
     )
     with pytest.raises(VerificationError, match=r"^step 4: signing key .* not in the keyring"):
         signed_run.verify()
+
+
+def test_a_statement_signed_in_another_json_layout_still_verifies(signed_run: SignedRun) -> None:
+    """The kit signs canonical JSON, which verify compares fast; any other layout of the same
+    statement is compared the long way, and holds as well."""
+    signed_run.sign_raw(json.dumps(signed_run.statement(), indent=1).encode())
+    assert signed_run.verify().report["kit"] == json.loads(
+        (signed_run.run_dir / "report.json").read_text())["kit"]

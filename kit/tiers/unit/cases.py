@@ -66,13 +66,13 @@ def unit_case_called_once(standard: Standard, test_id: str) -> UnitCase:
 def _repeating(standard: Standard, config: UnitConfig, test_id: str, case: UnitCase
                ) -> UnitCase:
     """The OpInfo case repeating its call where the standard asks for it (``coverage.repeat``):
-    one sample per (op, dtype), as the standard's locked file says (``repeat_lock``)."""
+    one sample per (op, dtype), as the standard's locked file says (``locked_ids.REPEATS``)."""
     if not config.coverage.repeat or not case.repeatable or case.repeat is not None:
         return case
+    from kit.tiers.unit.locked_ids import REPEATS
     from kit.tiers.unit.repeat import Repeat
-    from kit.tiers.unit.repeat_lock import repeats
 
-    if not repeats(standard, test_id):
+    if not REPEATS.holds(standard, test_id):
         return case
     bitwise = test_id.split("/")[2] not in config.coverage.nondeterministic
     return replace(case, repeat=Repeat(bitwise=bitwise))
@@ -128,6 +128,16 @@ def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict
     from kit.outcomes import numerics_details
     from kit.tiers.unit.checking import judge_case
 
-    random_not_compared = load_unit_config(standard).coverage.random_not_compared
     return numerics_details(judge_case(standard, unit_case(standard, test_id), evidence,
-                                       random_not_compared=random_not_compared))
+                                       draws_random=draws_random(standard, test_id)))
+
+
+def draws_random(standard: Standard, test_id: str) -> bool:
+    """Whether ``test_id``'s values go uncompared because its call draws random numbers: the
+    standard compares none such (``coverage.random``) and its locked file lists it
+    (``locked_ids.RANDOM_DRAWS``, decided at lock time: the judge watches no call)."""
+    if not load_unit_config(standard).coverage.random_not_compared:
+        return False
+    from kit.tiers.unit.locked_ids import RANDOM_DRAWS
+
+    return RANDOM_DRAWS.holds(standard, test_id)

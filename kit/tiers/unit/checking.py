@@ -16,8 +16,9 @@ calls the code under test on them. The check:
    (``kit.numerics.criteria.ErrorBound``) of the reference, judged per output dtype; the
    figures are recorded for passing tests too.
 
-A case whose CPU call drew random numbers (``kit.tiers.unit.random_draws``: dropout with
-``p > 0``) has no values to compare, since the device draws its own: where the standard says so
+A case whose CPU call draws random numbers (dropout with ``p > 0``: the standard's locked
+``RANDOM_DRAWS`` file lists it, ``kit.tiers.unit.random_draws`` decided it at lock time) has no
+values to compare, since the device draws its own: where the standard says so
 (``coverage.random``), it ends NOT_APPLICABLE (``draws-random-numbers``) once its result's
 structure, dtypes and shapes held, before any repeat or value is judged.
 
@@ -53,7 +54,6 @@ from kit.results import NotApplicableReason
 from kit.standard import Standard, load_standard
 from kit.tiers.unit.centring import uncentred_magnitude
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
-from kit.tiers.unit.random_draws import RandomDraws
 from kit.tiers.unit.repeat import (
     Repeat,
     assert_not_stale,
@@ -187,13 +187,14 @@ def judge_case(
     actual: tuple[Any, ...],
     references: References | None = None,
     *,
-    random_not_compared: bool = False,
+    draws_random: bool = False,
 ) -> list[Measurement]:
     """The kit half: CPU references (``cpu_references``, computed here unless given), facts,
-    random draws (``random_not_compared``: the standard's ``coverage.random``), inputs
-    unchanged, dtypes, then the numerics bound."""
+    random draws (``draws_random``: the call draws random numbers and the standard's
+    ``coverage.random`` compares no such values), inputs unchanged, dtypes, then the numerics
+    bound."""
     with torch.no_grad():
-        references = references or cpu_references(case, watch_random=random_not_compared)
+        references = references or cpu_references(case)
         expected_like, reference = references.same_dtype, references.reference
         cpu_inputs = case.make_inputs("cpu", False)
     expected_length = 2 + (case.observe is not None) + (case.repeat is not None)
@@ -205,7 +206,7 @@ def judge_case(
     if case.observe is not None:
         assert_same_facts(actual[2], cpu_facts(case))
     actual = actual[:2]
-    if references.drew_random and random_not_compared:
+    if draws_random:
         assert_inputs_unchanged(actual[1], cpu_inputs, allowed=case.comparison.mutates)
         _values_not_compared(actual, expected_like, case.comparison)
     if case.repeat is not None:
@@ -271,22 +272,17 @@ class References:
     same_dtype: tuple[Any, Any]
     #: The same, for the reference the values are judged against (float64 where widened).
     reference: tuple[Any, Any]
-    #: Whether CPU's call drew from torch's CPU generator (the values are then its draws'),
-    #: where it was watched.
-    drew_random: bool = False
 
 
-def cpu_references(case: UnitCase, *, watch_random: bool = False) -> References:
-    """The case's ``References``; with ``watch_random``, whether its call in the tested dtype
-    drew random numbers (watching costs a few milliseconds a call: only where the standard
-    decides on it, ``coverage.random``)."""
-    expected_like, drew = _reference(case, upcast=False, watch=watch_random)
+def cpu_references(case: UnitCase) -> References:
+    """The case's ``References``."""
+    expected_like = _reference(case, upcast=False)
     if case.comparison.reference == FLOAT64_REFERENCE and case.dtype in WIDENED_DTYPES:
-        reference, _ = _reference(case, upcast=True)
+        reference = _reference(case, upcast=True)
         if case.specials_from_cpu:
             reference = _specials_from(expected_like, reference)
-        return References(expected_like, reference, drew)
-    return References(expected_like, expected_like, drew)
+        return References(expected_like, reference)
+    return References(expected_like, expected_like)
 
 
 def _specials_from(same_dtype: Any, reference: Any) -> Any:
@@ -411,18 +407,11 @@ def _other_values_on_cpu(case: UnitCase) -> Any:
         return to_cpu(case.call("cpu", False, other_values(case.make_inputs("cpu", False))))
 
 
-def _reference(
-    case: UnitCase, *, upcast: bool, watch: bool = False
-) -> tuple[tuple[Any, Any], bool]:
-    """``((result, inputs after the call), whether the call drew random numbers)`` on CPU
-    (False unless ``watch``)."""
+def _reference(case: UnitCase, *, upcast: bool) -> tuple[Any, Any]:
+    """``(result, inputs after the call)`` on CPU."""
     try:
         inputs = case.make_inputs("cpu", upcast)
-        if not watch:
-            return (to_cpu(case.call("cpu", upcast, inputs)), inputs), False
-        with RandomDraws() as draws:
-            result = case.call("cpu", upcast, inputs)
-        return (to_cpu(result), inputs), draws.drew
+        return to_cpu(case.call("cpu", upcast, inputs)), inputs
     except Exception as exc:  # any failure of the reference is the kit's problem
         kind = "float64 reference" if upcast else "same-dtype CPU run"
         first_line = (str(exc).strip().splitlines() or [""])[0]

@@ -7,14 +7,25 @@ draws would agree with them too. What tells them apart is inside the call: an AT
 ``nondeterministic_seeded`` (``bernoulli_``, ``normal``, ``rand``...) that moved the CPU
 generator. The tag alone is not enough: SDPA's fused CPU kernel carries it whether or not its
 ``dropout_p`` draws anything.
+
+Watching a call costs about a millisecond (every ATen op of it through Python), so it is done
+once, when the standard is locked: ``drawing_ids`` decides which tests draw, and
+``kit.tiers.unit.locked_ids.RANDOM_DRAWS`` writes them beside the locked list, where the judge
+reads them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from kit.standard import Standard
+
+if TYPE_CHECKING:
+    from kit.tiers.unit.checking import UnitCase
 
 _SEEDED = torch.Tag.nondeterministic_seeded
 
@@ -36,3 +47,20 @@ class RandomDraws(TorchDispatchMode):
         result = func(*args, **(kwargs or {}))
         self.drew = not torch.equal(before, torch.random.get_rng_state())
         return result
+
+
+def drawing_ids(standard: Standard, test_ids: Iterable[str]) -> list[str]:
+    """The tests of ``test_ids`` whose CPU call in the tested dtype draws random numbers."""
+    from kit.tiers.unit.cases import unit_case_called_once
+
+    return [test_id for test_id in test_ids
+            if draws_random_numbers(unit_case_called_once(standard, test_id))]
+
+
+def draws_random_numbers(case: UnitCase) -> bool:
+    """Whether ``case``'s CPU call in its tested dtype drew from torch's CPU generator."""
+    with torch.no_grad():
+        inputs = case.make_inputs("cpu", False)
+        with RandomDraws() as draws:
+            case.call("cpu", False, inputs)
+    return draws.drew

@@ -11,7 +11,7 @@ smallest non-empty sample (its repeat still checks the bits repeat). Variants an
 not repeat: they call the same kernels on other layouts, or the ops whose samples repeat.
 
 The choice is CPU's, made in the kit's process when the standard is locked (``ckit standard
-lock --tier unit``) and read from the standard at run time (``kit.tiers.unit.repeat_lock``): a
+lock --tier unit``) and read from the standard at run time (``kit.tiers.unit.locked_ids``): a
 vendor's process never runs the CPU ops that decide it.
 """
 

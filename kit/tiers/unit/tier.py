@@ -53,17 +53,23 @@ class UnitTier(Tier):
         return input_digests(standard, test_ids)
 
     def locked_files(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
-        """Which tests repeat their call (``repeat_lock``), where the standard asks for repeat
-        calls: chosen by CPU ops here, in the kit's process, never in a vendor's."""
+        """The locked id sets the standard asks for (``locked_ids``): which tests repeat their
+        call (``coverage.repeat``), which draw random numbers (``coverage.random``); decided by
+        CPU ops here, in the kit's process, never in a vendor's or at judging time."""
         from kit.tiers.unit.config import load_unit_config
+        from kit.tiers.unit.locked_ids import RANDOM_DRAWS, REPEATS
 
         config = load_unit_config(standard)
-        if not config.coverage.repeat:
-            return {}
-        from kit.tiers.unit.repeat_choice import repeating_ids
-        from kit.tiers.unit.repeat_lock import REPEATS_FILE, render_repeats
+        files: dict[str, str] = {}
+        if config.coverage.repeat:
+            from kit.tiers.unit.repeat_choice import repeating_ids
 
-        return {REPEATS_FILE: render_repeats(repeating_ids(config, test_ids))}
+            files[REPEATS.file] = REPEATS.render(repeating_ids(config, test_ids))
+        if config.coverage.random_not_compared:
+            from kit.tiers.unit.random_draws import drawing_ids
+
+            files[RANDOM_DRAWS.file] = RANDOM_DRAWS.render(drawing_ids(standard, test_ids))
+        return files
 
     def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
         from kit.tiers.unit.vacuity import unfailable_tests
