@@ -9,6 +9,7 @@ Job has finished (the header of the rendered text gives the commands).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,14 @@ MERGE_COMPONENT = "merge"
 #: A shard's output directory exists after a first try, and a run never overwrites one: a
 #: retried pod could only fail. Each shard gets one try and fails alone; the merge names it.
 BACKOFF_LIMIT_PER_INDEX = 0
+#: Kubernetes expands ``$(VAR)`` in a container's command and reduces ``$$`` to ``$`` before
+#: any shell runs it; a ``$`` before ``(`` or ``$`` is doubled so the pod runs what was given.
+_KUBE_EXPANDED = re.compile(r"\$(?=[$(])")
+
+
+def kube_escaped(text: str) -> str:
+    """``text`` as a container command word Kubernetes leaves as it is (``$(HOME)`` stays)."""
+    return _KUBE_EXPANDED.sub("$$", text)
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,7 @@ def _shard_container(run: ShardedRun, options: KubernetesOptions) -> dict[str, A
         "name": "shard",
         "image": options.image,
         # The shell expands the index Kubernetes sets in the pod's environment.
-        "command": ["sh", "-c", run.shard_line(f"${INDEX_VARIABLE}")],
+        "command": ["sh", "-c", kube_escaped(run.shard_line(f"${INDEX_VARIABLE}"))],
         # Extended resources are whole devices: Kubernetes requires requests equal to limits.
         "resources": {"requests": device, "limits": dict(device)},
         "volumeMounts": [_root_mount(run)],
@@ -135,7 +144,7 @@ def merge_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "merge",
         "image": options.image,
-        "command": run.merge_argv(),
+        "command": [kube_escaped(word) for word in run.merge_argv()],
         "volumeMounts": [_root_mount(run), *key_mounts],
     }
     if env:
