@@ -20,7 +20,8 @@ from kit.errors import InputError, KitCrash
 from kit.signing.keys import check_vendor_id
 
 _SCHEMAS = Path(__file__).parent / "schemas"
-#: ``ckit run`` options each shard's command sets itself; given again they would contradict it.
+#: ``ckit run`` options each shard's command sets itself, or that would leave a shard the merge
+#: refuses (``--no-sign``: shards are signed); given again they would contradict it.
 RESERVED_RUN_OPTIONS = ("--vendor", "--shard", "--out", "--no-sign", "--key", "--resume")
 #: The merge's command line names every shard directory, and each engine starts one job per
 #: shard: a count far beyond any cluster's would only build a command no system takes.

@@ -58,7 +58,7 @@ def test_select_with_kubernetes_variable_is_escaped_in_the_jobs(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["template", "kubernetes", "--vendor", "acme", "--shards", "2", "--image",
-                 "r/a:1", "--pvc", "p", "--no-sign", "--", "--select",
+                 "r/a:1", "--pvc", "p", "--key-secret", "k", "--", "--select",
                  SELECT_KUBE_VARIABLE]) == ExitCode.OK
     shard_job, merge_job = yaml.safe_load_all(capsys.readouterr().out)
     shell, dash_c, line = shard_job["spec"]["template"]["spec"]["containers"][0]["command"]
@@ -76,7 +76,7 @@ def test_a_billion_kubernetes_shards_are_refused_in_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     line = _refused(capsys, "kubernetes", "--vendor", "acme", "--shards", "1000000000",
-                    "--image", "r/a:1", "--pvc", "p", "--no-sign")
+                    "--image", "r/a:1", "--pvc", "p", "--key-secret", "k")
     assert line == "ckit: error: --shards: a run has at most 4096 shards, got 1000000000"
 
 
