@@ -33,7 +33,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env, _ = signing_env(root)
     for k in range(4):
         run_shard(root / f"shard-{k}-of-4", f"{k}/4", env=env)
-    whole = ckit("run", "--vendor", "cpu", *SELECTION, "--no-sign", "--out", str(root / "whole"))
+    whole = ckit("run", "--vendor", "cpu", *SELECTION, "--out", str(root / "whole"), env=env)
     assert whole.returncode == 1, whole.stderr[-2000:]  # narrowed: non-conformant
     # A shard of another run: the same count, another --select.
     other = ckit("run", "--vendor", "cpu", "--tier", "unit,flows",
