@@ -23,7 +23,7 @@ from kit.signing.keys import (
 )
 from kit.signing.sign import sign_output_dir, write_unsigned_envelope
 
-pytestmark = pytest.mark.slow(seconds=25)  # one real shard
+pytestmark = pytest.mark.slow(seconds=40)  # one real shard, then four merges
 
 #: One unit test the cpu vendor passes, and flow tests it does not claim (NOT_APPLICABLE).
 SELECTION = ("--tier", "unit,flows", "--select", "unit/opinfo/add/float32/0",
