@@ -12,7 +12,7 @@ OUT ?= results/$(VENDOR)/$(RUN_STAMP)
 # Extra `ckit run` options, e.g. CERTIFY_ARGS="--workers 4".
 CERTIFY_ARGS ?=
 
-.PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train bench-verify clean
+.PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train bench-verify bench-audit clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -90,6 +90,12 @@ bench-train:
 VERIFY_ARGS ?=
 bench-verify:
 	$(BIN)/python bench/verify_throughput.py $(VERIFY_ARGS)
+
+# One signed submission copied under 10,000 run ids (issue 24): ckit audit and ckit gate within
+# 60 s each on 2 cores. AUDIT_ARGS="--copies 999" for a smaller repository.
+AUDIT_ARGS ?=
+bench-audit:
+	$(BIN)/python bench/audit_scale.py $(AUDIT_ARGS)
 
 clean:
 	rm -rf results .tox build *.egg-info

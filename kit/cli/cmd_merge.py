@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ],
     )
     parser.epilog = (
-        f"{parser.epilog}\n\nRefuses shards of different kit digests, standards, vendors, "
+        f"{parser.epilog}\n\nEach shard must be signed by its vendor's key (ckit run --shard "
+        "signs as any run does).\nRefuses shards of different kit digests, standards, vendors, "
         "profiles, skip manifests or torch releases,\nduplicate or overlapping shards, and a "
         "missing shard, each with one line. Exits with the merged\nreport's grade code, as "
         "`ckit run` does."
@@ -36,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR",
                         help="the output directories of the N shards")
     parser.add_argument("--out", type=Path, required=True, help="new directory for the report")
+    parser.add_argument("--keyring", type=Path, metavar="DIR",
+                        help="keyring each shard's signature must verify with (default: the "
+                        "kit's signing/keyring)")
     parser.add_argument("--no-sign", action="store_true", help="write an unsigned report")
     parser.add_argument("--key", help="private key (default: $CKIT_SIGNING_KEY or "
                         "<config>/ckit/keys/<vendor>.pem)")
@@ -48,7 +52,7 @@ def handle(args: argparse.Namespace) -> int:
     from kit.runner.merge import merge_shards
     from kit.runner.outdir import claim_new_out_dir, refuse_dangling_link
 
-    merged = merge_shards([Path(d) for d in args.shards])
+    merged = merge_shards([Path(d) for d in args.shards], args.keyring)
     vendor_id = merged.report["vendor"]["id"]
     key = None if args.no_sign else _signing_key(args.key, vendor_id)  # before writing
     refuse_dangling_link(args.out)

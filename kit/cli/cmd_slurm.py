@@ -35,6 +35,7 @@ def _submit(args: argparse.Namespace) -> int:
     run = ShardedRun(
         vendor=args.vendor, shards=args.shards, root=str(args.root.resolve()),
         run_args=_run_args(args.run_args), sign=not args.no_sign, ckit=args.ckit,
+        keyring=args.keyring,
     )
     options = SlurmOptions(
         partition=args.partition, gres=args.gres, time_limit=args.time,
@@ -141,6 +142,11 @@ def _register_submit(actions: argparse._SubParsersAction) -> None:  # type: igno
     )
     parser.add_argument(
         "--no-sign", action="store_true", help="the merge writes an unsigned report"
+    )
+    parser.add_argument(
+        "--keyring", metavar="DIR",
+        help="keyring the merge checks each shard's signature with (default: the kit's "
+        "signing/keyring on the node); shards sign with the vendor's key",
     )
     parser.add_argument(
         "--ckit", default="ckit", metavar="PATH",

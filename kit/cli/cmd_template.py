@@ -36,6 +36,7 @@ def _sharded_run(args: argparse.Namespace) -> ShardedRun:
         run_args=tuple(args.run_args),
         sign=not args.no_sign,
         ckit=args.ckit or DEFAULT_CKIT[args.engine],
+        keyring=args.keyring,
     )
 
 
@@ -105,7 +106,12 @@ def _add_common(parser: argparse.ArgumentParser, engine: str) -> None:
     )
     parser.add_argument(
         "--no-sign", action="store_true",
-        help="the merge writes an unsigned report (sign it later with `ckit sign`)",
+        help="the merge writes an unsigned report (sign it later with `ckit sign`); shards "
+        "always sign with the vendor's key",
+    )
+    parser.add_argument(
+        "--keyring", metavar="DIR",
+        help="keyring the merge checks each shard's signature with (default: the kit's)",
     )
     parser.add_argument(
         "--out", type=Path, metavar="FILE", help="write the YAML to FILE (never overwritten)"

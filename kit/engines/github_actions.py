@@ -27,6 +27,9 @@ UPLOAD = "actions/upload-artifact@v4"
 DOWNLOAD = "actions/download-artifact@v4"
 SCHEMA = "github-actions-workflow.schema.json"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: GitHub evaluates ``${{ ... }}`` anywhere in a step before any shell reads it: in a ckit run
+#: option it would run an expression (``secrets.*``) the vendor never wrote.
+EXPRESSION_START = "${{"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,12 @@ def _check(run: ShardedRun, options: GithubActionsOptions) -> None:
         raise InputError(
             f"--shards: a GitHub Actions matrix runs at most {MAX_MATRIX_JOBS} jobs, "
             f"got {run.shards}"
+        )
+    expression = next((a for a in (run.root, *run.run_args) if EXPRESSION_START in a), None)
+    if expression is not None:
+        raise InputError(
+            f"{expression!r} holds {EXPRESSION_START!r}: GitHub Actions would evaluate it as an "
+            "expression in the workflow; leave it out"
         )
     bad = next((label for label in options.runner_labels if not _LABEL.fullmatch(label)), None)
     if bad is not None:

@@ -23,8 +23,10 @@ class ShardedRun:
     """One sharded run, as an engine starts it.
 
     ``run_args`` are further ``ckit run`` options shared by every shard (``--tier``,
-    ``--select``, ``--flows``, ``--workers``, ``--devices``, ``--durations``). Shards never sign:
-    the merge signs the one report (``sign``), so the key lives only where the merge runs.
+    ``--select``, ``--flows``, ``--workers``, ``--devices``, ``--durations``). Each shard signs
+    its report with the vendor's key, as any run does, and the merge takes only shards whose
+    signature the keyring vouches for (whoever else can write the shared root cannot reseal a
+    shard); the merge signs the one report unless ``sign`` is off.
     """
 
     vendor: str
@@ -35,6 +37,8 @@ class ShardedRun:
     sign: bool = True
     #: The ckit executable on the nodes (a venv's ``bin/ckit``, or ``ckit`` on PATH).
     ckit: str = "ckit"
+    #: The keyring the merge checks each shard's signature with (None: the kit's own).
+    keyring: str | None = None
 
     def shard_dir(self, index: str) -> str:
         return f"{self.root}/{shard_dir_name(index, self.shards)}"
@@ -42,13 +46,15 @@ class ShardedRun:
     def shard_argv(self, index: str) -> list[str]:
         return [
             self.ckit, "run", "--vendor", self.vendor, "--shard", f"{index}/{self.shards}",
-            "--out", self.shard_dir(index), "--no-sign", *self.run_args,
+            "--out", self.shard_dir(index), *self.run_args,
         ]
 
     def merge_argv(self) -> list[str]:
         shards = [self.shard_dir(str(k)) for k in range(self.shards)]
         sign = [] if self.sign else ["--no-sign"]
-        return [self.ckit, "merge", *shards, "--out", f"{self.root}/{MERGED_DIR}", *sign]
+        keyring = [] if self.keyring is None else ["--keyring", self.keyring]
+        return [self.ckit, "merge", *shards, "--out", f"{self.root}/{MERGED_DIR}", *sign,
+                *keyring]
 
     def shard_line(self, index_variable: str) -> str:
         """The shard command as a shell line, ``index_variable`` (e.g. ``$JOB_COMPLETION_INDEX``)

@@ -9,6 +9,7 @@ Job has finished (the header of the rendered text gives the commands).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ SCHEMA = "kubernetes-job.schema.json"
 INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
 VOLUME = "ckit-root"
 KEY_VOLUME = "ckit-signing-key"
-#: Where the merge pod finds the vendor's key: the Secret's ``<vendor>.pem``, mounted read-only.
+#: Where shard and merge pods find the vendor's key: the Secret's ``<vendor>.pem``, read-only.
 KEY_MOUNT = "/var/run/ckit-key"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 SHARDS_COMPONENT = "shards"
@@ -29,6 +30,14 @@ MERGE_COMPONENT = "merge"
 #: A shard's output directory exists after a first try, and a run never overwrites one: a
 #: retried pod could only fail. Each shard gets one try and fails alone; the merge names it.
 BACKOFF_LIMIT_PER_INDEX = 0
+#: Kubernetes expands ``$(VAR)`` in a container's command and reduces ``$$`` to ``$`` before
+#: any shell runs it; a ``$`` before ``(`` or ``$`` is doubled so the pod runs what was given.
+_KUBE_EXPANDED = re.compile(r"\$(?=[$(])")
+
+
+def kube_escaped(text: str) -> str:
+    """``text`` as a container command word Kubernetes leaves as it is (``$(HOME)`` stays)."""
+    return _KUBE_EXPANDED.sub("$$", text)
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,8 @@ class KubernetesOptions:
     device: DeviceResource
     #: A ReadWriteMany claim every shard pod and the merge pod mount at the run's root.
     pvc: str
-    #: A Secret holding ``<vendor>.pem`` for the merge to sign with (None when not signing).
+    #: A Secret holding ``<vendor>.pem``: each shard signs its report with it (the merge takes
+    #: only signed shards), and the merge its own unless ``--no-sign``.
     key_secret: str | None = None
 
 
@@ -55,13 +65,12 @@ def _check(run: ShardedRun, options: KubernetesOptions) -> None:
     if not run.root.startswith("/"):
         raise InputError(f"--root: {run.root!r} is a mount path in the pod and must be absolute")
     check_object_name(options.pvc, "--pvc")
-    if run.sign and options.key_secret is None:
+    if options.key_secret is None:
         raise InputError(
-            "the merge signs in its pod: give --key-secret NAME (a Secret holding "
-            f"{run.vendor}.pem), or --no-sign and sign the merged report with `ckit sign`"
+            "each shard signs its report in its pod (the merge takes only signed shards): give "
+            f"--key-secret NAME (a Secret holding {run.vendor}.pem)"
         )
-    if options.key_secret is not None:
-        check_object_name(options.key_secret, "--key-secret")
+    check_object_name(options.key_secret, "--key-secret")
 
 
 def _labels(component: str) -> dict[str, str]:
@@ -87,14 +96,16 @@ def _job(name: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, A
 
 def _shard_container(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
     device = {options.device.name: str(options.device.count)}
+    env, key_mounts, _ = _key_parts(run, options)
     return {
         "name": "shard",
         "image": options.image,
         # The shell expands the index Kubernetes sets in the pod's environment.
-        "command": ["sh", "-c", run.shard_line(f"${INDEX_VARIABLE}")],
+        "command": ["sh", "-c", kube_escaped(run.shard_line(f"${INDEX_VARIABLE}"))],
+        "env": env,
         # Extended resources are whole devices: Kubernetes requires requests equal to limits.
         "resources": {"requests": device, "limits": dict(device)},
-        "volumeMounts": [_root_mount(run)],
+        "volumeMounts": [_root_mount(run), *key_mounts],
     }
 
 
@@ -110,7 +121,7 @@ def shard_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
             "spec": {
                 "restartPolicy": "Never",
                 "containers": [_shard_container(run, options)],
-                "volumes": [_root_volume(options)],
+                "volumes": [_root_volume(options), *_key_parts(run, options)[2]],
             },
         },
     })
@@ -135,7 +146,7 @@ def merge_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "merge",
         "image": options.image,
-        "command": run.merge_argv(),
+        "command": [kube_escaped(word) for word in run.merge_argv()],
         "volumeMounts": [_root_mount(run), *key_mounts],
     }
     if env:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kit.bounded_read import FileMissing, read_regular_file
 from kit.engines.interface import ShardedRun
+from kit.engines.template_text import check_sharded_run
 from kit.errors import EnvironmentProblem, InputError
 from kit.outfiles import make_real_dir, write_new_file
 from kit.signing.strict_json import loads_strict
@@ -139,8 +140,11 @@ def _scancel(job_id: str) -> None:
 
 
 def _prepare(run: ShardedRun, options: SlurmOptions) -> Path:
+    check_sharded_run(run)
     if not Path(run.root).is_absolute():
         raise InputError(f"root {run.root} must be an absolute path every node sees")
+    # The root is written into #SBATCH --output= lines, where a space ends the value.
+    _refuse_unsafe(run.root, "root", spaces=False)
     _check_options(options)
     Path(run.root).mkdir(parents=True, exist_ok=True)
     out = slurm_dir(run.root)

@@ -20,8 +20,12 @@ from kit.errors import InputError, KitCrash
 from kit.signing.keys import check_vendor_id
 
 _SCHEMAS = Path(__file__).parent / "schemas"
-#: ``ckit run`` options each shard's command sets itself; given again they would contradict it.
+#: ``ckit run`` options each shard's command sets itself, or that would leave a shard the merge
+#: refuses (``--no-sign``: shards are signed); given again they would contradict it.
 RESERVED_RUN_OPTIONS = ("--vendor", "--shard", "--out", "--no-sign", "--key", "--resume")
+#: The merge's command line names every shard directory, and each engine starts one job per
+#: shard: a count far beyond any cluster's would only build a command no system takes.
+MAX_SHARDS = 4096
 
 
 def _reserved(arg: str) -> str | None:
@@ -33,6 +37,8 @@ def check_sharded_run(run: ShardedRun) -> ShardedRun:
     check_vendor_id(run.vendor)
     if run.shards < 1:
         raise InputError(f"--shards: a run has at least 1 shard, got {run.shards}")
+    if run.shards > MAX_SHARDS:
+        raise InputError(f"--shards: a run has at most {MAX_SHARDS} shards, got {run.shards}")
     if not run.root:
         raise InputError("--root: the shared directory must not be empty")
     clash = next((o for o in map(_reserved, run.run_args) if o is not None), None)

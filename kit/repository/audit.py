@@ -14,6 +14,8 @@ those that need a verified report (they say "not checked"):
    reason and a tracking link
 6. the grade recomputed from the records is the grade claimed (the verifier's step 12)
 7. no replay: the signed payload is filed under no other submission path of the repository
+   (``PayloadIndex``: submissions indexed by payload digest once, so a payload copied under
+   many run ids is verified once, its copies refused in one line each: linear in copies)
 8. the acceptance policy (a seam: ``policy``)
 9. the signing key was valid for the vendor when the submission entered the repository (its
    commit's time, never before the signed finish; a seam: ``key_check``)
@@ -37,7 +39,7 @@ append-only, so a deleted submission (or a file of one) is a failure naming its 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -66,6 +68,7 @@ from kit.repository.submission_checks import (
     POLICY,
     REQUIRED,
     SKIPS,
+    PayloadIndex,
     VerifiedSubmission,
     check_derived,
     check_grade,
@@ -75,6 +78,7 @@ from kit.repository.submission_checks import (
     check_required,
     check_skips,
     failed,
+    not_audited_copy,
     not_checked,
     passed,
     payload_digest,
@@ -128,8 +132,8 @@ class _Context:
     repo_root: Path
     released_kits: Sequence[ReleasedKit]
     now: dt.datetime
-    #: Every submission's payload sha256 (``None``: unreadable envelope), for replays.
-    digests: Mapping[SubmissionKey, str | None]
+    #: Every submission's payload sha256, and who files each, for replays and copies.
+    payloads: PayloadIndex
     policy: Policy | None
     key_check: KeyCheck | None
     #: Golden programs re-run per submission (check 10).
@@ -154,7 +158,28 @@ def _seam_checks(key: SubmissionKey, found: VerifiedSubmission | None, context: 
     return (*policy, key_result)
 
 
+#: What a copy of an audited payload is not audited for again: its content is the audited one's.
+_COPY_UNCHECKED = (INTEGRITY, PATH, REQUIRED, SKIPS, GRADE)
+_COPY_SEAMS = (POLICY, KEY, GOLDEN)
+
+
+def _audit_copy(key: SubmissionKey, audited: SubmissionKey, context: _Context
+                ) -> SubmissionAudit:
+    """A payload filed under several paths is verified once: every copy but the audited one
+    fails its replay check, and is otherwise checked for its layout alone (linear in copies)."""
+    checks = [
+        check_layout(key.directory(context.repo_root)),
+        *(not_audited_copy(number, audited) for number in _COPY_UNCHECKED),
+        check_replay(key, context.payloads),
+        *(not_audited_copy(number, audited) for number in _COPY_SEAMS),
+    ]
+    return SubmissionAudit(key, tuple(checks), payload_digest=context.payloads.digests.get(key))
+
+
 def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
+    audited = context.payloads.audited_as(key)
+    if audited is not None:
+        return _audit_copy(key, audited, context)
     directory = key.directory(context.repo_root)
     checks = [check_layout(directory)]
     found: VerifiedSubmission | None = None
@@ -173,7 +198,7 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
             check_skips(found.report, found.standard),
             check_grade(found.report, found.standard),
         ]
-    checks.append(check_replay(key, context.digests))
+    checks.append(check_replay(key, context.payloads))
     checks += _seam_checks(key, found, context)
     checks.append(
         not_checked(GOLDEN) if found is None
@@ -182,7 +207,7 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
     checks.append(not_checked(DERIVED) if found is None else check_derived(found.subjects))
     return SubmissionAudit(
         key, tuple(checks), report=found.report if found else None,
-        payload_digest=context.digests.get(key),
+        payload_digest=context.payloads.digests.get(key),
     )
 
 
@@ -366,7 +391,9 @@ def audit_repository(
         repo_root=repo_root,
         released_kits=released_kits,
         now=now,
-        digests={key: payload_digest(key.directory(repo_root)) for key in tree.keys},
+        payloads=PayloadIndex.of(
+            {key: payload_digest(key.directory(repo_root)) for key in tree.keys}
+        ),
         policy=policy,
         key_check=key_check,
         golden_sample=golden_sample,

@@ -2,8 +2,10 @@
 
 A numbered checklist; the first failed step refuses the merge with one line naming the shard.
 
-1. each directory holds a finished shard: report.json as its envelope lists it (the sha256 the
-   shard's own ``ckit run`` recorded), strict JSON, the report schema, a ``run.shard``
+1. each directory holds a finished shard, signed: its envelope's signatures verify with a key of
+   the keyring and that key is the report's vendor's (whoever can write a shard directory but
+   holds no vendor key cannot flip a record and reseal it), report.json as the envelope lists
+   it, strict JSON, the report schema, a ``run.shard``
 2. each shard report holds up: coverage, completeness, violations, summary and grade derived
    again from its records equal what it claims (``kit.grading.regrade``)
 3. every shard is of the same run: kit digest (and this kit's), standard, vendor profile,
@@ -55,11 +57,15 @@ class ShardReport:
         return f"shard {self.shard} ({self.directory})"
 
 
-def step1_read_shard(directory: Path) -> ShardReport:
+def step1_read_shard(directory: Path, keyring_dir: Path | None = None) -> ShardReport:
+    """``keyring_dir``: the keyring the shards' signatures must verify with (None: the kit's)."""
     from kit.verification.verify import (
         step1_read_envelope,
         step2_check_payload_type,
+        step3_require_signatures,
+        step4_verify_signatures,
         step5_parse_statement,
+        step6_check_vendor_binding,
         step7_check_subject_files,
         step8_check_report_matches,
     )
@@ -69,10 +75,14 @@ def step1_read_shard(directory: Path) -> ShardReport:
         raise _refuse(1, f"{directory}: no {envelope_path.name}: the shard has not finished "
                          f"(`ckit run --resume {directory}`) or this is no run directory")
     try:
-        # Integrity without signatures: shards are unsigned, the merge signs the one report.
+        # Each shard signed by its vendor's key, as an unsharded run is: the merge joins only
+        # what the vendor's stack ran, and signs the one report again.
         envelope = step1_read_envelope(envelope_path)
         step2_check_payload_type(envelope)
+        step3_require_signatures(envelope)
+        signers = step4_verify_signatures(envelope, keyring_dir)
         statement = step5_parse_statement(envelope.payload)
+        step6_check_vendor_binding(statement, signers)
         report_bytes = step7_check_subject_files(statement, directory)
         step8_check_report_matches(report_bytes, statement)
         report = Report.from_json(statement.report)
@@ -171,11 +181,12 @@ class Merged:
     missing: tuple[str, ...]
 
 
-def check_shards(directories: Sequence[Path], standard: Standard) -> list[ShardReport]:
+def check_shards(directories: Sequence[Path], standard: Standard,
+                 keyring_dir: Path | None = None) -> list[ShardReport]:
     """Steps 1-5; the shards in index order."""
     if not directories:
         raise InputError("ckit merge: give the shard directories to merge")
-    shards = [step1_read_shard(directory) for directory in directories]
+    shards = [step1_read_shard(directory, keyring_dir) for directory in directories]
     for shard in shards:
         step2_check_shard_holds_up(shard, standard)
     step3_check_same_run(shards)
@@ -184,9 +195,9 @@ def check_shards(directories: Sequence[Path], standard: Standard) -> list[ShardR
     return sorted(shards, key=lambda s: s.shard.index)
 
 
-def merge_shards(directories: Sequence[Path]) -> Merged:
+def merge_shards(directories: Sequence[Path], keyring_dir: Path | None = None) -> Merged:
     standard = load_standard()
-    shards = check_shards(directories, standard)
+    shards = check_shards(directories, standard, keyring_dir)
     first = shards[0].report
     records: list[TestRecord] = [r for shard in shards for r in shard.report.records]
     report = assemble_report(

@@ -31,6 +31,7 @@ from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.standard import Standard, load_standard
+from kit.tiers.flows.config import refuse_untested_claims
 from kit.tiers.registry import find_tier, get_tier, kit_inapplicable
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
 from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
@@ -128,6 +129,7 @@ def load_inputs(config: RunConfig) -> RunInputs:
     """What the run judges by; a skip manifest the standard does not allow stops it here."""
     vendor = claiming(load_vendor(config.vendor), config.flows)
     standard = load_standard()
+    refuse_untested_claims(standard, vendor.flows)
     skips = load_skip_manifest(vendor.skip_manifest_path)
     refuse_disallowed_entries(skips, standard, all_locked_ids(standard))
     durations = Durations.load(Path(config.durations)) if config.durations else None

@@ -20,6 +20,7 @@ from kit.runner.orchestrator import (
     prepare_resume,
 )
 from kit.runner.outdir import claim_new_out_dir
+from kit.runner.reaper import run_reaper
 
 
 def signing_key(config: RunConfig, vendor_id: str) -> Path:
@@ -80,7 +81,10 @@ def start_run_in_container(config: RunConfig, image: str | None, extra: list[str
 
 def _execute(config: RunConfig, inputs: RunInputs, started_at: str) -> RunResult:
     orchestrator = Orchestrator(config, inputs, started_at)
-    records = orchestrator.execute()
+    # Every process the run started (a vendor's setsid grandchild too) ends before the
+    # report: none is left to rewrite a finished run's directory (kit.runner.reaper).
+    with run_reaper():
+        records = orchestrator.execute()
     return finish(config, inputs, list(records.values()), orchestrator, started_at)
 
 

@@ -17,3 +17,7 @@ MAX_PAYLOAD_BYTES = 32 * _MiB
 MAX_SUBJECT_BYTES = 64 * _MiB
 #: A report is signed by its vendor's keys; a handful covers key rotation and co-signing.
 MAX_SIGNATURES = 16
+#: How deep a JSON document the kit reads may nest: a report nests about 6 deep. Far deeper
+#: (a 988-deep report) would exhaust the recursion of whatever walks it next (the canonical
+#: encoding ``ckit sign`` hashes) and end in an internal error instead of one line.
+MAX_JSON_DEPTH = 64

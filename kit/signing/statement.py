@@ -53,11 +53,19 @@ class Statement:
         }
 
 
+def _report_kit_version(report: dict[str, Any]) -> str | None:
+    section = report.get("kit")
+    version = section.get("version") if isinstance(section, dict) else None
+    return version if isinstance(version, str) else None
+
+
 def build_statement(subjects: Sequence[Subject], report: dict[str, Any]) -> Statement:
+    """The predicate names the kit the report names (the kit that judged the run), this kit
+    where the report names none: the two must agree for a verifier (``parse_statement``)."""
     return Statement(
         subjects=tuple(subjects),
         predicate_type=PREDICATE_TYPE,
-        kit_version=kit.__version__,
+        kit_version=_report_kit_version(report) or kit.__version__,
         report=report,
     )
 
@@ -119,9 +127,17 @@ def parse_statement(
     kit_version = predicate["kit_version"]
     if not isinstance(kit_version, str):
         raise VerificationError("statement predicate.kit_version must be a string")
+    report = _parse_report(predicate["report"])
+    claimed = _report_kit_version(report)
+    if claimed is not None and claimed != kit_version:
+        # A reader trusting either would be told another kit than the other names.
+        raise VerificationError(
+            f"statement predicate.kit_version {kit_version!r} is not the report's kit.version "
+            f"{claimed!r}"
+        )
     return Statement(
         subjects=subjects,
         predicate_type=predicate_type,
         kit_version=kit_version,
-        report=_parse_report(predicate["report"]),
+        report=report,
     )

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kit.errors import KitError, VerificationError
+from kit.signing.limits import MAX_JSON_DEPTH
 
 
 class _Rejected(ValueError):
@@ -73,6 +74,17 @@ def _check_strings(document: Any) -> None:
             pending.extend(value)
 
 
+def _check_depth(document: Any) -> None:
+    """Iteratively, so a deep document never costs this walk its own recursion."""
+    stack: list[tuple[Any, int]] = [(document, 1)] if isinstance(document, (dict, list)) else []
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if depth > MAX_JSON_DEPTH:
+            raise _Rejected(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
 def _decode_utf8(data: bytes) -> str:
     try:
         return data.decode("utf-8")
@@ -109,6 +121,7 @@ def loads_strict(
             )
         if _SURROGATE_ESCAPE.search(data):  # otherwise no string can hold one: skip the walk
             _check_strings(document)
+        _check_depth(document)
     except _Rejected as exc:
         raise error(f"{what}: {exc}") from None
     except json.JSONDecodeError as exc:

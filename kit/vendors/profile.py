@@ -137,8 +137,23 @@ DEVICE_PATH = re.compile(r"/dev/\S+")
 SHM_SIZE = re.compile(r"[0-9]+[bkmg]?")
 
 
-def read_requirements(node: Node) -> tuple[str, ...]:
-    """Each requirement is one PEP 508 specifier or one local path, never a pip option."""
+def confined_path(node: Node, directory: Path, text: str) -> str:
+    """``text``, a path the profile names, if it stays inside the vendor directory (links
+    followed): a profile never makes the kit read, run or install a file from elsewhere."""
+    root = directory.resolve()
+    if Path(text).is_absolute() or not (root / text).resolve().is_relative_to(root):
+        raise node.error(f"{text!r} is outside the vendor directory {root}: give a path "
+                         "inside it")
+    return text
+
+
+def _read_confined(node: Node, directory: Path) -> str:
+    return confined_path(node, directory, node.text())
+
+
+def read_requirements(node: Node, directory: Path) -> tuple[str, ...]:
+    """Each requirement is one PEP 508 specifier or one local path inside the vendor
+    directory, never a pip option."""
     from kit.standard import current_torch_release
 
     requirements = node.strings(expected="a requirement or a path")
@@ -147,6 +162,8 @@ def read_requirements(node: Node) -> tuple[str, ...]:
             requirement, current_torch_release())
         if problem is not None:
             raise node.child(index, requirement).error(problem)
+        if is_local_requirement(requirement):
+            confined_path(node.child(index, requirement), directory, requirement)
     return requirements
 
 
@@ -228,11 +245,11 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
         import_modules=fields.optional(
             "import_modules", (), Node.strings, pattern=MODULE_NAME, expected="a module name"
         ),
-        requirements=fields.optional("requirements", (), read_requirements),
-        install_script=fields.optional("install_script", None, Node.text),
+        requirements=fields.optional("requirements", (), read_requirements, directory),
+        install_script=fields.optional("install_script", None, _read_confined, directory),
         dtypes=fields["dtypes"].choices(DTYPES, non_empty=True, unique=True),
         flows=fields.optional("flows", ("eager",), read_flows),
-        skip_manifest=fields["skip_manifest"].text(),
+        skip_manifest=_read_confined(fields["skip_manifest"], directory),
         container=fields.optional("container", ContainerOptions(), read_container),
         directory=directory.resolve(),
         accepts_grade=fields.optional("accepts_grade", None, Node.text),

@@ -21,8 +21,14 @@ SHARDS = 4
 
 
 def _submit(ckit: CkitCli, root: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """Shards sign with cpu's key under the test's config home; the merge checks them with the
+    keyring beside ``root``."""
+    keyring = root.parent / "keyring"
+    made = ckit("keys", "generate", "--vendor", "cpu", "--keyring", str(keyring), "--if-missing")
+    assert made.returncode == 0, made.stderr
     return ckit("slurm", "submit", "--vendor", "cpu", "--shards", str(SHARDS), "--root",
-                str(root), "--ckit", node_ckit(), "--no-sign", *options)
+                str(root), "--ckit", node_ckit(), "--no-sign", "--keyring", str(keyring),
+                *options)
 
 
 def _report(run_dir: Path) -> dict[str, Any]:

@@ -75,12 +75,13 @@ def _github_actions(capsys: pytest.CaptureFixture[str], shards: int) -> dict[str
 def _kubernetes_text(capsys: pytest.CaptureFixture[str], shards: int, *extra: str) -> str:
     return _render(capsys, "kubernetes", "--vendor", VENDOR, "--shards", str(shards),
                    "--image", "registry.example/acme-ckit:1", "--resource", "acme.com/npu=2",
-                   "--pvc", "acme-results", "--no-sign", *extra, "--", *RUN_OPTIONS)
+                   "--pvc", "acme-results", "--key-secret", "acme-key", "--no-sign", *extra,
+                   "--", *RUN_OPTIONS)
 
 
 def _shard_argv(ckit: str, root: str, shard: int, shards: int) -> list[str]:
     return [ckit, "run", "--vendor", VENDOR, "--shard", f"{shard}/{shards}",
-            "--out", f"{root}/shard-{shard}-of-{shards}", "--no-sign", *RUN_OPTIONS]
+            "--out", f"{root}/shard-{shard}-of-{shards}", *RUN_OPTIONS]
 
 
 def _shard_dirs(root: str, shards: int) -> list[str]:
@@ -165,9 +166,13 @@ def test_kubernetes_indexed_job_runs_each_shard_command(
     for index in range(shards):  # Kubernetes gives an Indexed Job's pods exactly 0..N-1
         argv = _argv(line, shell, {"JOB_COMPLETION_INDEX": str(index)})
         assert argv == _shard_argv("ckit", "/ckit", index, shards)
-    assert container["volumeMounts"] == [{"name": "ckit-root", "mountPath": "/ckit"}]
+    key_mount = {"name": "ckit-signing-key", "mountPath": "/var/run/ckit-key", "readOnly": True}
+    assert container["volumeMounts"] == [{"name": "ckit-root", "mountPath": "/ckit"}, key_mount]
+    assert container["env"] == [
+        {"name": "CKIT_SIGNING_KEY", "value": f"/var/run/ckit-key/{VENDOR}.pem"}]
     assert pod["volumes"] == [
-        {"name": "ckit-root", "persistentVolumeClaim": {"claimName": "acme-results"}}]
+        {"name": "ckit-root", "persistentVolumeClaim": {"claimName": "acme-results"}},
+        {"name": "ckit-signing-key", "secret": {"secretName": "acme-key"}}]
 
 
 @pytest.mark.parametrize("shards", [1, 4])
@@ -181,7 +186,7 @@ def test_kubernetes_merge_job_joins_every_shard_after_the_indexed_job(
     assert container["command"] == ["ckit", "merge", *_shard_dirs("/ckit", shards),
                                     "--out", "/ckit/merged", "--no-sign"]
     assert pod["volumes"] == shard_job["spec"]["template"]["spec"]["volumes"]
-    assert container["volumeMounts"] == [{"name": "ckit-root", "mountPath": "/ckit"}]
+    assert container["volumeMounts"][0] == {"name": "ckit-root", "mountPath": "/ckit"}
     # Kubernetes has no dependency between Jobs: the header orders them, by label.
     header = [line.removeprefix("#").strip() for line in text.splitlines()
               if line.startswith("#")]
@@ -333,13 +338,13 @@ def test_matrix_beyond_what_github_runs_is_refused(capsys: pytest.CaptureFixture
     assert line == "ckit: error: --shards: a GitHub Actions matrix runs at most 256 jobs, got 257"
 
 
-def test_kubernetes_merge_without_a_key_to_sign_is_refused(
+def test_kubernetes_without_a_key_for_the_shards_to_sign_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    line = _refused(capsys, "kubernetes", "--vendor", VENDOR, "--shards", "2", "--image", "r/a:1")
-    assert line == ("ckit: error: the merge signs in its pod: give --key-secret NAME (a Secret "
-                    f"holding {VENDOR}.pem), or --no-sign and sign the merged report with "
-                    "`ckit sign`")
+    line = _refused(capsys, "kubernetes", "--vendor", VENDOR, "--shards", "2", "--image", "r/a:1",
+                    "--no-sign")
+    assert line == ("ckit: error: each shard signs its report in its pod (the merge takes only "
+                    f"signed shards): give --key-secret NAME (a Secret holding {VENDOR}.pem)")
 
 
 def test_existing_out_file_is_never_overwritten(
@@ -361,7 +366,7 @@ def test_rendered_kubernetes_commands_really_run(
     root = tmp_path / "root"
     root.mkdir()
     text = _render(capsys, "kubernetes", "--vendor", "cpu", "--shards", "1", "--image", "r/a:1",
-                   "--no-sign", "--root", str(root), "--",
+                   "--key-secret", "cpu-key", "--no-sign", "--root", str(root), "--",
                    "--tier", "unit", "--select", "unit/opinfo/add/float32/0")
     shard_job, merge_job = yaml.safe_load_all(text)
     shell, dash_c, line = shard_job["spec"]["template"]["spec"]["containers"][0]["command"]
@@ -369,7 +374,12 @@ def test_rendered_kubernetes_commands_really_run(
     kit = f"{shlex.quote(sys.executable)} -m kit"
     env = {**os.environ, "JOB_COMPLETION_INDEX": "0", "PYTHONPATH": str(KIT_ROOT),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    env.pop("CKIT_SIGNING_KEY", None)
+    env.pop("CKIT_SIGNING_KEY", None)  # the Secret's mount path: here, the default key
+    keyring = tmp_path / "keyring"
+    made = subprocess.run([sys.executable, "-m", "kit", "keys", "generate", "--vendor", "cpu",
+                           "--keyring", str(keyring)], cwd=KIT_ROOT, env=env,
+                          capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
     shard = subprocess.run([shell, dash_c, kit + line.removeprefix("ckit")], cwd=KIT_ROOT,
                            env=env, capture_output=True, text=True, timeout=600, check=False)
     assert shard.returncode == 0, shard.stderr
@@ -377,7 +387,8 @@ def test_rendered_kubernetes_commands_really_run(
     assert (report["run"]["shard"]["index"], report["run"]["shard"]["count"]) == (0, 1)
     merge_argv = merge_job["spec"]["template"]["spec"]["containers"][0]["command"]
     assert merge_argv[0] == "ckit"
-    merge = subprocess.run([sys.executable, "-m", "kit", *merge_argv[1:]], cwd=KIT_ROOT,
+    merge = subprocess.run([sys.executable, "-m", "kit", *merge_argv[1:], "--keyring",
+                            str(keyring)], cwd=KIT_ROOT,
                            env=env, capture_output=True, text=True, timeout=600, check=False)
     # The merge grades the run: one test of the standard is not a conformant run, but a partial
     # one whose test passes.

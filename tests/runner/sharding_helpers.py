@@ -27,9 +27,24 @@ def private_env() -> dict[str, str]:
     return env
 
 
-def run_shard(out: Path, shard: str, *extra: str) -> Path:
-    done = ckit("run", "--vendor", "cpu", *SELECTION, "--shard", shard, "--no-sign",
-                "--out", str(out), *extra)
+def signing_env(base: Path) -> tuple[dict[str, str], Path]:
+    """A private config home holding cpu's key, and the keyring that holds its public key: a
+    shard signs with the key, the merge checks each shard with the keyring."""
+    env = {**private_env(), "XDG_CONFIG_HOME": str(base / "config")}
+    keyring = base / "keyring"
+    made = ckit("keys", "generate", "--vendor", "cpu", "--keyring", str(keyring), env=env)
+    assert made.returncode == 0, made.stderr
+    return env, keyring
+
+
+def cpu_key(env: dict[str, str]) -> Path:
+    return Path(env["XDG_CONFIG_HOME"]) / "ckit" / "keys" / "cpu.pem"
+
+
+def run_shard(out: Path, shard: str, *extra: str, env: dict[str, str]) -> Path:
+    """Shard ``shard`` of the selection, signed with cpu's key in ``env`` as any shard is."""
+    done = ckit("run", "--vendor", "cpu", *SELECTION, "--shard", shard, "--out", str(out),
+                *extra, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return out
 

@@ -4,16 +4,25 @@ that is not one run's is refused with one line naming the step and the shard."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sharding_helpers import SELECTION, ckit, error_line, report_of, run_shard
+from sharding_helpers import (
+    SELECTION,
+    ckit,
+    cpu_key,
+    error_line,
+    report_of,
+    run_shard,
+    signing_env,
+)
 
 from kit.errors import ExitCode
 from kit.runner.merge import layout_free
-from kit.signing.sign import write_unsigned_envelope
+from kit.signing.sign import sign_output_dir
 
 pytestmark = [pytest.mark.slow(seconds=100), pytest.mark.heavy]  # six whole runs
 
@@ -22,25 +31,31 @@ pytestmark = [pytest.mark.slow(seconds=100), pytest.mark.heavy]  # six whole run
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four shards, one unsharded run of the same tests, and a foreign shard."""
     root = tmp_path_factory.mktemp("shards")
+    env, _ = signing_env(root)
     for k in range(4):
-        run_shard(root / f"shard-{k}-of-4", f"{k}/4")
-    whole = ckit("run", "--vendor", "cpu", *SELECTION, "--no-sign", "--out", str(root / "whole"))
+        run_shard(root / f"shard-{k}-of-4", f"{k}/4", env=env)
+    whole = ckit("run", "--vendor", "cpu", *SELECTION, "--out", str(root / "whole"), env=env)
     # Narrowed: non-conformant, or partial when its tests meet a better grade.
     assert whole.returncode in (ExitCode.NOT_CONFORMANT, ExitCode.PARTIAL), whole.stderr[-2000:]
     # A shard of another run: the same count, another --select.
     other = ckit("run", "--vendor", "cpu", "--tier", "unit,flows",
                  "--select", "unit/opinfo/sub/*/*", "--shard", "1/4",
-                 "--no-sign", "--out", str(root / "other-1-of-4"))
+                 "--out", str(root / "other-1-of-4"), env=env)
     assert other.returncode == 0, other.stderr[-2000:]
     return root
+
+
+def _env(runs: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_CONFIG_HOME": str(runs / "config")}
 
 
 def shards(root: Path, *indices: int) -> list[str]:
     return [str(root / f"shard-{k}-of-4") for k in indices]
 
 
-def merge(*args: str) -> Any:
-    return ckit("merge", *args, "--no-sign")
+def merge(runs: Path, *args: str) -> Any:
+    """``ckit merge`` with the keyring that holds the fixture's shard key."""
+    return ckit("merge", *args, "--no-sign", "--keyring", str(runs / "keyring"))
 
 
 def copied(runs: Path, index: int, tmp_path: Path) -> Path:
@@ -49,13 +64,14 @@ def copied(runs: Path, index: int, tmp_path: Path) -> Path:
     return target
 
 
-def edit_report(run_dir: Path, change: Any, reseal: bool) -> None:
+def edit_report(run_dir: Path, change: Any, reseal: Path | None) -> None:
+    """``reseal``: the key that signs the edited report again (None: left as edited)."""
     report = report_of(run_dir)
     change(report)
     (run_dir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    if reseal:  # what a careful forger does: the unsigned envelope lists the new digest
+    if reseal is not None:  # the vendor itself re-signing: only the content checks stand
         (run_dir / "report.dsse.json").unlink()
-        write_unsigned_envelope(run_dir)
+        sign_output_dir(run_dir, reseal, None)
 
 
 def flip_one_to_pass(report: dict[str, Any]) -> None:
@@ -66,7 +82,7 @@ def flip_one_to_pass(report: dict[str, Any]) -> None:
 
 def test_four_shards_merge_into_the_unsharded_runs_report(runs: Path, tmp_path: Path) -> None:
     done = ckit("merge", *shards(runs, 2, 0, 3, 1), "--out", str(tmp_path / "merged"),
-                "--no-sign", "--json")
+                "--no-sign", "--json", "--keyring", str(runs / "keyring"))
     whole = report_of(runs / "whole")
     # The grade's own code (partial's when it applies): narrowed, as whole.
     assert done.returncode in (ExitCode.NOT_CONFORMANT, ExitCode.PARTIAL), done.stderr
@@ -82,12 +98,11 @@ def test_four_shards_merge_into_the_unsharded_runs_report(runs: Path, tmp_path: 
 
 
 def test_the_merged_report_verifies_and_signs(runs: Path, tmp_path: Path) -> None:
-    env = {**__import__("os").environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env = _env(runs)
     env.pop("CKIT_SIGNING_KEY", None)
-    keyring = tmp_path / "keyring"
-    assert ckit("keys", "generate", "--vendor", "cpu", "--keyring", str(keyring),
-                env=env).returncode == 0
-    done = ckit("merge", *shards(runs, 0, 1, 2, 3), "--out", str(tmp_path / "m"), env=env)
+    keyring = runs / "keyring"
+    done = ckit("merge", *shards(runs, 0, 1, 2, 3), "--out", str(tmp_path / "m"),
+                "--keyring", str(keyring), env=env)
     assert done.returncode == 1, done.stderr
     verified = ckit("verify", str(tmp_path / "m"), "--keyring", str(keyring), env=env)
     assert verified.returncode == 0, verified.stderr
@@ -95,7 +110,7 @@ def test_the_merged_report_verifies_and_signs(runs: Path, tmp_path: Path) -> Non
 
 
 def test_a_missing_shard_is_named(runs: Path, tmp_path: Path) -> None:
-    done = merge(*shards(runs, 0, 2, 3), "--out", str(tmp_path / "m"))
+    done = merge(runs, *shards(runs, 0, 2, 3), "--out", str(tmp_path / "m"))
     assert done.returncode == 3
     assert error_line(done) == ("ckit: error: merge step 4: missing shard(s) 1/4 of 4: merge "
                                 "all 4 shards of the run")
@@ -104,20 +119,21 @@ def test_a_missing_shard_is_named(runs: Path, tmp_path: Path) -> None:
 
 def test_a_shard_given_twice_is_refused(runs: Path, tmp_path: Path) -> None:
     copy = copied(runs, 1, tmp_path)
-    done = merge(*shards(runs, 0, 1, 2, 3), str(copy), "--out", str(tmp_path / "m"))
+    done = merge(runs, *shards(runs, 0, 1, 2, 3), str(copy), "--out", str(tmp_path / "m"))
     assert "merge step 4: " in error_line(done)
     assert "are both shard 1/4: give each shard once" in error_line(done)
 
 
 def test_a_foreign_shard_is_refused(runs: Path, tmp_path: Path) -> None:
-    done = merge(*shards(runs, 0, 2, 3), str(runs / "other-1-of-4"), "--out", str(tmp_path / "m"))
+    done = merge(runs, *shards(runs, 0, 2, 3), str(runs / "other-1-of-4"),
+                 "--out", str(tmp_path / "m"))
     line = error_line(done)
     assert line.startswith("ckit: error: merge step 3: shard 1/4 (")
     assert "in --select" in line and line.endswith("not shards of one run")
 
 
 def test_an_unsharded_run_is_no_shard(runs: Path, tmp_path: Path) -> None:
-    done = merge(str(runs / "whole"), "--out", str(tmp_path / "m"))
+    done = merge(runs, str(runs / "whole"), "--out", str(tmp_path / "m"))
     assert "merge step 1: " in error_line(done)
     assert error_line(done).endswith("not a shard (its run had no --shard); only the shards of "
                                      "one run merge")
@@ -126,7 +142,7 @@ def test_an_unsharded_run_is_no_shard(runs: Path, tmp_path: Path) -> None:
 def test_an_unfinished_shard_is_named(runs: Path, tmp_path: Path) -> None:
     shard = copied(runs, 3, tmp_path)
     (shard / "report.dsse.json").unlink()
-    done = merge(*shards(runs, 0, 1, 2), str(shard), "--out", str(tmp_path / "m"))
+    done = merge(runs, *shards(runs, 0, 1, 2), str(shard), "--out", str(tmp_path / "m"))
     assert error_line(done) == (f"ckit: error: merge step 1: {shard}: no report.dsse.json: the "
                                 f"shard has not finished (`ckit run --resume {shard}`) or this "
                                 "is no run directory")
@@ -134,16 +150,16 @@ def test_an_unfinished_shard_is_named(runs: Path, tmp_path: Path) -> None:
 
 def test_record_flipped_to_pass_after_the_shard_finished(runs: Path, tmp_path: Path) -> None:
     shard = copied(runs, 2, tmp_path)
-    edit_report(shard, flip_one_to_pass, reseal=False)
-    done = merge(*shards(runs, 0, 1, 3), str(shard), "--out", str(tmp_path / "m"))
+    edit_report(shard, flip_one_to_pass, reseal=None)
+    done = merge(runs, *shards(runs, 0, 1, 3), str(shard), "--out", str(tmp_path / "m"))
     assert "merge step 1: " in error_line(done)
     assert "report.json was modified after signing" in error_line(done)
 
 
 def test_record_flipped_and_envelope_resealed(runs: Path, tmp_path: Path) -> None:
     shard = copied(runs, 0, tmp_path)
-    edit_report(shard, flip_one_to_pass, reseal=True)
-    done = merge(str(shard), *shards(runs, 1, 2, 3), "--out", str(tmp_path / "m"))
+    edit_report(shard, flip_one_to_pass, reseal=cpu_key(_env(runs)))
+    done = merge(runs, str(shard), *shards(runs, 1, 2, 3), "--out", str(tmp_path / "m"))
     assert "merge step 2: shard 0/4 (" in error_line(done)
     assert "summary does not match the records" in error_line(done)
 
@@ -159,16 +175,16 @@ def test_overlapping_shards_resealed(runs: Path, tmp_path: Path) -> None:
         report["summary"] = report_of(runs / "whole")["summary"]  # never consistent; see below
 
     shard = copied(runs, 1, tmp_path)
-    edit_report(shard, overlap, reseal=True)
-    done = merge(*shards(runs, 0, 2, 3), str(shard), "--out", str(tmp_path / "m"))
+    edit_report(shard, overlap, reseal=cpu_key(_env(runs)))
+    done = merge(runs, *shards(runs, 0, 2, 3), str(shard), "--out", str(tmp_path / "m"))
     # The forged summary is caught first (step 2); a consistent forgery meets step 5.
     assert "merge step 2: " in error_line(done) or "overlapping shards" in error_line(done)
 
 
 def test_shard_from_another_kit(runs: Path, tmp_path: Path) -> None:
     shard = copied(runs, 3, tmp_path)
-    edit_report(shard, lambda r: r["kit"].update(digest="0" * 64), reseal=True)
-    done = merge(*shards(runs, 0, 1, 2), str(shard), "--out", str(tmp_path / "m"))
+    edit_report(shard, lambda r: r["kit"].update(digest="0" * 64), reseal=cpu_key(_env(runs)))
+    done = merge(runs, *shards(runs, 0, 1, 2), str(shard), "--out", str(tmp_path / "m"))
     line = error_line(done)
     assert "merge step 3: " in line
     assert "kit digest" in line
@@ -176,8 +192,8 @@ def test_shard_from_another_kit(runs: Path, tmp_path: Path) -> None:
 
 def test_merge_never_writes_into_an_existing_report(runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "m"
-    assert merge(*shards(runs, 0, 1, 2, 3), "--out", str(out)).returncode == 1
+    assert merge(runs, *shards(runs, 0, 1, 2, 3), "--out", str(out)).returncode == 1
     before = (out / "report.json").read_bytes()
-    again = merge(*shards(runs, 0, 1, 2, 3), "--out", str(out))
+    again = merge(runs, *shards(runs, 0, 1, 2, 3), "--out", str(out))
     assert again.returncode == 3
     assert (out / "report.json").read_bytes() == before

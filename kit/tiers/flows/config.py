@@ -67,3 +67,21 @@ def _criterion(node: Node, flow: str) -> Criterion:
         return read_sqnr_floor(quantized["sqnr_floor_db"])
     tolerance = node.section(("tolerance",), what="a float flow's tolerance")["tolerance"]
     return read_tolerance(tolerance)
+
+
+#: The flow every model runs through on the device itself: no program, nothing to lower.
+EAGER_FLOW = "eager"
+
+
+def refuse_untested_claims(standard: Standard, claimed: tuple[str, ...]) -> None:
+    """A claimed flow the standard's flows tier does not run (a vendor's own, registered by
+    entry point) would be listed as claimed in the signed report and never tested: refused.
+    A standard that lists the flow in its ``flows.yaml`` plans and runs it like a built-in."""
+    tested = (EAGER_FLOW, *flows_config(standard).flows)
+    untested = [flow for flow in claimed if flow not in tested]
+    if untested:
+        raise InputError(
+            f"claimed flow {untested[0]!r} is not tested by standard {standard.version} (its "
+            f"flows tier runs {', '.join(tested)}): a claim no test checks is never signed; "
+            "leave it out of vendor.yaml flows / --flows"
+        )
