@@ -1,16 +1,20 @@
-"""``ckit template github-actions|kubernetes``: a sharded run for another scheduler, as YAML.
+"""``ckit template KIND``: a sharded run, or the canary CI modes, for another scheduler.
 
 The kit writes no scheduler of its own: the template starts ``ckit run --shard K/N`` for each
 shard and then one ``ckit merge`` (``kit.engines.interface.ShardedRun``), and the vendor applies
-it with their own runners or cluster. Printed to stdout, or written to a new ``--out`` file.
+it with their own runners or cluster. The canary kinds (``kit.cli.template_canary``) start a
+canary run instead, dispatched by an upstream pull request or every night. Printed to stdout, or
+written to a new ``--out`` file.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from kit.cli import add_command
+from kit.cli.template_canary import add_canary_kinds
 from kit.engines.github_actions import GithubActionsOptions, default_install, render_github_actions
 from kit.engines.interface import ShardedRun
 from kit.engines.kube_names import DeviceResource
@@ -81,8 +85,7 @@ def _write_new(path: Path, text: str) -> None:
 
 
 def _template(args: argparse.Namespace) -> int:
-    render = _github_actions if args.engine == GITHUB_ACTIONS else _kubernetes
-    text = render(args)
+    text = args.render(args)
     if args.out is None:
         print(text, end="")
     else:
@@ -91,7 +94,8 @@ def _template(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _add_common(parser: argparse.ArgumentParser, engine: str) -> None:
+def _add_common(parser: argparse.ArgumentParser, engine: str,
+                render: Callable[[argparse.Namespace], str]) -> None:
     parser.add_argument("--vendor", required=True, help="vendor id (vendors/<id>) on the nodes")
     parser.add_argument("--shards", type=int, required=True, metavar="N", help="shard count")
     parser.add_argument(
@@ -120,7 +124,7 @@ def _add_common(parser: argparse.ArgumentParser, engine: str) -> None:
         "run_args", nargs="*", metavar="-- RUN_OPTION",
         help="after --: further ckit run options for every shard (--tier, --select, ...)",
     )
-    parser.set_defaults(handler=_template, engine=engine)
+    parser.set_defaults(handler=_template, engine=engine, render=render)
 
 
 def _add_github_actions(engines: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -130,7 +134,7 @@ def _add_github_actions(engines: argparse._SubParsersAction) -> None:  # type: i
         ["ckit template github-actions --vendor acme --shards 8 --runner-label acme-npu "
          "-- --tier unit,models"],
     )
-    _add_common(parser, GITHUB_ACTIONS)
+    _add_common(parser, GITHUB_ACTIONS, _github_actions)
     parser.add_argument(
         "--runner-label", action="append", metavar="L",
         help="a label the self-hosted runner must carry (repeatable; default the vendor id)",
@@ -148,7 +152,7 @@ def _add_kubernetes(engines: argparse._SubParsersAction) -> None:  # type: ignor
         ["ckit template kubernetes --vendor acme --shards 8 --image registry/acme-ckit:1 "
          "--resource acme.com/npu=1 --pvc ckit-results --key-secret acme-key"],
     )
-    _add_common(parser, KUBERNETES)
+    _add_common(parser, KUBERNETES, _kubernetes)
     parser.add_argument("--image", metavar="IMG", help="the vendor's image (required)")
     parser.add_argument(
         "--resource", default=DEFAULT_RESOURCE, metavar="NAME=COUNT",
@@ -170,7 +174,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         subparsers,
         "template",
         "print a GitHub Actions workflow or Kubernetes Jobs that run the kit in N shards on the "
-        "vendor's machines and merge them (ckit run --shard K/N, then ckit merge)",
+        "vendor's machines and merge them (ckit run --shard K/N, then ckit merge), or the "
+        "canary CI modes: a run dispatched by an upstream pull request, a nightly one",
         [
             "ckit template github-actions --vendor acme --shards 4 --runner-label acme-npu",
             "ckit template kubernetes --vendor acme --shards 4 --image registry/acme-ckit:1 "
@@ -180,3 +185,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     engines = parser.add_subparsers(dest="engine", metavar="ENGINE", required=True)
     _add_github_actions(engines)
     _add_kubernetes(engines)
+    add_canary_kinds(engines, _template)

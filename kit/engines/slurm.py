@@ -71,7 +71,8 @@ def _refuse_unsafe(value: str, what: str, *, spaces: bool) -> None:
         raise InputError(f"{what} {value!r} holds a space; give one Slurm value")
 
 
-def _check_options(options: SlurmOptions) -> None:
+def check_options(options: SlurmOptions) -> None:
+    """Each #SBATCH value on one line of its own, and one word where Slurm takes one."""
     for value, what in (
         (options.partition, "partition"), (options.gres, "GRES"),
         (options.time_limit, "time limit"), (options.job_name, "job name"),
@@ -145,7 +146,7 @@ def _prepare(run: ShardedRun, options: SlurmOptions) -> Path:
         raise InputError(f"root {run.root} must be an absolute path every node sees")
     # The root is written into #SBATCH --output= lines, where a space ends the value.
     _refuse_unsafe(run.root, "root", spaces=False)
-    _check_options(options)
+    check_options(options)
     Path(run.root).mkdir(parents=True, exist_ok=True)
     out = slurm_dir(run.root)
     make_real_dir(out)
