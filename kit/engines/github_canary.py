@@ -92,8 +92,8 @@ echo "status=$?" >> "$GITHUB_OUTPUT"
 def _comment_script(run: CanaryRun) -> str:
     return f"""mkdir -p {OUT}
 if ! {run.comment_line(COMMENT)}; then
-  echo "### ckit canary run of {run.vendor}: no report (run exit status ${{RUN_STATUS:-none}})" \
-    > {COMMENT}
+  echo "### ckit canary run of {run.vendor}: no comment (run exit status ${{RUN_STATUS:-none}}; \
+see the log)" > {COMMENT}
 fi
 echo >> {COMMENT}
 echo "The run: $RUN_URL" >> {COMMENT}

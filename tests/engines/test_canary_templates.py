@@ -158,3 +158,25 @@ def test_canary_templates_are_deterministic(capsys: pytest.CaptureFixture[str]) 
     args = ("slurm-scrontab", "--vendor", "acme", "--root", "/s", "--baseline", "/s/c")
     assert render(capsys, *args) == render(capsys, *args)
     assert github_canary(capsys) == github_canary(capsys)
+
+
+# The schemas' new parts are worth checking against only if they refuse what GitHub or the API
+# server refuses.
+def test_canary_schemas_refuse_a_broken_schedule_dispatch_or_cronjob(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    workflow = github_canary(capsys)
+    for on in ({"schedule": [{"cron": "nightly"}]}, {"schedule": []},
+               {"repository_dispatch": {"type": ["torch-canary"]}},
+               {"repository_dispatch": {"types": []}}):
+        assert _schema_errors({**workflow, "on": on}, "github-actions-workflow.schema.json"), on
+    (cronjob,) = yaml.safe_load_all(render(
+        capsys, "kubernetes-cronjob", "--vendor", "acme", "--image", "r/a:1", "--no-sign",
+        "--baseline", "/ckit/c"))
+    spec = cronjob["spec"]
+    for broken in ({**cronjob, "kind": "Job"},
+                   {**cronjob, "metadata": {"name": "a" * 53}},
+                   {**cronjob, "spec": {**spec, "schedule": "nightly"}},
+                   {**cronjob, "spec": {**spec, "concurrencyPolicy": "forbid"}},
+                   {**cronjob, "spec": {k: v for k, v in spec.items() if k != "jobTemplate"}}):
+        assert _schema_errors(broken, "kubernetes-cronjob.schema.json"), broken
