@@ -32,11 +32,16 @@ CANARY_RESERVED = (*RESERVED_RUN_OPTIONS, "--canary", "--list")
 VERSION_SHAPE = r"^[0-9]+(\.[0-9]+){1,3}((a|b|rc|\.dev|\.post)[0-9]+)*(\+[a-z0-9]+)?$"
 _HOST = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+")
 _INDEX = re.compile(r"https://[A-Za-z0-9._~/-]+")
+#: Five cron fields of numbers, ``*``, ranges, lists and steps: what GitHub, Kubernetes and
+#: scrontab all read the same way (no names, no ``@nightly``, no ``%``).
+_CRON = re.compile(r"[0-9*,/-]+( [0-9*,/-]+){4}")
 
 
 def wheel_shape(host: str) -> str:
     """A wheel on ``host`` over https: nothing before the host (no ``user@``), no query."""
-    return rf"^https://{re.escape(host)}/[A-Za-z0-9._~%+/-]+\.whl$"
+    # The host is letters, digits, '-' and '.': only its dots mean more in a bash ERE.
+    escaped = host.replace(".", "\\.")
+    return rf"^https://{escaped}/[A-Za-z0-9._~%+/-]+\.whl$"
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,12 @@ def clean_exit_codes() -> tuple[int, ...]:
     """What ``ckit run --canary`` exits with when every test it ran was fine: the grade a
     canary gets at best (never a certificate), or a narrowed (``--select``) run's partial."""
     return (load_standard().grade("not-certifiable").exit_code, int(ExitCode.PARTIAL))
+
+
+def check_cron(cron: str) -> str:
+    if not _CRON.fullmatch(cron):
+        raise InputError(f"--cron: {cron!r} is not five cron fields (numbers, *, -, ',', /)")
+    return cron
 
 
 def check_canary_run(run: CanaryRun) -> CanaryRun:

@@ -25,6 +25,7 @@ from kit.engines.canary import (
     TORCH_VARIABLE,
     CanaryRun,
     check_canary_run,
+    check_cron,
     clean_exit_codes,
     torch_install_script,
 )
@@ -39,9 +40,6 @@ CANARY_JOB = "canary"
 OUT = "ckit-canary"
 COMMENT = f"{OUT}/comment.md"
 PAYLOAD = "github.event.client_payload"
-_CRON_FIELD = r"(\*|[0-9]{1,2}([-,/][0-9]{1,2})*|\*/[0-9]{1,2})"
-_CRON = re.compile(rf"{_CRON_FIELD}( {_CRON_FIELD}){{2}}( (\*|[0-9]{{1,2}}([-,][0-9]{{1,2}})*))"
-                   rf"( (\*|[0-7]([-,][0-7])*))")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SECRET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -77,8 +75,7 @@ def _check(run: CanaryRun, options: GithubCanaryOptions) -> None:
         raise InputError(f"--upstream: {options.upstream!r} is not a repository (OWNER/NAME)")
     if not _SECRET.fullmatch(options.token_secret):
         raise InputError(f"--token-secret: {options.token_secret!r} is not a secret name")
-    if not _CRON.fullmatch(options.cron):
-        raise InputError(f"--cron: {options.cron!r} is not five cron fields")
+    check_cron(options.cron)
 
 
 def _run_script(run: CanaryRun) -> str:

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from kit.engines.canary import CanaryRun, check_canary_run, periodic_lines
+from kit.engines.canary import CanaryRun, check_canary_run, check_cron, periodic_lines
 from kit.engines.kube_names import DeviceResource, check_job_name, check_object_name
 from kit.engines.kubernetes import KEY_MOUNT, KEY_VOLUME, VOLUME, kube_escaped
 from kit.engines.template_text import check_rendered, yaml_text
@@ -54,8 +54,7 @@ def _check(run: CanaryRun, options: CronJobOptions) -> None:
                          f"Secret holding {run.vendor}.pem), or --no-sign")
     if options.key_secret is not None:
         check_object_name(options.key_secret, "--key-secret")
-    if len(options.cron.split()) != 5 or any(ord(c) < 32 for c in options.cron):
-        raise InputError(f"--cron: {options.cron!r} is not five cron fields")
+    check_cron(options.cron)
 
 
 def _script(run: CanaryRun, options: CronJobOptions) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from kit.engines.canary import CanaryRun, check_canary_run, periodic_lines
+from kit.engines.canary import CanaryRun, check_canary_run, check_cron, periodic_lines
 from kit.engines.slurm import SLURM_DIR, SlurmOptions, check_options
 from kit.errors import InputError
 
@@ -45,8 +45,7 @@ def _given(run: CanaryRun, options: ScrontabOptions) -> list[tuple[str, str]]:
 def _check(run: CanaryRun, options: ScrontabOptions) -> None:
     check_canary_run(run)
     check_options(options.slurm)
-    if len(options.cron.split()) != 5 or any(ord(c) < 32 for c in options.cron):
-        raise InputError(f"--cron: {options.cron!r} is not five cron fields")
+    check_cron(options.cron)
     for path, option in ((options.root, "--root"), (run.baseline, "--baseline")):
         if not path.startswith("/"):
             raise InputError(f"{option}: {path!r} must be an absolute path every node sees")

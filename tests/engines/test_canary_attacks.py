@@ -150,3 +150,17 @@ def test_kubernetes_variable_in_the_cronjob_baseline_is_escaped(
     assert done.returncode == 0, done.stderr
     # ckit show got the baseline as given, not Kubernetes' expansion of $(HOME).
     assert stubs.calls()[-1][-1] == "/ckit/$(HOME)"
+
+
+@pytest.mark.parametrize("kind", [
+    ("github-canary",),
+    ("kubernetes-cronjob", "--image", "r/a:1", "--no-sign"),
+    ("slurm-scrontab", "--root", "/s"),
+])
+def test_cron_carrying_a_second_entry_is_refused(
+    capsys: pytest.CaptureFixture[str], kind: tuple[str, ...],
+) -> None:
+    line = refused(capsys, *kind, "--vendor", "acme", "--baseline", "/s/c",
+                   "--cron", "0 3 * * * true\n* * * * *")
+    assert line == ("ckit: error: --cron: '0 3 * * * true\\n* * * * *' is not five cron fields "
+                    "(numbers, *, -, ',', /)")
