@@ -96,6 +96,8 @@ def gate_lines(result: GateResult) -> list[str]:
         failure = audit.first_failure
         reason = f"check {failure.number} ({failure.title}): {failure.why}" if failure else "none"
         lines.append(f"rejected {audit.key}: audit failed at {reason}")
+    lines += [f"canary {audit.key}: not counted (a canary run is never a certificate)"
+              for audit in result.canaries]
     lines += [f"closed: {reason}" for reason in result.closures]
     lines.append("gate: OPEN" if result.open else "gate: CLOSED")
     return lines

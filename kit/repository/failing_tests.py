@@ -1,7 +1,7 @@
 """The 72-hour rule per test: since when each failing test of a vendor's latest result fails.
 
 History is the vendor's audited results of the release (``gate.accepted_results``), oldest run
-finish first; a canary run never passes its audit, so it is never history. A test's streak is
+finish first; a canary run is never one, so it neither starts nor ends a streak. A test's streak is
 walked back from the latest result: a result that records the test failing extends it, a result
 that records it passing ends it, and a result without a failing or passing record of it
 (narrowed, skipped, not applicable) neither extends nor ends it. Only a pass ends the clock, so

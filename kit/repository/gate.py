@@ -236,6 +236,8 @@ class GateResult:
     repository_failures: tuple[CheckResult, ...]
     #: Why there is nothing to judge, one line each (``nothing_to_judge``): any closes the gate.
     closures: tuple[str, ...] = ()
+    #: Audited canary runs of the release: kept in the repository, listed, never counted.
+    canaries: tuple[SubmissionAudit, ...] = ()
 
     @property
     def open(self) -> bool:
@@ -252,6 +254,7 @@ class GateResult:
             "rejected": [audit.to_json() for audit in self.rejected],
             "repository_failures": [check.to_json() for check in self.repository_failures],
             "closures": list(self.closures),
+            "canaries": [str(audit.key) for audit in self.canaries],
         }
 
 
@@ -260,14 +263,23 @@ def _finished(audit: SubmissionAudit) -> dt.datetime:
     return audit.report.run.finished_at
 
 
+def is_canary(submission: SubmissionAudit) -> bool:
+    """A signed ``--canary`` run (``run.canary``): a torch its standard does not certify."""
+    report = submission.report
+    return report is not None and report.document["run"].get("canary") is True
+
+
 def accepted_results(audit: RepositoryAudit, release: str) -> list[SubmissionAudit]:
-    """The release's submissions whose audit passed, oldest run finish first."""
+    """The release's submissions whose audit passed, oldest run finish first. A canary run is
+    never one (nor history for a test's clock), even where the acceptance policy let it pass:
+    it ran a torch the release's standard does not certify."""
     results = [
         submission
         for submission in audit.submissions
         if submission.key.torch_release == release
         and submission.passed
         and submission.report is not None
+        and not is_canary(submission)
     ]
     return sorted(results, key=lambda s: (_finished(s), s.key))
 
@@ -353,4 +365,5 @@ def evaluate_gate(
         rejected=tuple(s for s in of_release if not s.passed),
         repository_failures=tuple(check for check in audit.checks if not check.passed),
         closures=tuple(nothing_to_judge(audit, release, policy)),
+        canaries=tuple(s for s in of_release if s.passed and is_canary(s)),
     )

@@ -125,3 +125,16 @@ def test_gate_lists_the_count_and_the_oldest_few(repo: Repository) -> None:
         "first_submission": str(acme.failing_tests[0].first_submission), "hours": 120,
         "breach": True,
     }
+
+
+def test_a_canary_run_is_listed_never_history(repo: Repository) -> None:
+    # Newest of all, and failing gpt2's neighbour: were it counted, it would be the latest.
+    canary = repo.submit(Run("acme", hours_before(NOW, 1), select=SMALL_SELECT, canary=True,
+                             outcomes=failing_models(T5)))
+    result = evaluate_gate(audit(repo), "2.13", _policy(), NOW)
+    (acme,) = result.vendors
+    assert acme.latest is not None and acme.latest.key != canary
+    assert [t.test_id for t in acme.failing_tests] == [GPT2, BERT, LLAMA]
+    assert result.canaries[0].key == canary and not result.rejected
+    line = f"canary {canary}: not counted (a canary run is never a certificate)"
+    assert line in gate_lines(result)
