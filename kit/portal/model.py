@@ -22,7 +22,15 @@ from kit.flows.interface import Stage
 from kit.formats import view
 from kit.printable import printable
 from kit.report.model import Report
-from kit.repository.gate import GatePolicy, GateResult, VendorGate, Verdict, evaluate_gate, percent
+from kit.repository.gate import (
+    GatePolicy,
+    GateResult,
+    VendorGate,
+    Verdict,
+    evaluate_gate,
+    is_canary,
+    percent,
+)
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, torch_release_of
 from kit.results import FAILURE_STATUSES, Status, tier_of
@@ -142,6 +150,8 @@ class SubmissionView:
     #: Present only when the audit passed: a failed submission is never shown as a result.
     result: ResultDetail | None
     finished_sort: str
+    #: A ``--canary`` run: listed with its audit, never a vendor's result (``gate.is_canary``).
+    canary: bool = False
 
     @property
     def first_failure(self) -> CheckResult | None:
@@ -290,6 +300,7 @@ def submission_view(audit: SubmissionAudit) -> SubmissionView:
         ),
         result=result,
         finished_sort=finished or audit.key.run_id,
+        canary=is_canary(audit),
     )
 
 
@@ -592,7 +603,7 @@ def vendor_view(
     own = sorted(
         (v for v in views if v.key.vendor == vendor), key=lambda v: (v.finished_sort, v.key)
     )
-    results = [v for v in own if v.result is not None]
+    results = [v for v in own if v.result is not None and not v.canary]
     releases = sorted({v.key.torch_release for v in results}, key=_release_order, reverse=True)
     latest = tuple(_newest([v for v in results if v.key.torch_release == r]) for r in releases)
     return VendorView(

@@ -33,6 +33,7 @@ from submission_helpers import (  # noqa: E402
 )
 
 from kit.cli.cmd_gate import failing_test_lines, gate_lines  # noqa: E402
+from kit.portal.builder import render_site  # noqa: E402
 from kit.repository.gate import (  # noqa: E402
     GatePolicy,
     Verdict,
@@ -138,3 +139,20 @@ def test_a_canary_run_is_listed_never_history(repo: Repository) -> None:
     assert result.canaries[0].key == canary and not result.rejected
     line = f"canary {canary}: not counted (a canary run is never a certificate)"
     assert line in gate_lines(result)
+
+
+def test_portal_vendor_page_lists_first_failures_and_the_canary_apart(repo: Repository) -> None:
+    canary = repo.submit(Run("acme", hours_before(NOW, 1), select=SMALL_SELECT, canary=True))
+    files = render_site(audit(repo), with_test_window(_policy(), 72), NOW)
+    index = files["index.html"].decode()
+    assert '<td class="num fail"><a href="vendors/acme.html#failing-2.13">1</a></td>' in index
+    page = files["vendors/acme.html"].decode()
+    table = page.split('<table class="failing">', 1)[1].split("</table>", 1)[0]
+    rows = table.split("<tr")[2:]
+    assert [GPT2 in rows[0], BERT in rows[1], LLAMA in rows[2]] == [True, True, True]
+    assert rows[0].startswith(' class="fail"') and "2026-11-15 12:00 UTC" in rows[0]
+    assert "⚠ breach" in rows[0] and "⚠ breach" not in rows[1] + rows[2]
+    # Listed with its audit, marked; the release's latest result is still the 5-hour one.
+    listed = next(row for row in page.split("<tr") if f"{canary.run_id}.html" in row)
+    assert "canary, not counted" in listed
+    assert "latest result (kit 0.1.0, finished 2026-11-20T07:00" in page
