@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
 from kit.repository.audit_options import add_audit_options, audit_from_args, gate_policy_path
+from kit.repository.failing_tests import OLDEST_SHOWN
 from kit.repository.gate import (
     GateResult,
     VendorGate,
@@ -23,6 +25,7 @@ from kit.repository.gate import (
     percent,
     tier_pass_rates,
     training_words,
+    with_test_window,
 )
 from kit.tiers.registry import tier_names
 
@@ -60,6 +63,24 @@ def render_table(rows: list[tuple[str, ...]]) -> list[str]:
     ]
 
 
+def failing_test_lines(vendor: VendorGate, window_hours: float) -> list[str]:
+    """The vendor's failing tests in a few lines: how many, how many past the window, and the
+    oldest ``OLDEST_SHOWN`` with the start of their streak."""
+    tests = vendor.failing_tests
+    if not tests:
+        return []
+    closes = " (closes the gate)" if vendor.breach_closes and vendor.required else ""
+    lines = [f"{vendor.vendor}: {len(tests)} failing tests, {len(vendor.breaches)} past the "
+             f"{window_hours:g}h window{closes if vendor.breaches else ''}; oldest first:"]
+    for test in tests[:OLDEST_SHOWN]:
+        mark = "  PAST WINDOW" if test.breach else ""
+        lines.append(f"  {test.test_id}  {test.status.value}  failing since "
+                     f"{test.first_failed:%Y-%m-%d %H:%M}Z ({test.hours}h){mark}")
+    if len(tests) > OLDEST_SHOWN:
+        lines.append(f"  ... and {len(tests) - OLDEST_SHOWN} more (--json lists them all)")
+    return lines
+
+
 def gate_lines(result: GateResult) -> list[str]:
     """What ``ckit gate`` prints: a table, the rejected submissions, then the decision."""
     lines = [f"release {result.release} (at {result.now:%Y-%m-%d %H:%M}Z; * = required)"]
@@ -67,12 +88,16 @@ def gate_lines(result: GateResult) -> list[str]:
     for vendor in result.vendors:
         if vendor.latest is not None:
             lines.append(f"{vendor.vendor}: latest result {vendor.latest.key}")
+    for vendor in result.vendors:
+        lines += failing_test_lines(vendor, result.policy.max_failing_age_hours)
     for check in result.repository_failures:
         lines.append(f"repository check {check.number} failed: {check.title}: {check.why}")
     for audit in result.rejected:
         failure = audit.first_failure
         reason = f"check {failure.number} ({failure.title}): {failure.why}" if failure else "none"
         lines.append(f"rejected {audit.key}: audit failed at {reason}")
+    lines += [f"canary {audit.key}: not counted (a canary run is never a certificate)"
+              for audit in result.canaries]
     lines += [f"closed: {reason}" for reason in result.closures]
     lines.append("gate: OPEN" if result.open else "gate: CLOSED")
     return lines
@@ -93,6 +118,8 @@ def _release(value: str) -> str:
 def _gate(args: argparse.Namespace) -> int:
     # A bad policy is refused before any audit work.
     policy = load_gate_policy(gate_policy_path(args))
+    if args.max_age_hours is not None:
+        policy = with_test_window(policy, args.max_age_hours)
     if not args.repo.is_dir():
         raise InputError(f"repository {args.repo} is not a directory")
     audit = audit_from_args(args, args.repo)
@@ -103,6 +130,16 @@ def _gate(args: argparse.Namespace) -> int:
         for line in gate_lines(result):
             print(printable(line))
     return exit_code(result)
+
+
+def _hours(value: str) -> float:
+    try:
+        hours = float(value)
+    except ValueError:
+        hours = math.nan
+    if not math.isfinite(hours) or hours < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of hours (0 or more)")
+    return hours
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -120,6 +157,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.epilog = (parser.epilog or "") + (
         "\n\nexit codes:\n"
         "  0  gate open: every required vendor meets the bar and none is past the window\n"
+        "     (with --max-age-hours: nor has a test failing past it)\n"
         f"  {int(GATE_CLOSED)}  gate closed: a required vendor falls short or has no audited "
         "result,\n     a vendor is past the failing window, or the repository's checks failed\n"
         f"  {int(NOTHING_TO_JUDGE)}  gate closed with nothing to judge: a release no carried "
@@ -138,6 +176,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="FILE",
         dest="gate_policy",
         help="gate policy YAML (default: the gate.yaml of the standard `ckit standard show` names)",
+    )
+    parser.add_argument(
+        "--max-age-hours",
+        type=_hours,
+        metavar="N",
+        help="the failing window in hours, for each vendor and each failing test (overrides the "
+        "policy's max_failing_age_hours); a required vendor with any test failing for longer "
+        "closes the gate",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.set_defaults(handler=_gate)

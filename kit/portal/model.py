@@ -22,7 +22,15 @@ from kit.flows.interface import Stage
 from kit.formats import view
 from kit.printable import printable
 from kit.report.model import Report
-from kit.repository.gate import GatePolicy, GateResult, VendorGate, Verdict, evaluate_gate, percent
+from kit.repository.gate import (
+    GatePolicy,
+    GateResult,
+    VendorGate,
+    Verdict,
+    evaluate_gate,
+    is_canary,
+    percent,
+)
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, torch_release_of
 from kit.results import FAILURE_STATUSES, Status, tier_of
@@ -142,6 +150,8 @@ class SubmissionView:
     #: Present only when the audit passed: a failed submission is never shown as a result.
     result: ResultDetail | None
     finished_sort: str
+    #: A ``--canary`` run: listed with its audit, never a vendor's result (``gate.is_canary``).
+    canary: bool = False
 
     @property
     def first_failure(self) -> CheckResult | None:
@@ -290,6 +300,7 @@ def submission_view(audit: SubmissionAudit) -> SubmissionView:
         ),
         result=result,
         finished_sort=finished or audit.key.run_id,
+        canary=is_canary(audit),
     )
 
 
@@ -363,6 +374,11 @@ class VendorGateView:
         return text(self.gate.verdict_text)
 
     @property
+    def breach_count(self) -> int:
+        """How many tests of the latest result fail for longer than the window."""
+        return len(self.gate.breaches)
+
+    @property
     def css(self) -> str:
         if self.gate.verdict is Verdict.PASSES:
             return "pass"
@@ -416,6 +432,8 @@ def _reasons(gate: GateResult, names: Mapping[str, str]) -> tuple[str, ...]:
     lines += [
         f"{names[v.vendor]} ({v.vendor}{', required' if v.required else ''}): {v.verdict_text}"
         + (f": {v.why}" if v.why else "")
+        + (f"; {len(v.breaches)} tests failing past the window" if v.breach_closes and v.breaches
+           else "")
         for v in gate.vendors
         if v.blocks_release
     ]
@@ -518,6 +536,45 @@ def trend(results: Sequence[SubmissionView]) -> Trend:
 
 
 @dataclass(frozen=True)
+class FailingRow:
+    """A failing test of a vendor's latest result with the start of its streak of failures."""
+
+    id: str
+    status: str
+    first_failed: str
+    hours: int
+    breach: bool
+    #: The submission of its first failure in this streak (relative to the site root).
+    first_page: str
+
+
+@dataclass(frozen=True)
+class ReleaseFailures:
+    """A vendor's failing tests of one release, oldest first, as the gate clocked them."""
+
+    release: str
+    window_hours: str
+    rows: tuple[FailingRow, ...]
+
+    @property
+    def breach_count(self) -> int:
+        return sum(row.breach for row in self.rows)
+
+
+def release_failures(gate: GateResult, vendor: str) -> ReleaseFailures | None:
+    judged = next((v for v in gate.vendors if v.vendor == vendor and v.latest), None)
+    if judged is None:
+        return None
+    rows = tuple(
+        FailingRow(text(test.test_id), test.status.value,
+                   test.first_failed.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                   test.hours, test.breach, submission_page(test.first_submission))
+        for test in judged.failing_tests
+    )
+    return ReleaseFailures(gate.release, f"{gate.policy.max_failing_age_hours:g}", rows)
+
+
+@dataclass(frozen=True)
 class VendorView:
     vendor: str
     page: str
@@ -531,6 +588,8 @@ class VendorView:
     #: Every submission of the vendor, newest first, failed audits included.
     submissions: tuple[SubmissionView, ...]
     trend: Trend
+    #: Per release with a result, newest first: the latest result's failing tests.
+    failing: tuple[ReleaseFailures, ...] = ()
 
 
 def _newest(views: Sequence[SubmissionView]) -> SubmissionView:
@@ -538,12 +597,13 @@ def _newest(views: Sequence[SubmissionView]) -> SubmissionView:
 
 
 def vendor_view(
-    vendor: str, views: Sequence[SubmissionView], identity: VendorIdentity | None
+    vendor: str, views: Sequence[SubmissionView], identity: VendorIdentity | None,
+    gates: Sequence[GateResult] = (),
 ) -> VendorView:
     own = sorted(
         (v for v in views if v.key.vendor == vendor), key=lambda v: (v.finished_sort, v.key)
     )
-    results = [v for v in own if v.result is not None]
+    results = [v for v in own if v.result is not None and not v.canary]
     releases = sorted({v.key.torch_release for v in results}, key=_release_order, reverse=True)
     latest = tuple(_newest([v for v in results if v.key.torch_release == r]) for r in releases)
     return VendorView(
@@ -556,6 +616,7 @@ def vendor_view(
         latest=latest,
         submissions=tuple(reversed(own)),
         trend=trend(results),
+        failing=tuple(f for gate in gates if (f := release_failures(gate, vendor)) is not None),
     )
 
 
@@ -592,7 +653,8 @@ def site_model(audit: RepositoryAudit, policy: GatePolicy, now: dt.datetime) -> 
     vendors = sorted({key.vendor for key in views} | set(policy.required_vendors))
     identities = {identity.vendor: identity for identity in audit.identities}
     vendor_views = tuple(
-        vendor_view(vendor, list(views.values()), identities.get(vendor)) for vendor in vendors
+        vendor_view(vendor, list(views.values()), identities.get(vendor), gates)
+        for vendor in vendors
     )
     names = {view.vendor: view.name for view in vendor_views}
     return Site(

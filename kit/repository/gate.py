@@ -8,6 +8,11 @@ any kit version) is judged. A vendor whose latest result falls short is "fixing"
 one, then "failed". The gate is open when every required vendor passes, no vendor is past the
 window, and the repository's own checks passed.
 
+Each failing test of a vendor's latest result carries its own clock (``failing_tests.py``): when
+its unbroken streak of failures began and whether that is past the same window. The gate shows
+them; with ``close_on_test_breach`` (``ckit gate --max-age-hours N``) a required vendor with any
+test past the window closes it.
+
 It fails closed: with nothing to judge (a release no carried standard certifies, a repository
 without submissions, none for the release, a policy that requires no vendor) it is closed, each
 reason said (``GateResult.closures``), whatever the vendors' verdicts.
@@ -15,6 +20,7 @@ reason said (``GateResult.closures``), whatever the vendors' verdicts.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
 import math
@@ -26,6 +32,7 @@ from typing import Any
 from kit.config_reader import Node
 from kit.report.model import Report
 from kit.report.training_summary import passed_words, training_steps
+from kit.repository.failing_tests import FailingTest, breaches, failing_tests
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import torch_release_of
 from kit.signing.keys import VENDOR_ID
@@ -53,6 +60,9 @@ class GatePolicy:
     accepted_grades: tuple[str, ...]
     required_vendors: tuple[str, ...]
     max_failing_age_hours: float
+    #: A required vendor with a test failing past the window closes the gate (never read from
+    #: the policy file: ``ckit gate --max-age-hours`` sets it).
+    close_on_test_breach: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +70,7 @@ class GatePolicy:
             "min_grade": self.min_grade,
             "required_vendors": list(self.required_vendors),
             "max_failing_age_hours": self.max_failing_age_hours,
+            "close_on_test_breach": self.close_on_test_breach,
         }
 
 
@@ -95,6 +106,12 @@ def load_gate_policy(path: Path | None = None) -> GatePolicy:
     """The policy at ``path`` (default: the standard's ``gate.yaml``)."""
     path = path or default_policy_path()
     return parse_gate_policy(load_yaml(path), path)
+
+
+def with_test_window(policy: GatePolicy, hours: float) -> GatePolicy:
+    """``policy`` with a window of ``hours`` (the vendor's and each test's), closing the gate on
+    any required vendor's test failing past it."""
+    return dataclasses.replace(policy, max_failing_age_hours=hours, close_on_test_breach=True)
 
 
 def percent(rate: float) -> str:
@@ -158,6 +175,14 @@ class VendorGate:
     failing_since: dt.datetime | None = None
     #: Whole hours left in the window (fixing) or past its start (failed).
     hours: int | None = None
+    #: The latest result's failing tests, each with the start of its streak, oldest first.
+    failing_tests: tuple[FailingTest, ...] = ()
+    #: Whether a test past the window blocks the release (``GatePolicy.close_on_test_breach``).
+    breach_closes: bool = False
+
+    @property
+    def breaches(self) -> tuple[FailingTest, ...]:
+        return breaches(self.failing_tests)
 
     @property
     def verdict_text(self) -> str:
@@ -172,6 +197,8 @@ class VendorGate:
     @property
     def blocks_release(self) -> bool:
         if self.verdict is Verdict.FAILED:
+            return True
+        if self.required and self.breach_closes and self.breaches:
             return True
         return self.required and self.verdict is not Verdict.PASSES
 
@@ -192,6 +219,8 @@ class VendorGate:
             "training_steps": training_words(report) if report else None,
             "failing_since": self.failing_since.isoformat() if self.failing_since else None,
             "hours": self.hours,
+            "failing_tests": [test.to_json() for test in self.failing_tests],
+            "breaches": len(self.breaches),
         }
 
 
@@ -207,6 +236,8 @@ class GateResult:
     repository_failures: tuple[CheckResult, ...]
     #: Why there is nothing to judge, one line each (``nothing_to_judge``): any closes the gate.
     closures: tuple[str, ...] = ()
+    #: Audited canary runs of the release: kept in the repository, listed, never counted.
+    canaries: tuple[SubmissionAudit, ...] = ()
 
     @property
     def open(self) -> bool:
@@ -223,6 +254,7 @@ class GateResult:
             "rejected": [audit.to_json() for audit in self.rejected],
             "repository_failures": [check.to_json() for check in self.repository_failures],
             "closures": list(self.closures),
+            "canaries": [str(audit.key) for audit in self.canaries],
         }
 
 
@@ -231,14 +263,23 @@ def _finished(audit: SubmissionAudit) -> dt.datetime:
     return audit.report.run.finished_at
 
 
+def is_canary(submission: SubmissionAudit) -> bool:
+    """A signed ``--canary`` run (``run.canary``): a torch its standard does not certify."""
+    report = submission.report
+    return report is not None and report.document["run"].get("canary") is True
+
+
 def accepted_results(audit: RepositoryAudit, release: str) -> list[SubmissionAudit]:
-    """The release's submissions whose audit passed, oldest run finish first."""
+    """The release's submissions whose audit passed, oldest run finish first. A canary run is
+    never one (nor history for a test's clock), even where the acceptance policy let it pass:
+    it ran a torch the release's standard does not certify."""
     results = [
         submission
         for submission in audit.submissions
         if submission.key.torch_release == release
         and submission.passed
         and submission.report is not None
+        and not is_canary(submission)
     ]
     return sorted(results, key=lambda s: (_finished(s), s.key))
 
@@ -262,18 +303,21 @@ def _judge_vendor(
         return VendorGate(vendor, required, Verdict.MISSING, "no audited result for the release")
     latest = history[-1]
     assert latest.report is not None
+    tests = failing_tests(history, now, policy.max_failing_age_hours)
+    judged = VendorGate(vendor, required, Verdict.PASSES, "", latest, failing_tests=tests,
+                        breach_closes=policy.close_on_test_breach)
     problems = shortfalls(latest.report, policy)
     if not problems:
-        return VendorGate(vendor, required, Verdict.PASSES, "", latest)
+        return judged
     since = _failing_since(history, policy)
     age_hours = (now - since).total_seconds() / 3600
     why = "; ".join(problems)
     if age_hours > policy.max_failing_age_hours:
-        return VendorGate(
-            vendor, required, Verdict.FAILED, why, latest, since, math.floor(age_hours)
-        )
+        return dataclasses.replace(judged, verdict=Verdict.FAILED, why=why, failing_since=since,
+                                   hours=math.floor(age_hours))
     left = math.ceil(policy.max_failing_age_hours - age_hours)
-    return VendorGate(vendor, required, Verdict.FIXING, why, latest, since, left)
+    return dataclasses.replace(judged, verdict=Verdict.FIXING, why=why, failing_since=since,
+                               hours=left)
 
 
 def known_releases() -> tuple[str, ...]:
@@ -321,4 +365,5 @@ def evaluate_gate(
         rejected=tuple(s for s in of_release if not s.passed),
         repository_failures=tuple(check for check in audit.checks if not check.passed),
         closures=tuple(nothing_to_judge(audit, release, policy)),
+        canaries=tuple(s for s in of_release if s.passed and is_canary(s)),
     )

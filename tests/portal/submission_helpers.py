@@ -80,6 +80,8 @@ class Run:
     #: Test id -> its outcome; every other selected test passes.
     outcomes: Mapping[str, Outcome] = field(default_factory=dict)
     docs_url: str | None = None
+    #: A ``ckit run --canary`` (``run.canary`` signed in the report).
+    canary: bool = False
 
 
 @functools.cache
@@ -126,6 +128,8 @@ def build_run_report(run: Run) -> dict[str, Any]:
         },
         clock=RunDate(run.finished.date()),
     )
+    if run.canary:
+        report["run"]["canary"] = True
     # The kit version the run names (an unreleased kit, so any version is honest).
     report["kit"]["version"] = run.kit_version
     return report

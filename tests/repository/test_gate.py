@@ -242,6 +242,7 @@ def test_cli_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -
     help_text = capsys.readouterr().out
     assert f"  {int(GATE_CLOSED)}  gate closed" in help_text
     assert "  0  gate open" in help_text
+    assert "--max-age-hours N" in help_text
 
 
 def test_json_decision_names_each_vendors_latest_result(repo: Repository, tmp_path: Path) -> None:

@@ -6,8 +6,10 @@ both in the auditor's list of released kits), signed with the vendors' real keys
 with ``ckit submit --push`` and merged. Then the real audit, gate and portal read the clone:
 
 - cpu: kit 0.1.0 fell short 50 hours ago, kit 0.2.0 passes now: cpu passes, on kit 0.2.0;
-- simnpu: kit 0.1.0 passed 100 hours ago, kit 0.2.0 fell short 80 hours ago: past the 72-hour
-  window of the standard's gate.yaml, so simnpu failed and the gate is closed.
+- simnpu: kit 0.1.0 passed 100 hours ago, kit 0.2.0 fell short 80 hours ago (gpt2 and llama
+  failing) and again 10 hours ago (gpt2 still failing, llama fixed, t5 new): past the 72-hour
+  window of the standard's gate.yaml, so simnpu failed and the gate is closed; per test, gpt2 fails
+  since 80 hours (a breach of the window) and t5 since 10.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ NEW_KIT = "0.2.0"
 #: Two of the 21 eager model tests: a models pass rate below the 95% of the standard's gate.yaml
 #: (the vendors claim only eager: the program flows' tests are not applicable).
 FAILING_MODELS = ("models/hf/gpt2/eager", "models/hf/llama/eager")
+#: simnpu's latest result: gpt2 still failing, llama fixed, t5 newly failing.
+STILL_FAILING = ("models/hf/gpt2/eager", "models/hf/t5/eager")
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ RUNS = (
     Run("cpu", NEW_KIT, 2),
     Run("simnpu", kit.__version__, 100),
     Run("simnpu", NEW_KIT, 80, FAILING_MODELS),
+    Run("simnpu", NEW_KIT, 10, STILL_FAILING),
 )
 
 
@@ -178,7 +183,7 @@ def test_the_audit_passes_both_kit_versions(
     capsys.readouterr()
     assert main(["audit", *audited.audit_args]) == ExitCode.OK
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "PASSED: 4 submission(s) audited, 0 failed; repository checks passed"
+    assert out[-1] == "PASSED: 5 submission(s) audited, 0 failed; repository checks passed"
     for vendor in ("cpu", "simnpu"):
         for version in (kit.__version__, NEW_KIT):
             heading = f"submissions/2.13/{vendor}/{version}/"
@@ -197,6 +202,13 @@ def test_gate_judges_each_vendor_on_its_latest_kit(
     assert (simnpu["verdict"], simnpu["kit_version"]) == ("failed", NEW_KIT)
     assert simnpu["blocks_release"] and simnpu["hours"] >= 80
     assert "models pass rate" in simnpu["why"]
+    # Each failing test of the latest result, since the first result of its streak.
+    tests = {t["test_id"]: t for t in simnpu["failing_tests"]}
+    assert sorted(tests) == sorted(STILL_FAILING)  # llama, fixed, is gone
+    gpt2, t5 = (tests[test_id] for test_id in STILL_FAILING)
+    assert gpt2["breach"] and gpt2["hours"] >= 80
+    assert not t5["breach"] and 10 <= t5["hours"] < 72
+    assert simnpu["breaches"] == 1 and vendors["cpu"]["failing_tests"] == []
 
 
 def test_a_release_managers_gate_policy_decides_otherwise(
@@ -210,6 +222,23 @@ def test_a_release_managers_gate_policy_decides_otherwise(
     assert code == ExitCode.OK  # cpu (required) passes; simnpu is inside the longer window
     assert vendors["cpu"]["required"] and vendors["cpu"]["verdict"] == "passes"
     assert vendors["simnpu"]["verdict"] == "fixing" and not vendors["simnpu"]["blocks_release"]
+
+
+def test_max_age_hours_gates_on_each_tests_clock(
+    audited: Audited, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = tmp_path / "gate.yaml"
+    standard = load_standard().file("gate.yaml").read_text()
+    # Both required, and a bar simnpu's latest result (2 of 21 models failing) meets: only a
+    # test's own clock can close the gate.
+    policy.write_text(standard.replace("required_vendors: []", "required_vendors: [cpu, simnpu]")
+                      .replace("models: 0.95", "models: 0.5")
+                      .replace("min_grade: conformant-with-exceptions",
+                               "min_grade: non-conformant"))
+    code, vendors = _gate(audited, capsys, "--policy", str(policy), "--max-age-hours", "72")
+    simnpu = vendors["simnpu"]
+    assert (simnpu["verdict"], simnpu["breaches"], simnpu["blocks_release"]) == ("passes", 1, True)
+    assert code == ExitCode.GATE_CLOSED and not vendors["cpu"]["blocks_release"]
 
 
 def _chromium() -> str:
@@ -236,7 +265,7 @@ def site(audited: Audited, tmp_path_factory: pytest.TempPathFactory) -> Path:
     with contextlib.redirect_stdout(printed):
         code = main(["portal", *audited.audit_args, "-o", str(out)])
     assert code == ExitCode.OK, printed.getvalue()
-    assert "(4 submissions, 0 failed their audit)" in printed.getvalue()
+    assert "(5 submissions, 0 failed their audit)" in printed.getvalue()
     return out
 
 
@@ -260,3 +289,20 @@ def test_portal_vendor_page_shows_both_kit_versions(site: Path, tmp_path: Path) 
     for version in (kit.__version__, NEW_KIT):
         assert f"<td>{version}</td>" in dom  # a row of the submissions table
         assert f"kit {version}, " in dom  # a point of the pass-rate trend
+
+
+def test_portal_shows_first_failures_and_breaches(site: Path) -> None:
+    index = (site / "index.html").read_text(encoding="utf-8")
+    vendors = index.split('<table class="vendors">', 1)[1].split("</table>", 1)[0]
+    simnpu = next(row for row in vendors.split("<tr") if "vendors/simnpu.html" in row)
+    assert '<td class="num fail"><a href="vendors/simnpu.html#failing-2.13">1</a></td>' in simnpu
+    cpu = next(row for row in vendors.split("<tr") if "vendors/cpu.html" in row)
+    assert '<td class="num"><a href="vendors/cpu.html#failing-2.13">0</a></td>' in cpu
+    page = (site / "vendors" / "simnpu.html").read_text(encoding="utf-8")
+    table = page.split('<table class="failing">', 1)[1].split("</table>", 1)[0]
+    rows = [row for row in table.split("<tr")[2:]]
+    assert [STILL_FAILING[0] in rows[0], STILL_FAILING[1] in rows[1]] == [True, True]
+    assert rows[0].startswith(' class="fail"') and "⚠ breach" in rows[0]
+    assert rows[1].startswith(' class="skip"') and "⚠ breach" not in rows[1]
+    assert "2 failing in the latest result, 1 for longer than 72 hours" in page
+    assert "No failing test in the latest result." in (site / "vendors" / "cpu.html").read_text()
