@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from kit.cli import main
+from kit.errors import ExitCode
 from kit.report.schema import validate_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ def certified_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         patch.setenv("XDG_CONFIG_HOME", str(root / "config"))
         code = main(["run", "--vendor", str(vendor), "--select", "unit/opinfo/add/float32/0",
                      "--no-sign", "--out", str(out)])
-    assert code == 1  # narrowed: non-conformant, as every narrowed run
+    assert code == ExitCode.PARTIAL  # narrowed: its tests pass, a complete run would conform
     return out
 
 

@@ -24,7 +24,8 @@ def test_two_boards_give_the_one_device_results(tmp_path: Path) -> None:
     both = ckit("run", "--vendor", "simnpu", *SELECT, "--devices", "all", "--no-sign",
                 "--out", str(tmp_path / "both"), env=two_boards)
     one = ckit("run", "--vendor", "simnpu", *SELECT, "--no-sign", "--out", str(tmp_path / "one"))
-    assert (both.returncode, one.returncode) == (1, 1), both.stderr[-2000:]  # narrowed runs
+    # Narrowed runs whose tests all pass: partial (a complete run would be conformant).
+    assert (both.returncode, one.returncode) == (ExitCode.PARTIAL,) * 2, both.stderr[-2000:]
     spread, single = report_of(tmp_path / "both"), report_of(tmp_path / "one")
     assert layout_free(spread) == layout_free(single)
     assert spread["run"]["workers"] == 2  # `all`: one worker per device

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from runner_helpers import records_by_id, run_ckit
 
+from kit.errors import ExitCode
+
 pytestmark = pytest.mark.slow(seconds=100)
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
@@ -49,7 +51,8 @@ def _run(base: Path, rules: list[dict[str, Any]], select: list[str]) -> Path:
         env,
         timeout=RUN_TIMEOUT,
     )
-    assert result.returncode == 1, result.stderr[-3000:]  # failures make the grade fail
+    # Narrowed: never conformant; partial when its few failures still meet a lower grade.
+    assert result.returncode in (ExitCode.NOT_CONFORMANT, ExitCode.PARTIAL), result.stderr[-3000:]
     return out
 
 

@@ -105,7 +105,7 @@ def test_op_specs_are_looked_up_file_by_file_child_first(standards: Path) -> Non
 
 def test_a_null_removes_a_key_and_a_grade_of_a_new_name_comes_last(standards: Path) -> None:
     write_standard(standards, "v2", V2.replace("  float32: {atol: 2.0e-5}", "  float32: ~")
-                   + "  - {name: withdrawn, exit_code: 12, mark: W, min_pass_rate: 0.0,\n"
+                   + "  - {name: withdrawn, exit_code: 13, mark: W, min_pass_rate: 0.0,\n"
                      "     all_required_passed: false, max_policy_violations: -1,\n"
                      "     max_skipped_share: 1.0, certified_torch_release: false,\n"
                      "     real_clock: false}\n")
