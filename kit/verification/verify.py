@@ -287,7 +287,7 @@ def _first_difference(signed: dict[str, Any], on_disk: Any) -> str:
 
 
 #: Stands for the report in ``_is_signed_with``'s statement shell (a string no report is).
-_REPORT_HOLE = "\x00ckit: report.json goes here\x00"
+_REPORT_HOLE = "\x00ckit: the report goes here\x00"
 
 
 def _is_signed_with(payload: bytes, statement: Statement, report: dict[str, Any]) -> bool:

@@ -200,7 +200,7 @@ def test_requirement_escaping_the_vendor_dir_is_refused(tmp_path):
     profile = profile.replace("id: device-invisible", "id: escaper")
     profile = profile.replace("requirements: []", 'requirements: ["../../../etc/secrets"]')
     (vendor_dir / "vendor.yaml").write_text(profile)
-    with pytest.raises(InputError, match="lies outside the vendor directory"):
+    with pytest.raises(InputError, match="is outside the vendor directory"):
         vendor_image_requirements(load_vendor(vendor_dir))
 
 

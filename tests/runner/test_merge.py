@@ -24,6 +24,9 @@ from kit.errors import ExitCode
 from kit.runner.merge import layout_free
 from kit.signing.sign import sign_output_dir
 
+#: A merge of shards of a narrowed selection: non-conformant, or partial when its tests pass.
+NARROWED = (ExitCode.NOT_CONFORMANT, ExitCode.PARTIAL)
+
 pytestmark = [pytest.mark.slow(seconds=100), pytest.mark.heavy]  # six whole runs
 
 
@@ -103,7 +106,7 @@ def test_the_merged_report_verifies_and_signs(runs: Path, tmp_path: Path) -> Non
     keyring = runs / "keyring"
     done = ckit("merge", *shards(runs, 0, 1, 2, 3), "--out", str(tmp_path / "m"),
                 "--keyring", str(keyring), env=env)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode in NARROWED, done.stderr
     verified = ckit("verify", str(tmp_path / "m"), "--keyring", str(keyring), env=env)
     assert verified.returncode == 0, verified.stderr
     assert verified.stdout.startswith("OK: cpu report signed by")
@@ -192,7 +195,7 @@ def test_shard_from_another_kit(runs: Path, tmp_path: Path) -> None:
 
 def test_merge_never_writes_into_an_existing_report(runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "m"
-    assert merge(runs, *shards(runs, 0, 1, 2, 3), "--out", str(out)).returncode == 1
+    assert merge(runs, *shards(runs, 0, 1, 2, 3), "--out", str(out)).returncode in NARROWED
     before = (out / "report.json").read_bytes()
     again = merge(runs, *shards(runs, 0, 1, 2, 3), "--out", str(out))
     assert again.returncode == 3

@@ -15,7 +15,8 @@ from runner_helpers import FIXTURES, run_ckit
 
 from kit.grading import strip_timings
 
-pytestmark = pytest.mark.slow(seconds=110)
+# Heavy: three runs with a hang each (a minute and a half); `make test-heavy` runs it in CI.
+pytestmark = [pytest.mark.slow(seconds=110), pytest.mark.heavy]
 
 FAULTY = str(FIXTURES / "vendors" / "faulty")
 # Sorted order: add, exp (wrong), sigmoid (segfault), tanh (hangs until the timeout), where.

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sharding_helpers import ckit, error_line, signing_env
 
+from kit.errors import ExitCode
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import (
     generate_private_key,
@@ -72,7 +73,8 @@ def _own_key(tmp_path: Path, name: str) -> Path:
 
 def test_the_signed_shard_merges(shard: Path, tmp_path: Path) -> None:
     done = _merge(shard, shard, tmp_path / "merged")
-    assert done.returncode == 1, done.stderr  # graded as the narrowed run it is
+    # Graded as the narrowed run it is: partial (its tests pass) or non-conformant.
+    assert done.returncode in (ExitCode.NOT_CONFORMANT, ExitCode.PARTIAL), done.stderr
     assert (tmp_path / "merged" / "report.json").is_file()
 
 

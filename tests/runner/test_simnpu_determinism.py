@@ -12,7 +12,8 @@ from runner_helpers import run_ckit
 from kit.errors import ExitCode
 from kit.grading import strip_timings
 
-pytestmark = pytest.mark.slow(seconds=40)
+# Heavy: two whole runs of unit and model tests on simnpu; `make test-heavy` runs it in CI.
+pytestmark = [pytest.mark.slow(seconds=40), pytest.mark.heavy]
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 

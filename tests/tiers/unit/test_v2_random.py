@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kit.cli.cmd_standard import lock_tier_files
+from kit.cli.standard_lock import lock_tier_files
 from kit.errors import InputError
 from kit.outcomes import NumericMismatch, ResultMismatch, ValuesNotCompared
 from kit.results import NotApplicableReason
