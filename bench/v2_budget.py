@@ -20,16 +20,13 @@ include its variants).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
+# bench/ is this script's directory, hence on sys.path: the sibling module imports as a module.
+from paired_runs import describe, judge_ratio, scratch, timed_cpu_run
+
 from kit.paths import kit_home
-from kit.report.read import read_report
 from kit.tiers.registry import complete_run_tiers
 
 #: The issue's budget: v2's wall time over v1's.
@@ -49,29 +46,6 @@ def v1_home(base: Path) -> Path:
     return home
 
 
-def run_standard(
-    out: Path, tiers: str, workers: int, select: list[str], home: Path | None
-) -> float:
-    command = [sys.executable, "-m", "kit", "run", "--vendor", "cpu", "--tier", tiers,
-               "--workers", str(workers), "--no-sign", "--out", str(out)]
-    for pattern in select:
-        command += ["--select", pattern]
-    env = dict(os.environ)
-    if home is not None:
-        env["CKIT_HOME"] = str(home)
-    started = time.monotonic()
-    subprocess.run(command, check=False, stdout=subprocess.DEVNULL, env=env)
-    return time.monotonic() - started
-
-
-def describe(version: str, out: Path, wall: float) -> None:
-    report = read_report(out).report
-    assert report.standard.version == version, (report.standard.version, version)
-    counted = report.summary["overall"]["statuses"]
-    statuses = ", ".join(f"{status} {n}" for status, n in counted.items() if n)
-    print(f"{version}: {sum(counted.values())} tests in {wall:.1f} s ({statuses})")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -79,23 +53,16 @@ def main() -> int:
     parser.add_argument("--select", action="append", default=[])
     parser.add_argument("--keep", type=Path, help="keep both runs under this directory")
     args = parser.parse_args()
-    base = args.keep or Path(tempfile.mkdtemp(prefix="ckit-v2-budget-"))
-    base.mkdir(parents=True, exist_ok=True)
-    try:
+    with scratch(args.keep, "ckit-v2-budget-") as base:
         walls = {
-            OLD: run_standard(base / OLD, args.tier, args.workers, args.select, v1_home(base)),
-            NEW: run_standard(base / NEW, args.tier, args.workers, args.select, None),
+            OLD: timed_cpu_run(base / OLD, args.tier, args.workers, args.select, v1_home(base)),
+            NEW: timed_cpu_run(base / NEW, args.tier, args.workers, args.select),
         }
         for version, wall in walls.items():
-            describe(version, base / version, wall)
-        ratio = walls[NEW] / walls[OLD]
-        verdict = "within" if ratio <= GOAL_RATIO else "OVER"
-        print(f"v2 / v1 wall time: {ratio:.2f}x ({verdict} the {GOAL_RATIO:g}x budget), "
-              f"tiers {args.tier}, {args.workers} worker(s)")
-        return 0 if ratio <= GOAL_RATIO else 1
-    finally:
-        if args.keep is None:
-            shutil.rmtree(base, ignore_errors=True)
+            report = describe(version, base / version, wall)
+            assert report.standard.version == version, (report.standard.version, version)
+        return judge_ratio(walls[NEW] / walls[OLD], GOAL_RATIO, f"{NEW} / {OLD}",
+                           f"tiers {args.tier}, {args.workers} worker(s)")
 
 
 if __name__ == "__main__":
