@@ -71,6 +71,16 @@ def add_command(
     )
 
 
+def help_when_no_action(parser: argparse.ArgumentParser) -> None:
+    """A command given none of its actions prints its help on stderr and exits as misused."""
+
+    def usage(_args: argparse.Namespace) -> int:
+        parser.print_help(sys.stderr)
+        return int(ExitCode.USAGE_ERROR)
+
+    parser.set_defaults(handler=usage)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from kit.cli import add_command
+from kit.cli import add_command, help_when_no_action
 from kit.errors import ExitCode, InputError
 
 
@@ -34,10 +33,6 @@ def _check(args: argparse.Namespace) -> int:
     return ExitCode.OK if result.passed else ExitCode.VERIFICATION_FAILED
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return ExitCode.USAGE_ERROR
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = add_command(
@@ -48,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ["ckit golden check results/cpu",
          "ckit golden check submissions/2.13/acme/1.0.0/RUN --sample 5 --seed RUN --json"],
     )
-    parser.set_defaults(handler=lambda _args: _usage(parser))
+    help_when_no_action(parser)
     actions = parser.add_subparsers(dest="golden_command", metavar="ACTION")
     check = add_command(
         actions,

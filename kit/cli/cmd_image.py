@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from kit.cli import add_command
+from kit.cli import add_command, help_when_no_action
 from kit.container import images
 
 
@@ -24,12 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     actions = parser.add_subparsers(dest="image_command", metavar="ACTION")
     _register_bootstrap(actions)
     _register_build(actions)
-    parser.set_defaults(handler=lambda args: _usage(parser))
+    help_when_no_action(parser)
 
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _register_bootstrap(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -18,7 +18,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from kit.bounded_read import read_regular_file
-from kit.cli import add_command
+from kit.cli import add_command, help_when_no_action
 from kit.errors import ExitCode, InputError, VerificationError
 from kit.printable import printable
 from kit.signing.keyring import (
@@ -317,10 +317,6 @@ def _list(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return ExitCode.USAGE_ERROR
-
 
 def _register_generate(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = add_command(
@@ -503,7 +499,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "manage vendor signing keys, root keys and the keyring's signed manifest",
         ["ckit keys generate --vendor acme", "ckit keys list"],
     )
-    parser.set_defaults(handler=lambda _args: _usage(parser))
+    help_when_no_action(parser)
     actions = parser.add_subparsers(dest="keys_command", metavar="ACTION")
     _register_generate(actions)
     _register_root_generate(actions)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 import kit
-from kit.cli import add_command
+from kit.cli import add_command, help_when_no_action
 from kit.engines.github_audit import AuditWorkflowOptions
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
@@ -48,10 +47,6 @@ def _init(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return ExitCode.USAGE_ERROR
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = add_command(
@@ -60,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "set up the shared repository vendors submit to",
         ["ckit repo init results --root-key /media/offline/root.pem --kit-repository org/ckit"],
     )
-    parser.set_defaults(handler=lambda _args: _usage(parser))
+    help_when_no_action(parser)
     actions = parser.add_subparsers(dest="repo_command", metavar="ACTION")
     init = add_command(
         actions,

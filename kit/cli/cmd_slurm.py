@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from kit.cli import add_command
+from kit.cli import add_command, help_when_no_action
 from kit.engines.interface import MERGED_DIR, ShardedRun
 from kit.engines.slurm import SlurmOptions, load_jobs, submit
 from kit.engines.slurm_status import RunStatus, StatusExit, run_status
@@ -173,10 +173,6 @@ def _register_status(actions: argparse._SubParsersAction) -> None:  # type: igno
     parser.set_defaults(handler=_status)
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return ExitCode.USAGE_ERROR
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = add_command(
@@ -185,7 +181,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ["ckit slurm submit --vendor acme --shards 8 --root /shared/run1 --gres gpu:1",
          "ckit slurm status /shared/run1"],
     )
-    parser.set_defaults(handler=lambda _args: _usage(parser))
+    help_when_no_action(parser)
     actions = parser.add_subparsers(dest="slurm_command", metavar="ACTION")
     _register_submit(actions)
     _register_status(actions)
