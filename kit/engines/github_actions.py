@@ -9,6 +9,7 @@ when a shard failed (``if: always()``) so the merge itself names the shard that 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,13 +54,22 @@ def _check(run: ShardedRun, options: GithubActionsOptions) -> None:
             f"--shards: a GitHub Actions matrix runs at most {MAX_MATRIX_JOBS} jobs, "
             f"got {run.shards}"
         )
-    expression = next((a for a in (run.root, *run.run_args) if EXPRESSION_START in a), None)
+    refuse_expressions((run.root, *run.run_args))
+    refuse_bad_runner_labels(options.runner_labels)
+
+
+def refuse_expressions(values: Sequence[str]) -> None:
+    """No value holds ``${{``: GitHub Actions would evaluate what follows in the workflow."""
+    expression = next((a for a in values if EXPRESSION_START in a), None)
     if expression is not None:
         raise InputError(
             f"{expression!r} holds {EXPRESSION_START!r}: GitHub Actions would evaluate it as an "
             "expression in the workflow; leave it out"
         )
-    bad = next((label for label in options.runner_labels if not _LABEL.fullmatch(label)), None)
+
+
+def refuse_bad_runner_labels(labels: Sequence[str]) -> None:
+    bad = next((label for label in labels if not _LABEL.fullmatch(label)), None)
     if bad is not None:
         raise InputError(f"--runner-label: {bad!r} is not a runner label (letters, digits, ._-)")
 

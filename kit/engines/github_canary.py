@@ -29,7 +29,12 @@ from kit.engines.canary import (
     clean_exit_codes,
     torch_install_script,
 )
-from kit.engines.github_actions import CHECKOUT, EXPRESSION_START, UPLOAD
+from kit.engines.github_actions import (
+    CHECKOUT,
+    UPLOAD,
+    refuse_bad_runner_labels,
+    refuse_expressions,
+)
 from kit.engines.template_text import check_rendered, yaml_text
 from kit.errors import InputError
 
@@ -42,7 +47,6 @@ COMMENT = f"{OUT}/comment.md"
 PAYLOAD = "github.event.client_payload"
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SECRET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass(frozen=True)
@@ -61,16 +65,8 @@ class GithubCanaryOptions:
 
 def _check(run: CanaryRun, options: GithubCanaryOptions) -> None:
     check_canary_run(run)
-    given = (run.baseline, run.ckit, run.python, *run.run_args, *options.install)
-    expression = next((a for a in given if EXPRESSION_START in a), None)
-    if expression is not None:
-        raise InputError(
-            f"{expression!r} holds {EXPRESSION_START!r}: GitHub Actions would evaluate it as an "
-            "expression in the workflow; leave it out"
-        )
-    bad = next((label for label in options.runner_labels if not _LABEL.fullmatch(label)), None)
-    if bad is not None:
-        raise InputError(f"--runner-label: {bad!r} is not a runner label (letters, digits, ._-)")
+    refuse_expressions((run.baseline, run.ckit, run.python, *run.run_args, *options.install))
+    refuse_bad_runner_labels(options.runner_labels)
     if not _REPO.fullmatch(options.upstream):
         raise InputError(f"--upstream: {options.upstream!r} is not a repository (OWNER/NAME)")
     if not _SECRET.fullmatch(options.token_secret):
