@@ -159,7 +159,7 @@ def read_requirements(node: Node, directory: Path) -> tuple[str, ...]:
     requirements = node.strings(expected="a requirement or a path")
     for index, requirement in enumerate(requirements):
         problem = requirement_problem(requirement) or torch_pin_problem(
-            requirement, current_torch_release())
+            requirement, current_torch_release)
         if problem is not None:
             raise node.child(index, requirement).error(problem)
         if is_local_requirement(requirement):

@@ -10,6 +10,7 @@ names packages and can never reconfigure where pip fetches them from.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -54,14 +55,18 @@ def requirement_problem(requirement: str) -> str | None:
     return None
 
 
-def torch_pin_problem(requirement: str, release: str) -> str | None:
-    """Why a requirement on torch excludes ``release`` (the standard's); None when it does
-    not (or names another package). pip would refuse it against the kit's torch constraint
-    after minutes of resolving, in its own words."""
+def torch_pin_problem(requirement: str, certified: Callable[[], str]) -> str | None:
+    """Why a requirement on torch excludes the release ``certified()`` names (the standard's,
+    read only for a requirement on torch); None when it does not (or names another package).
+    pip would refuse it against the kit's torch constraint after minutes of resolving, in its
+    own words."""
     if is_local_requirement(requirement):
         return None
     parsed = Requirement(requirement)
-    if parsed.name.lower() != "torch" or parsed.specifier.contains(release, prereleases=True):
+    if parsed.name.lower() != "torch":
+        return None
+    release = certified()
+    if parsed.specifier.contains(release, prereleases=True):
         return None
     return (f"{requirement!r} excludes torch {release}, the release this kit's standard "
             "certifies: name torch without a version, or one that admits it")
