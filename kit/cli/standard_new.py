@@ -14,7 +14,6 @@ import argparse
 import datetime
 import re
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -144,8 +143,8 @@ def _write_acceptance(directory: Path, version: str, parent: Standard, release: 
 
 
 def _tier_changes(parent: Standard, child: Standard, tier: str) -> dict[str, list[str]]:
-    before = _locked(parent, tier, locked_digests)
-    after = _locked(child, tier, locked_digests)
+    before = _locked(parent, tier)
+    after = _locked(child, tier)
     return {
         "added": sorted(set(after) - set(before)),
         "removed": sorted(set(before) - set(after)),
@@ -154,11 +153,12 @@ def _tier_changes(parent: Standard, child: Standard, tier: str) -> dict[str, lis
     }
 
 
-def _locked(standard: Standard, tier: str, read: Any) -> dict[str, str]:
+def _locked(standard: Standard, tier: str) -> dict[str, str]:
+    """Per locked id, its input digest ("" where the tier's list records none)."""
     path = standard.test_list_path(tier)
     if not path.is_file():
         return {}
-    digests: dict[str, str] = read(path)
+    digests = locked_digests(path)
     return digests or {test_id: "" for test_id in standard.test_ids(tier)}
 
 
