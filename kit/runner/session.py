@@ -58,11 +58,14 @@ def start_run_in_container(config: RunConfig, image: str | None, extra: list[str
     from kit.container.run import run_in_container
     from kit.errors import EnvironmentProblem, ExitCode
 
-    vendor_id = load_inputs(config).vendor.id
-    key = signing_key(config, vendor_id) if config.sign else None
+    inputs = load_inputs(config)
+    key = signing_key(config, inputs.vendor.id) if config.sign else None
     claim_new_out_dir(config.out_dir)
     ran = run_in_container(config.vendor, image, config.out_dir, config.tiers, extra)
-    if ran.exit_code not in (ExitCode.OK, ExitCode.NOT_CONFORMANT):
+    # A finished run exits with its grade's code (every grade's, not only 0 and 1) or with
+    # partial's: each wrote a report to sign. Any other code wrote none worth signing.
+    graded = {grade.exit_code for grade in inputs.standard.grades} | {int(ExitCode.PARTIAL)}
+    if ran.exit_code not in graded:
         raise EnvironmentProblem(
             f"the run inside {ran.image} failed with exit code {ran.exit_code} "
             "(its output is above); nothing was signed"
