@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 from kit.device import DeviceInfo
@@ -19,8 +22,6 @@ CONTAINER_FIELDS = ("image", "image_id", "base", "os")
 
 
 def collect_environment(device_info: DeviceInfo) -> dict[str, Any]:
-    import torch
-
     return {
         "python": {
             "version": platform.python_version(),
@@ -33,14 +34,33 @@ def collect_environment(device_info: DeviceInfo) -> dict[str, Any]:
         },
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
-        "torch": {
-            "version": str(torch.__version__),
-            "git_version": getattr(torch.version, "git_version", None),
-        },
+        "torch": torch_build(),
         "device": dict(device_info.to_json()),
         "packages": package_fingerprint(),
         "container": container_info(),
     }
+
+
+def torch_build() -> dict[str, Any]:
+    """torch's version and commit, read from its ``version.py`` without importing torch: the
+    orchestrator never runs an op, and importing torch would cost every run seconds of CPU
+    while its worker and judge start. A process that has torch loaded reads the loaded one."""
+    loaded = sys.modules.get("torch")
+    module: Any = loaded.version if loaded is not None else _torch_version_module()
+    return {"version": str(module.__version__), "git_version": getattr(module, "git_version", None)}
+
+
+def _torch_version_module() -> Any:
+    spec = importlib.util.find_spec("torch")  # a top-level name: finding it runs none of torch
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("torch is not installed in the kit's environment")
+    path = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    version_spec = importlib.util.spec_from_file_location("_ckit_torch_version", path)
+    if version_spec is None or version_spec.loader is None:
+        raise InputError(f"torch's version file {path} cannot be read")
+    module = importlib.util.module_from_spec(version_spec)
+    version_spec.loader.exec_module(module)
+    return module
 
 
 def installed_packages() -> list[str]:

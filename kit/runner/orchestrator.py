@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import os
 import queue
 import threading
@@ -293,8 +292,6 @@ class Orchestrator:
     # -- execution ---------------------------------------------------------------------------
     def execute(self) -> dict[str, TestRecord]:
         first_judges = self.judge_slot()  # its judge starts while the first worker does
-        # The report names the torch it ran with: loaded while this process only waits.
-        threading.Thread(target=importlib.import_module, args=("torch",), daemon=True).start()
         try:
             return self._execute(first_judges)
         finally:

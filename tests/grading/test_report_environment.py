@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import platform
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -29,6 +31,17 @@ def test_records_python_torch_device_and_packages(environment):
         "sha256": sha256_bytes("".join(f"{line}\n" for line in lines).encode()),
     }
     assert environment["container"] is None
+
+
+def test_a_process_without_torch_names_the_installed_torch_without_importing_it():
+    # The orchestrator never imports torch; its report must still name the torch its worker ran.
+    script = ("import json, sys; from kit.grading.environment import torch_build; "
+              "print(json.dumps([torch_build(), 'torch' in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, timeout=120)
+    build, imported = json.loads(done.stdout)
+    assert build == {"version": str(torch.__version__), "git_version": torch.version.git_version}
+    assert not imported
 
 
 def test_package_list_is_sorted_normalized_name_equals_version():
