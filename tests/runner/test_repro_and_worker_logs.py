@@ -1,5 +1,6 @@
-"""Failures that can be reproduced (issue 10): each failing unit record says how, and a
-CRASH or TIMEOUT record names the worker log holding its stack and keeps its last lines."""
+"""A segfaulting, a hanging and a wrong kernel in a test vendor (one run): the run classifies
+each and goes on; each failing unit record says how to reproduce it (issue 10), and a CRASH or
+TIMEOUT record names the worker log holding its stack and keeps its last lines."""
 
 from __future__ import annotations
 
@@ -14,15 +15,17 @@ from runner_helpers import FIXTURES, records_by_id, run_ckit
 
 from kit import paths
 
-pytestmark = pytest.mark.slow(seconds=60)
+pytestmark = pytest.mark.slow(seconds=70)
 
 FAULTY = str(FIXTURES / "vendors" / "faulty")
-CRASHES, HANGS, WRONG, PASSES = (
+CRASHES, HANGS, WRONG, PASSES, PASSES_LAST = (
     "unit/opinfo/sigmoid/float32/0",
     "unit/opinfo/tanh/float32/0",
     "unit/opinfo/exp/float32/0",
     "unit/opinfo/add/float32/0",
+    "unit/opinfo/where/float32/0",
 )
+TESTS = (CRASHES, HANGS, WRONG, PASSES, PASSES_LAST)
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +37,7 @@ def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     )
     env["XDG_CONFIG_HOME"] = str(tmp / "config")
     out = tmp / "out"
-    tests = (CRASHES, HANGS, WRONG, PASSES)
-    selection = [arg for test_id in tests for arg in ("--select", test_id)]
+    selection = [arg for test_id in TESTS for arg in ("--select", test_id)]
     result = run_ckit(
         ["run", "--vendor", FAULTY, "--tier", "unit", *selection, "--timeout", "10",
          "--no-sign", "--out", str(out)],
@@ -44,6 +46,25 @@ def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     )
     assert result.returncode == 1, result.stderr
     return out, records_by_id(out)
+
+
+def test_crash_hang_and_wrong_value_are_classified_and_the_run_completes(
+    faulty_run: tuple[Path, dict[str, Any]],
+) -> None:
+    out, records = faulty_run
+    assert set(records) == set(TESTS)
+    assert records[CRASHES]["status"] == "CRASH"
+    assert records[CRASHES]["details"]["signal"] == "SIGSEGV"
+    assert records[HANGS]["status"] == "TIMEOUT"
+    wrong = records[WRONG]
+    assert wrong["status"] == "FAIL_NUMERIC"
+    assert wrong["details"]["max_rel_err"] > 0.4  # the kernel is 50% off
+    assert wrong["details"]["mismatched"] > 0
+    # Tests after the crash and the hang ran on fresh workers and passed.
+    assert records[PASSES]["status"] == "PASS"
+    assert records[PASSES_LAST]["status"] == "PASS"
+    for name in ("report.dsse.json", "junit.xml", "results.csv", "summary.md"):
+        assert (out / name).exists()
 
 
 def test_failing_unit_record_holds_inputs_seed_and_the_pytest_command(
