@@ -105,6 +105,7 @@ print(torch.backends.cpu.get_cpu_capability(), digest.hexdigest())
 """
 
 
+@pytest.mark.heavy  # three interpreters regenerate every conversion: CI's heavy run keeps it
 def test_every_cpu_path_converts_the_samples_alike() -> None:
     ids = sorted(CONVERSIONS)
     digests = {}
