@@ -38,7 +38,7 @@ def _report(run_dir: Path) -> dict[str, Any]:
 
 
 @pytest.mark.slurm
-@pytest.mark.slow
+@pytest.mark.heavy  # sharded runs merged: three ckit runs and a merge (pyproject's markers)
 def test_a_sharded_slurm_run_merges_into_the_unsharded_runs_report(
     slurm_cluster: None, ckit: CkitCli, tmp_path: Path
 ) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from unit_helpers import run_unit
+from unit_helpers import plant
 
 from kit.errors import InputError
 from kit.outcomes import NumericMismatch, SemanticMismatch
@@ -71,20 +71,25 @@ def test_inplace_gradients_pass_on_cpu_and_a_version_counter_that_differs_fails(
     assert caught.value.facts["failure"] == "version-counter"
 
 
-@pytest.mark.slow(seconds=60)
+# The backward of tanh is an op of its own on the device: its forward stays right. sigmoid's
+# gradient reads its result: a wrong in-place kernel (sigmoid_) fails the gradients through it
+# while the out-of-place op's gradients stay right.
+FORWARD, SIBLING = "unit/opinfo/tanh/float32/0", "unit/opinfo/sigmoid/float32/backward-0"
+plant([{"op": "aten::tanh_backward", "kind": "wrong_small"},
+       {"op": "aten::sigmoid_", "kind": "wrong_small"}],
+      [TANH, FORWARD, SIBLING, SIGMOID_INPLACE])
+
+
+@pytest.mark.slow(seconds=90)
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
-def test_a_wrong_backward_kernel_fails_only_that_ops_gradients_on_simnpu(tmp_path: Path) -> None:
-    # The backward of tanh is an op of its own on the device: its forward stays right.
-    # sigmoid's gradient reads its result: a wrong in-place kernel (sigmoid_) fails the
-    # gradients through it while the out-of-place op's gradients stay right.
-    faults = [{"op": "aten::tanh_backward", "kind": "wrong_small"},
-              {"op": "aten::sigmoid_", "kind": "wrong_small"}]
-    forward, sibling = "unit/opinfo/tanh/float32/0", "unit/opinfo/sigmoid/float32/backward-0"
-    records = run_unit("simnpu", [TANH, forward, sibling, SIGMOID_INPLACE], tmp_path, faults)
+def test_a_wrong_backward_kernel_fails_only_that_ops_gradients_on_simnpu(
+    planted_run: dict[str, dict[str, Any]],
+) -> None:
+    records = planted_run
     for failing in (TANH, SIGMOID_INPLACE):
         assert records[failing]["status"] == "FAIL_NUMERIC", records[failing]["message"]
         assert "grad of args[0]" in records[failing]["message"]
-    for control in (forward, sibling):
+    for control in (FORWARD, SIBLING):
         assert records[control]["status"] == "PASS", records[control]["message"]
 
 

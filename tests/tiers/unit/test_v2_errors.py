@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
+from unit_helpers import plant
 
 from kit.outcomes import SemanticMismatch
 from kit.standard import load_standard
@@ -46,26 +43,23 @@ def test_cpu_refusing_passes_and_a_returned_value_fails_as_no_error() -> None:
     assert caught.value.details()["failure"] == FAILURE
 
 
+#: (simnpu fault, the test that catches it, its status, a test of the same op left alone).
+PLANTED = [
+    ({"op": "gather", "kind": "swallow_error"}, OUT_OF_RANGE, "FAIL_SEMANTIC",
+     "unit/opinfo/gather/float32/0"),
+    ({"op": "roll", "kind": "abort"}, "unit/opinfo/roll/float32/error-0", "CRASH", None),
+]
+plant([rule for rule, _, _, _ in PLANTED],
+      [t for _, caught, _, control in PLANTED for t in (caught, control) if t])
+
+
+@pytest.mark.slow(seconds=90)
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
-def test_an_op_returning_a_value_where_cpu_raises_is_caught_on_simnpu(tmp_path: Path) -> None:
-    planted = [
-        ({"op": "gather", "kind": "swallow_error"}, OUT_OF_RANGE, "FAIL_SEMANTIC",
-         "unit/opinfo/gather/float32/0"),
-        ({"op": "roll", "kind": "abort"}, "unit/opinfo/roll/float32/error-0", "CRASH", None),
-    ]
-    selects = [a for _, caught, _, control in planted
-               for a in ("--select", caught, *(("--select", control) if control else ()))]
-    env = {**os.environ, "SIMNPU_FAULTS": json.dumps([rule for rule, _, _, _ in planted]),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--tier", "unit", *selects,
-         "--timeout", "60", "--no-sign", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert done.returncode == 1, done.stderr[-3000:]
-    records = {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
-    for _, caught, status, control in planted:
+def test_an_op_returning_a_value_where_cpu_raises_is_caught_on_simnpu(
+    planted_run: dict[str, dict[str, Any]],
+) -> None:
+    records = planted_run
+    for _, caught, status, control in PLANTED:
         assert records[caught]["status"] == status, records[caught]["message"]
         if control:
             assert records[control]["status"] == "PASS", records[control]["message"]

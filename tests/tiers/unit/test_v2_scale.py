@@ -6,9 +6,10 @@ from __future__ import annotations
 import importlib.util
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
-from unit_helpers import run_unit
+from unit_helpers import plant
 
 from kit import paths
 from kit.results import NotApplicableReason
@@ -51,13 +52,17 @@ def test_a_scale_test_over_the_vendors_device_memory_is_not_applicable(tmp_path:
     assert UnitTier().inapplicable(STANDARD, roomy, SUM_24) is None
 
 
+SUM_16 = "unit/opinfo/sum/float32/scale-2p16"
+plant([{"op": "sum", "kind": "drop_past"}], [SUM_24, SUM_16])
+
+
+@pytest.mark.slow(seconds=90)
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
 def test_a_reduction_dropping_elements_past_two_to_the_24_is_caught_on_simnpu(
-    tmp_path: Path,
+    planted_run: dict[str, dict[str, Any]],
 ) -> None:
     """sum treating what lies past 2^24 as zero: the 2^24 test fails on values, the 2^16
     sibling passes."""
-    control = "unit/opinfo/sum/float32/scale-2p16"
-    records = run_unit("simnpu", [SUM_24, control], tmp_path, [{"op": "sum", "kind": "drop_past"}])
+    records = planted_run
     assert records[SUM_24]["status"] == "FAIL_NUMERIC", records[SUM_24]["message"]
-    assert records[control]["status"] == "PASS", records[control]["message"]
+    assert records[SUM_16]["status"] == "PASS", records[SUM_16]["message"]

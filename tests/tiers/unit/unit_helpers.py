@@ -1,5 +1,6 @@
-"""Shared helpers of the unit tier's own tests: a CPU context, writing op spec files, and a
-real `ckit run` of selected unit tests (simnpu faults planted through ``SIMNPU_FAULTS``)."""
+"""Shared helpers of the unit tier's own tests: a CPU context, writing op spec files, a real
+`ckit run` of selected unit tests (simnpu faults planted through ``SIMNPU_FAULTS``), and the
+one planted-fault run that several modules share (``plant``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,25 @@ def write_spec(directory: Path, name: str, text: str) -> Path:
     path = directory / name
     path.write_text(textwrap.dedent(text), encoding="utf-8")
     return path
+
+
+@dataclass(frozen=True)
+class Planted:
+    """A module's simnpu faults and the tests that must catch them or stay untouched."""
+
+    faults: tuple[dict[str, Any], ...]
+    tests: tuple[str, ...]
+
+
+#: What the modules importing ``plant`` registered: one ``ckit run`` (the ``planted_run``
+#: fixture of conftest.py) plants every fault and runs every test, instead of one run each
+#: (a run's start-up is most of its cost). A module may join only with faults on ops the others'
+#: tests do not call. Run alone, a module's tests run only its own faults.
+PLANTED: list[Planted] = []
+
+
+def plant(faults: list[dict[str, Any]], tests: list[str]) -> None:
+    PLANTED.append(Planted(tuple(faults), tuple(tests)))
 
 
 def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]

@@ -1,0 +1,21 @@
+"""The planted-fault run that the unit tier's detection tests share (``unit_helpers.plant``)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pytest
+from unit_helpers import PLANTED, run_unit
+
+
+@pytest.fixture(scope="session")
+def planted_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The records, by id, of one simnpu run with every registered fault planted."""
+    if importlib.util.find_spec("simnpu") is None:
+        pytest.skip("simnpu not installed")
+    faults = [fault for planted in PLANTED for fault in planted.faults]
+    tests = list(dict.fromkeys(t for planted in PLANTED for t in planted.tests))
+    records = run_unit("simnpu", tests, tmp_path_factory.mktemp("planted"), faults)
+    assert set(tests) <= set(records), sorted(set(tests) - set(records))
+    return records
