@@ -7,7 +7,8 @@
     report.dsse.json                                  the envelope over the signed files
     run.json  journal.jsonl                           what was asked; each result as it came
     workers/                                          worker-N.log, judge-N.log, evidence-N.pt,
-                                                      planned-ids.txt, golden-unwritten.log
+                                                      evidence-N-judged.pt, planned-ids.txt,
+                                                      golden-unwritten.log
     golden/                                           with --golden: the artifacts themselves
 
 A low module (it imports no other part of the kit): the runner, the formats, signing,
@@ -88,6 +89,12 @@ def judge_log_name(number: int) -> str:
 def evidence_name(number: int) -> str:
     """Where worker ``number`` leaves a test's evidence for the judge (``torch.save``)."""
     return f"evidence-{number}.pt"
+
+
+def judged_evidence_name(number: int) -> str:
+    """Where the evidence of worker ``number``'s last test waits for the judge while the worker
+    runs the next test (which writes ``evidence_name`` afresh)."""
+    return f"evidence-{number}-judged.pt"
 
 
 @dataclass(frozen=True)

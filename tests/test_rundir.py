@@ -45,6 +45,7 @@ from kit.rundir import (
     evidence_name,
     finished_report_names,
     judge_log_name,
+    judged_evidence_name,
     report_files,
     worker_log_name,
 )
@@ -201,7 +202,7 @@ FILE_NAMES = (REPORT_JSON, JUNIT_XML, RESULTS_CSV, SUMMARY_MD, ENVELOPE_NAME, GO
 DIR_NAMES = (WORKERS_DIR, GOLDEN_DIR)
 #: The numbered files of ``workers/``, as f-string templates (``{}`` for the number).
 NUMBERED = tuple(name(7).replace("7", "{}") for name in
-                 (worker_log_name, judge_log_name, evidence_name))
+                 (worker_log_name, judge_log_name, evidence_name, judged_evidence_name))
 _PATH_CALLS = frozenset({"Path", "PurePath", "PurePosixPath", "joinpath"})
 #: Modules allowed to spell a name, and why. Empty: every module names the files through
 #: ``kit.rundir``. (Docstrings and comments may mention the files: they are prose.)

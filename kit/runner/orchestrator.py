@@ -381,26 +381,67 @@ class Orchestrator:
         except BaseException:
             judges.stop()
             raise
+        try:
+            self._run_tests(worker, judges, pending)
+        finally:
+            judges.stop()
+
+    def _run_tests(
+        self, worker: WorkerProcess, judges: JudgeSlot, pending: queue.SimpleQueue[str]
+    ) -> None:
+        """Run and judge the slot's tests, the judge working on one test while the worker runs
+        the next (``_overlapped``)."""
         owed: str | None = None
+        retry: str | None = None  # a test run beside a failing one, to run again
         try:
             while not self._errors:
-                try:
-                    test_id = pending.get_nowait()
-                except queue.Empty:
+                test_id = retry or _next(pending)
+                retry = None
+                if test_id is None:
                     return
                 if owed is not None and group_of(test_id) != owed:
                     worker = self._settle(worker, owed)
-                executed = worker.run(test_id, self.timeout_for(test_id))
-                record = self.annotate(
-                    judges.verdict(worker, executed, self.judge_timeout_for(test_id)))
-                after = self._after(worker, record)
-                worker, owed = after.worker, after.owed
-                self.journal.append(after.record)
-                assert self._progress is not None
-                self._progress.advance(after.record.status.is_failure)
+                executed: TestRecord | None = worker.run(test_id, self.timeout_for(test_id))
+                while executed is not None and not self._errors:
+                    if not (judges.needs_judging(executed) and worker.alive):
+                        record = self.annotate(
+                            judges.verdict(worker, executed, self.judge_timeout_for(executed.id)))
+                        worker, owed = self._record(self._after(worker, record))
+                        break
+                    judges.begin(executed, worker.hand_over_evidence())
+                    executed, retry, after = self._overlapped(worker, judges, executed, pending)
+                    worker, owed = self._record(after)
         finally:
-            worker.stop()
-            judges.stop()
+            worker.stop()  # the slot's current worker (restarts replaced the first)
+
+    def _overlapped(
+        self, worker: WorkerProcess, judges: JudgeSlot, judged: TestRecord,
+        pending: queue.SimpleQueue[str],
+    ) -> tuple[TestRecord | None, str | None, AfterTest]:
+        """While the judge judges ``judged``, the worker runs the next test. Returns that test's
+        execution (None: none ran, or it must run again), the test to run again, and what
+        follows ``judged``'s verdict.
+
+        The next test's result is kept when ``judged`` passed (a worker the next test killed is
+        replaced when that test is recorded). After a failure the worker would have been
+        probed, or replaced, before it ran anything else: the next test runs again after that,
+        as a run without overlap would have run it.
+        """
+        following = _next(pending)
+        executed = None if following is None else worker.run(
+            following, self.timeout_for(following))
+        record = self.annotate(judges.finish(judged, self.judge_timeout_for(judged.id)))
+        if record.status.is_failure:
+            return None, following, self._after(worker, record)
+        self.ledger.observe(suspect_of(record.id), record.status)
+        return executed, None, AfterTest(worker, record)
+
+    def _record(self, after: AfterTest) -> tuple[WorkerProcess, str | None]:
+        """Journal a final record; the worker and owed probe to go on with."""
+        self.journal.append(after.record)
+        assert self._progress is not None
+        self._progress.advance(after.record.status.is_failure)
+        return after.worker, after.owed
 
     def _after(self, worker: WorkerProcess, record: TestRecord) -> AfterTest:
         """Replace a dead worker; probe a live one after a failure (device poisoning).
@@ -504,18 +545,24 @@ class JudgeSlot:
         other ending stands as the worker reported it, except a skip or not-applicable, which
         only the kit may decide (it did, before dispatch).
         """
-        if executed.status in (Status.SKIPPED, Status.NOT_APPLICABLE):
-            return replace(
-                executed,
-                status=Status.ERROR,
-                message=f"the vendor's code ended the test as {executed.status.value} "
-                f"({executed.message}): only the kit decides what does not apply",
-            )
-        if executed.status is not Status.PASS or not judged_apart(executed.id):
-            return executed
+        if self.needs_judging(executed):
+            self.begin(executed, worker.hand_over_evidence())
+            return self.finish(executed, timeout)
+        return settled_by_worker(executed)
+
+    @staticmethod
+    def needs_judging(executed: TestRecord) -> bool:
+        return executed.status is Status.PASS and judged_apart(executed.id)
+
+    def begin(self, executed: TestRecord, evidence: Path) -> None:
+        """Hand the judge an executed test; ``finish`` waits for its verdict."""
         self.start()
         assert self._judge is not None
-        record = self._judge.judge(executed, worker.evidence_path, timeout)
+        self._judge.submit(executed, evidence)
+
+    def finish(self, executed: TestRecord, timeout: float) -> TestRecord:
+        assert self._judge is not None
+        record = self._judge.collect(executed, timeout)
         if not self._judge.alive:
             self._judge = None
         return _with_worker_details(record, executed)
@@ -526,6 +573,26 @@ class JudgeSlot:
             self._judge = None
 
 
+
+
+def _next(pending: queue.SimpleQueue[str]) -> str | None:
+    try:
+        return pending.get_nowait()
+    except queue.Empty:
+        return None
+
+
+def settled_by_worker(executed: TestRecord) -> TestRecord:
+    """The record of a test the judge does not see: as the worker ended it, except a skip or
+    not-applicable, which only the kit may decide (it did, before dispatch)."""
+    if executed.status in (Status.SKIPPED, Status.NOT_APPLICABLE):
+        return replace(
+            executed,
+            status=Status.ERROR,
+            message=f"the vendor's code ended the test as {executed.status.value} "
+            f"({executed.message}): only the kit decides what does not apply",
+        )
+    return executed
 
 
 def _with_worker_details(judged: TestRecord, executed: TestRecord) -> TestRecord:

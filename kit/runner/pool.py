@@ -14,7 +14,7 @@ from typing import Any
 from kit.errors import DeviceError, KitCrash
 from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
-from kit.rundir import evidence_name, judge_log_name, worker_log_name
+from kit.rundir import evidence_name, judge_log_name, judged_evidence_name, worker_log_name
 from kit.runner.isolation import isolated_command, isolated_env
 from kit.runner.logtail import worker_log_details
 from kit.runner.messages import (
@@ -197,6 +197,17 @@ class WorkerProcess(ChildProcess):
             return TestRecord(test_id, Status.ERROR, 0.0, f"worker broke the protocol: {exc}")
         return self._result_of(test_id, reply)
 
+    def hand_over_evidence(self) -> Path:
+        """Move the last test's evidence aside for the judge: the next test this worker runs
+        writes its own without touching what is being judged."""
+        handed = self.spec.log_dir / judged_evidence_name(self.number)
+        remove_stale(handed)
+        try:
+            os.replace(self.evidence_path, handed)
+        except FileNotFoundError:
+            pass  # no evidence: the judge says so, as it would have of the original path
+        return handed
+
     def _result_of(self, test_id: str, reply: Message) -> TestRecord:
         try:
             if not isinstance(reply, RunResult) or reply.id != test_id:
@@ -267,6 +278,8 @@ class JudgeProcess(ChildProcess):
         argv = [f"--tiers={','.join(tiers)}"] + ([] if golden is None else [f"--golden={golden}"])
         super().__init__(argv, log_dir / judge_log_name(number), env)
         self._ready = False
+        #: Why the test last submitted never reached the judge (None: it did).
+        self._unsent: OSError | None = None
 
     def wait_ready(self) -> None:
         """Wait for the judge's ready message (once): started early, a judge loads torch and
@@ -283,17 +296,27 @@ class JudgeProcess(ChildProcess):
             raise KitCrash(f"the kit's judge sent {_kind(ready)} before its ready message")
         self._ready = True
 
-    def judge(self, record: TestRecord, evidence: Path, timeout: float) -> TestRecord:
-        """The verdict on an executed test; a judge that fails is the kit's ERROR, not the
-        vendor's failure (the caller replaces a dead judge)."""
-        self.wait_ready()
+    def submit(self, record: TestRecord, evidence: Path) -> None:
+        """Hand the judge a test without waiting for its verdict (``collect`` waits): the
+        worker runs the next test meanwhile."""
+        self.wait_ready()  # a judge that cannot start is the kit's crash, not a verdict
+        self._unsent = None
         try:
             self.send(JudgeTest(record.id, str(evidence), record.duration_s))
+        except OSError as exc:  # a broken pipe too: told as the verdict's ERROR by collect
+            self._unsent = exc
+
+    def collect(self, record: TestRecord, timeout: float) -> TestRecord:
+        """The verdict on the test last submitted; a judge that fails is the kit's ERROR, not
+        the vendor's failure (the caller replaces a dead judge)."""
+        try:
+            if self._unsent is not None:
+                raise self._unsent
             reply = self.receive(timeout)
             if not isinstance(reply, Judged) or reply.id != record.id:
                 raise ProtocolError(f"expected the verdict on {record.id}, got {_kind(reply)}")
             verdict = TestRecord.from_json(reply.record)
-        except (ChannelClosed, ChannelTimeout, BrokenPipeError, ProtocolError, KeyError) as exc:
+        except (ChannelClosed, ChannelTimeout, OSError, ProtocolError, KeyError) as exc:
             self.kill()
             why = type(exc).__name__ if not str(exc) else str(exc)
             return TestRecord(
