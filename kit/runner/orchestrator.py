@@ -393,6 +393,9 @@ class Orchestrator:
         the next (``_overlapped``)."""
         owed: str | None = None
         retry: str | None = None  # a test run beside a failing one, to run again
+        # Overlap only after a pass: after a failure the next test would often run twice (a
+        # broken kernel fails test after test; a crash after a failure would kill two workers).
+        passed = True
         try:
             while not self._errors:
                 test_id = retry or _next(pending)
@@ -403,14 +406,16 @@ class Orchestrator:
                     worker = self._settle(worker, owed)
                 executed: TestRecord | None = worker.run(test_id, self.timeout_for(test_id))
                 while executed is not None and not self._errors:
-                    if not (judges.needs_judging(executed) and worker.alive):
+                    if not (passed and judges.needs_judging(executed) and worker.alive):
                         record = self.annotate(
                             judges.verdict(worker, executed, self.judge_timeout_for(executed.id)))
                         worker, owed = self._record(self._after(worker, record))
+                        passed = not record.status.is_failure
                         break
                     judges.begin(executed, worker.hand_over_evidence())
                     executed, retry, after = self._overlapped(worker, judges, executed, pending)
                     worker, owed = self._record(after)
+                    passed = not after.record.status.is_failure
         finally:
             worker.stop()  # the slot's current worker (restarts replaced the first)
 
