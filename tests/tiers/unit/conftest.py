@@ -1,4 +1,5 @@
-"""The planted-fault run that the unit tier's detection tests share (``unit_helpers.plant``)."""
+"""The runs the unit tier's tests share: one planted-fault simnpu run (``unit_helpers.plant``)
+and one fault-free cpu run (``unit_helpers.on_clean_cpu``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import importlib.util
 from typing import Any
 
 import pytest
-from unit_helpers import PLANTED, run_unit
+from unit_helpers import CLEAN_CPU, PLANTED, run_unit
 
 
 @pytest.fixture(scope="session")
@@ -19,3 +20,9 @@ def planted_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
     records = run_unit("simnpu", tests, tmp_path_factory.mktemp("planted"), faults)
     assert set(tests) <= set(records), sorted(set(tests) - set(records))
     return records
+
+
+@pytest.fixture(scope="session")
+def clean_cpu_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The records, by id, of one cpu run of every registered selection."""
+    return run_unit("cpu", list(dict.fromkeys(CLEAN_CPU)), tmp_path_factory.mktemp("clean"), [])

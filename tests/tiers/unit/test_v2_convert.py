@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import torch
-from unit_helpers import run_unit
+from unit_helpers import matching, on_clean_cpu, run_unit
 
 from kit.errors import InputError
 from kit.standard import load_standard
@@ -119,14 +119,25 @@ def test_every_cpu_path_converts_the_samples_alike() -> None:
     assert len(set(digests.values())) == 1, digests
 
 
-@pytest.mark.parametrize("vendor", ["cpu", "simnpu"])
-def test_every_conversion_passes_on_fault_free_vendors(vendor: str, tmp_path) -> None:
-    if vendor == "simnpu" and not HAS_SIMNPU:
-        pytest.skip("simnpu not installed")
-    records = run_unit(vendor, ["unit/opinfo/*/*/convert-*"], tmp_path, [])
+CONVERT = on_clean_cpu(["unit/opinfo/*/*/convert-*"])
+
+
+def _all_pass(records: dict[str, dict[str, Any]]) -> None:
     assert set(records) == set(CONVERSIONS)
     failing = [(i, r["message"]) for i, r in records.items() if r["status"] != "PASS"]
     assert not failing, failing[:5]
+
+
+@pytest.mark.slow(seconds=60)
+def test_every_conversion_passes_on_the_cpu_vendor(
+    clean_cpu_run: dict[str, dict[str, Any]],
+) -> None:
+    _all_pass(matching(clean_cpu_run, CONVERT))
+
+
+@pytest.mark.skipif(not HAS_SIMNPU, reason="simnpu not installed")
+def test_every_conversion_passes_on_fault_free_simnpu(tmp_path) -> None:
+    _all_pass(run_unit("simnpu", CONVERT, tmp_path, []))
 
 
 @pytest.mark.skipif(not HAS_SIMNPU, reason="simnpu not installed")

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
-from unit_helpers import run_unit
+from unit_helpers import matching, on_clean_cpu, run_unit
 
 from kit.standard import load_standard
 
@@ -40,8 +41,14 @@ def test_every_kind_locks_tests_for_the_ops_that_declare_it() -> None:
     assert "unit/opinfo/add/float32/inplace" in LOCKED
 
 
-def test_every_form_and_view_write_passes_on_the_cpu_vendor(tmp_path: Path) -> None:
-    records = run_unit("cpu", [f"unit/opinfo/*/float32/{kind}" for kind in KINDS], tmp_path, [])
+FORMS = on_clean_cpu([f"unit/opinfo/*/float32/{kind}" for kind in KINDS])
+
+
+@pytest.mark.slow(seconds=60)
+def test_every_form_and_view_write_passes_on_the_cpu_vendor(
+    clean_cpu_run: dict[str, dict[str, Any]],
+) -> None:
+    records = matching(clean_cpu_run, FORMS)
     assert records and all(r["status"] == "PASS" for r in records.values()), [
         (i, r["message"]) for i, r in records.items() if r["status"] != "PASS"][:5]
 

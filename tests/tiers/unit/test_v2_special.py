@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import torch
-from unit_helpers import plant, run_unit
+from unit_helpers import matching, on_clean_cpu, plant
 
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
@@ -41,8 +41,12 @@ def test_no_special_test_for_integer_dtypes() -> None:
     assert not [i for i in LOCKED if i.endswith("/special") and "/int" in i]
 
 
-def test_special_values_pass_on_the_cpu_vendor(tmp_path) -> None:
-    records = run_unit("cpu", ["unit/opinfo/*/*/special"], tmp_path, [])
+SPECIAL = on_clean_cpu(["unit/opinfo/*/*/special"])
+
+
+@pytest.mark.slow(seconds=60)
+def test_special_values_pass_on_the_cpu_vendor(clean_cpu_run: dict[str, dict[str, Any]]) -> None:
+    records = matching(clean_cpu_run, SPECIAL)
     assert len(records) > 300
     failing = [(i, r["message"]) for i, r in records.items() if r["status"] != "PASS"]
     assert not failing, failing[:5]

@@ -70,6 +70,23 @@ def plant(faults: list[dict[str, Any]], tests: list[str]) -> None:
     PLANTED.append(Planted(tuple(faults), tuple(tests)))
 
 
+#: The selections (patterns) modules check on one fault-free cpu run (the ``clean_cpu_run``
+#: fixture), registered at import like ``PLANTED``.
+CLEAN_CPU: list[str] = []
+
+
+def on_clean_cpu(selects: list[str]) -> list[str]:
+    """Register ``selects`` for the shared fault-free cpu run; returns them."""
+    CLEAN_CPU.extend(selects)
+    return selects
+
+
+def matching(records: dict[str, dict[str, Any]], selects: list[str]) -> dict[str, dict[str, Any]]:
+    """The records of a shared run that ``selects`` picks."""
+    chosen = set(select_ids(list(records), tuple(selects)))
+    return {test_id: record for test_id, record in records.items() if test_id in chosen}
+
+
 def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
              ) -> dict[str, dict[str, Any]]:
     """The records of ``run_unit_report``, by test id."""
