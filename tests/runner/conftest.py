@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from runner_helpers import FIXTURES
+from runner_helpers import FIXTURES, HANG_TIMEOUT_S, SIMNPU_FAULTS, records_by_id, run_ckit
 
 
 @pytest.fixture
@@ -17,3 +20,25 @@ def ckit_env(tmp_path: Path) -> dict[str, str]:
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     env.pop("CKIT_SIGNING_KEY", None)
     return env
+
+
+@pytest.fixture(scope="session")
+def simnpu_faults_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The records, by id, of one simnpu run with every registered fault scenario's rules
+    (``runner_helpers.plant_simnpu_faults``): crashes, hangs and poisonings included."""
+    if importlib.util.find_spec("simnpu") is None:
+        pytest.skip("install the demo vendor: ckit vendors install simnpu")
+    base = tmp_path_factory.mktemp("simnpu-faults")
+    rules = [rule for scenario in SIMNPU_FAULTS for rule in scenario.rules]
+    selects = list(dict.fromkeys(s for scenario in SIMNPU_FAULTS for s in scenario.selects))
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(rules), "XDG_CONFIG_HOME": str(base / "cfg")}
+    out = base / "out"
+    result = run_ckit(
+        ["run", "--vendor", "simnpu", "--tier", "unit",
+         *(arg for select in selects for arg in ("--select", select)),
+         "--timeout", str(HANG_TIMEOUT_S), "--no-sign", "--out", str(out)],
+        env,
+        timeout=900,
+    )
+    assert result.returncode == 1, result.stderr[-3000:]  # the faults fail it: not conformant
+    return records_by_id(out)

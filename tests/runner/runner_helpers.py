@@ -5,10 +5,31 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@dataclass(frozen=True)
+class FaultScenario:
+    """simnpu fault rules and the tests (ids or patterns) that show what they do."""
+
+    rules: tuple[dict[str, Any], ...]
+    selects: tuple[str, ...]
+
+
+#: The scenarios modules check on one faulty simnpu run (the ``simnpu_faults_run`` fixture),
+#: registered at import. Each scenario's rules touch ops (or dtypes) no other scenario's tests
+#: read, and none breaks an op the health probe checks with.
+SIMNPU_FAULTS: list[FaultScenario] = []
+#: The faulty run's per-test limit: ample for one small op on a loaded machine, short for a hang.
+HANG_TIMEOUT_S = 10
+
+
+def plant_simnpu_faults(rules: list[dict[str, Any]], selects: list[str]) -> None:
+    SIMNPU_FAULTS.append(FaultScenario(tuple(rules), tuple(selects)))
 
 
 def run_ckit(

@@ -1,8 +1,9 @@
 """The worker health probe is fair, shown by real ``ckit run``s on simnpu with injected faults.
 
-- Half precision alone poisoned (``poison_half``): the probe after the failing test checks every
-  claimed dtype, sees the float16/bfloat16 corruption and replaces the worker, so later
-  half-precision tests of other ops pass. (A float32-only probe would keep the worker.)
+- Half precision alone poisoned (``poison_half``, in the suite's shared faulty simnpu run): the
+  probe after the failing test checks every claimed dtype, sees the float16/bfloat16 corruption
+  and replaces the worker, so later half-precision tests of other ops pass. (A float32-only
+  probe would keep the worker, and those tests would fail on the poisoned device.)
 - ``add`` broken for every input: the probe never relies on the op under suspicion, so the run
   does not restart a worker per failing test; the add tests still fail and the others pass.
 - ``add`` and ``mul`` broken: the probe after an add failure finds mul wrong, the worker is
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_helpers import records_by_id, run_ckit
+from runner_helpers import plant_simnpu_faults, records_by_id, run_ckit
 
 from kit.errors import ExitCode
+from kit.patterns import select_ids
 
 pytestmark = pytest.mark.slow(seconds=100)
 
@@ -71,10 +73,8 @@ def _with_values(records: dict[str, dict[str, Any]], op: str) -> list[str]:
     return [i for i in _ids(records, op) if records[i]["details"].get("numel") != 0]
 
 
-@pytest.fixture(scope="module")
-def half_poisoned(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    rules = [{"op": "neg", "kind": "poison_half", "dtype": "float16"}]
-    return _run(tmp_path_factory.mktemp("poison-half"), rules, [POISONED, *HALF_LATER])
+plant_simnpu_faults([{"op": "neg", "kind": "poison_half", "dtype": "float16"}],
+                    [POISONED, *HALF_LATER])
 
 
 #: OpInfo's own samples (positions of one or two digits), not the standard's variants: the
@@ -101,23 +101,28 @@ def add_and_mul_broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # -- half precision poisoned -----------------------------------------------------------------
 
 
-def test_the_half_poisoning_test_itself_errors(half_poisoned: Path) -> None:
-    record = records_by_id(half_poisoned)[POISONED]
+def test_the_half_poisoning_test_itself_errors(
+    simnpu_faults_run: dict[str, dict[str, Any]]
+) -> None:
+    record = simnpu_faults_run[POISONED]
     assert record["status"] == "ERROR"
     assert "device fatal error" in record["message"]
 
 
-def test_the_probe_sees_half_precision_corruption(half_poisoned: Path) -> None:
-    verdict = records_by_id(half_poisoned)[POISONED]["details"]["probe"]
+def test_the_probe_sees_half_precision_corruption(
+    simnpu_faults_run: dict[str, dict[str, Any]]
+) -> None:
+    verdict = simnpu_faults_run[POISONED]["details"]["probe"]
     assert verdict.startswith("unhealthy: ")
     assert "float16 differs from CPU" in verdict
     assert "float32" not in verdict  # float32 stayed correct: only the claimed half dtypes show it
-    assert _worker_starts(half_poisoned) == 2
 
 
-def test_later_half_precision_tests_of_other_ops_pass(half_poisoned: Path) -> None:
-    records = records_by_id(half_poisoned)
-    later = {test_id: r["status"] for test_id, r in records.items() if test_id != POISONED}
+def test_later_half_precision_tests_of_other_ops_pass(
+    simnpu_faults_run: dict[str, dict[str, Any]]
+) -> None:
+    # They run on the replaced worker: the poisoned one would fail them.
+    later = {i: simnpu_faults_run[i]["status"] for i in select_ids(simnpu_faults_run, HALF_LATER)}
     assert len(later) >= 8
     assert set(later.values()) == {"PASS"}, later
 

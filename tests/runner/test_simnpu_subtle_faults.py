@@ -6,23 +6,17 @@ half precision poisoned for the rest of the process). One ``ckit run`` injects t
 into its own op; the table names the test that must catch it, the status it must get, and a
 test of the same op the fault must not touch (so the blame lands on the right input, not the
 whole op). Controls in float16/bfloat16 run after the half-precision poisoning and must pass.
+The rules are planted into the suite's shared faulty simnpu run (``simnpu_faults_run``).
 """
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 import pytest
-from runner_helpers import records_by_id, run_ckit
+from runner_helpers import plant_simnpu_faults
 
-pytestmark = pytest.mark.slow(seconds=60)
-
-pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
-
-#: A hang is waited for this long: ample for one small op on a loaded machine.
-TIMEOUT_S = 10
+pytestmark = pytest.mark.slow(seconds=100)
 
 
 def _id(op: str, dtype: str, sample: str) -> str:
@@ -83,22 +77,10 @@ HALF_CONTROLS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def subtle_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    base = tmp_path_factory.mktemp("subtle-faults")
-    rules = [rule for _, rule, _, _, _ in TABLE]
-    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(rules), "XDG_CONFIG_HOME": str(base / "cfg")}
-    tests = [t for _, _, caught, _, spared in TABLE for t in (caught, spared)] + HALF_CONTROLS
-    selection = [arg for test_id in tests for arg in ("--select", test_id)]
-    out = base / "out"
-    result = run_ckit(
-        ["run", "--vendor", "simnpu", "--tier", "unit", *selection, "--timeout", str(TIMEOUT_S),
-         "--no-sign", "--out", str(out)],
-        env,
-        timeout=900,
-    )
-    assert result.returncode == 1, result.stderr[-3000:]
-    return records_by_id(out)
+plant_simnpu_faults(
+    [rule for _, rule, _, _, _ in TABLE],
+    [t for _, _, caught, _, spared in TABLE for t in (caught, spared)] + HALF_CONTROLS,
+)
 
 
 @pytest.mark.parametrize(
@@ -107,9 +89,9 @@ def subtle_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, 
     ids=[name for name, *_ in TABLE],
 )
 def test_fault_is_caught_and_classified(
-    subtle_run: dict[str, dict[str, Any]], rule: dict[str, Any], caught: str, expected: str
+    simnpu_faults_run: dict[str, dict[str, Any]], rule: dict[str, Any], caught: str, expected: str
 ) -> None:
-    record = subtle_run[caught]
+    record = simnpu_faults_run[caught]
     assert record["status"] == expected, record["message"]
     if rule["kind"] == "write_input":
         assert record["details"]["failure"] == "input-modified"
@@ -124,15 +106,15 @@ def test_fault_is_caught_and_classified(
     "spared", [spared for *_, spared in TABLE], ids=[name for name, *_ in TABLE]
 )
 def test_blame_stays_on_the_faulty_input(
-    subtle_run: dict[str, dict[str, Any]], spared: str
+    simnpu_faults_run: dict[str, dict[str, Any]], spared: str
 ) -> None:
-    record = subtle_run[spared]
+    record = simnpu_faults_run[spared]
     assert record["status"] == "PASS", record["message"]
 
 
 @pytest.mark.parametrize("control", HALF_CONTROLS)
 def test_half_precision_poisoning_does_not_fail_later_tests(
-    subtle_run: dict[str, dict[str, Any]], control: str
+    simnpu_faults_run: dict[str, dict[str, Any]], control: str
 ) -> None:
-    record = subtle_run[control]
+    record = simnpu_faults_run[control]
     assert record["status"] == "PASS", record["message"]
