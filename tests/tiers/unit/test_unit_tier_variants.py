@@ -237,6 +237,7 @@ def test_the_locked_list_records_each_tests_input_digest() -> None:
         assert digests[test_id] == unit_test_digest(STANDARD, test_id)
 
 
+@pytest.mark.heavy  # two regenerations of the whole unit tier
 def test_lock_refuses_an_id_whose_regenerated_inputs_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
