@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_helpers import FIXTURES, HANG_TIMEOUT_S, SIMNPU_FAULTS, records_by_id, run_ckit
+from runner_helpers import (
+    FIXTURES,
+    HANG_TIMEOUT_S,
+    SIMNPU_FAULTS,
+    planted_simnpu_rules,
+    records_by_id,
+    run_ckit,
+)
 
 
 @pytest.fixture
@@ -23,15 +30,15 @@ def ckit_env(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def simnpu_faults_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """The records, by id, of one simnpu run with every registered fault scenario's rules
+def simnpu_faults_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The output directory of one simnpu run with every registered fault scenario's rules
     (``runner_helpers.plant_simnpu_faults``): crashes, hangs and poisonings included."""
     if importlib.util.find_spec("simnpu") is None:
         pytest.skip("install the demo vendor: ckit vendors install simnpu")
     base = tmp_path_factory.mktemp("simnpu-faults")
-    rules = [rule for scenario in SIMNPU_FAULTS for rule in scenario.rules]
     selects = list(dict.fromkeys(s for scenario in SIMNPU_FAULTS for s in scenario.selects))
-    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(rules), "XDG_CONFIG_HOME": str(base / "cfg")}
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(planted_simnpu_rules()),
+           "XDG_CONFIG_HOME": str(base / "cfg")}
     out = base / "out"
     result = run_ckit(
         ["run", "--vendor", "simnpu", "--tier", "unit",
@@ -41,4 +48,10 @@ def simnpu_faults_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dic
         timeout=900,
     )
     assert result.returncode == 1, result.stderr[-3000:]  # the faults fail it: not conformant
-    return records_by_id(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def simnpu_faults_run(simnpu_faults_out: Path) -> dict[str, dict[str, Any]]:
+    """The records, by id, of the faulty simnpu run (``simnpu_faults_out``)."""
+    return records_by_id(simnpu_faults_out)

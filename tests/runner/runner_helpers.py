@@ -32,6 +32,11 @@ def plant_simnpu_faults(rules: list[dict[str, Any]], selects: list[str]) -> None
     SIMNPU_FAULTS.append(FaultScenario(tuple(rules), tuple(selects)))
 
 
+def planted_simnpu_rules() -> list[dict[str, Any]]:
+    """Every registered scenario's rules: the faulty run's ``SIMNPU_FAULTS``."""
+    return [rule for scenario in SIMNPU_FAULTS for rule in scenario.rules]
+
+
 def run_ckit(
     args: list[str], env: dict[str, str], **kwargs: Any
 ) -> subprocess.CompletedProcess[str]:

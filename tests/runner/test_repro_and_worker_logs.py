@@ -1,9 +1,11 @@
-"""A segfaulting, a hanging and a wrong kernel in a test vendor (one run): the run classifies
-each and goes on; each failing unit record says how to reproduce it (issue 10), and a CRASH or
-TIMEOUT record names the worker log holding its stack and keeps its last lines."""
+"""What a failing record keeps, read from the suite's shared faulty simnpu run
+(``simnpu_faults_out``; the classification of each fault: ``test_simnpu_fault_classification``):
+each failing unit record says how to reproduce it (issue 10), and a CRASH or TIMEOUT record
+names the worker log holding its stack and keeps its last lines."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,69 +13,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_helpers import FIXTURES, records_by_id, run_ckit
+from runner_helpers import planted_simnpu_rules
+from test_simnpu_fault_classification import CONTROLS, TABLE
 
 from kit import paths
 
-pytestmark = pytest.mark.slow(seconds=70)
-
-FAULTY = str(FIXTURES / "vendors" / "faulty")
-CRASHES, HANGS, WRONG, PASSES, PASSES_LAST = (
-    "unit/opinfo/sigmoid/float32/0",
-    "unit/opinfo/tanh/float32/0",
-    "unit/opinfo/exp/float32/0",
-    "unit/opinfo/add/float32/0",
-    "unit/opinfo/where/float32/0",
-)
-TESTS = (CRASHES, HANGS, WRONG, PASSES, PASSES_LAST)
+pytestmark = pytest.mark.slow(seconds=100)
 
 
-@pytest.fixture(scope="module")
-def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    tmp = tmp_path_factory.mktemp("faulty")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(FIXTURES / "python"), *filter(None, [env.get("PYTHONPATH")])]
-    )
-    env["XDG_CONFIG_HOME"] = str(tmp / "config")
-    out = tmp / "out"
-    selection = [arg for test_id in TESTS for arg in ("--select", test_id)]
-    result = run_ckit(
-        ["run", "--vendor", FAULTY, "--tier", "unit", *selection, "--timeout", "10",
-         "--no-sign", "--out", str(out)],
-        env,
-        timeout=600,
-    )
-    assert result.returncode == 1, result.stderr
-    return out, records_by_id(out)
+def _test_of(kind: str) -> str:
+    """The test of the classification table's op broken by ``kind``."""
+    return next(f"unit/opinfo/{op}/float32/0" for k, op, _ in TABLE if k == kind)
 
 
-def test_crash_hang_and_wrong_value_are_classified_and_the_run_completes(
-    faulty_run: tuple[Path, dict[str, Any]],
-) -> None:
-    out, records = faulty_run
-    assert set(records) == set(TESTS)
-    assert records[CRASHES]["status"] == "CRASH"
-    assert records[CRASHES]["details"]["signal"] == "SIGSEGV"
-    assert records[HANGS]["status"] == "TIMEOUT"
-    wrong = records[WRONG]
-    assert wrong["status"] == "FAIL_NUMERIC"
-    assert wrong["details"]["max_rel_err"] > 0.4  # the kernel is 50% off
-    assert wrong["details"]["mismatched"] > 0
-    # Tests after the crash and the hang ran on fresh workers and passed.
-    assert records[PASSES]["status"] == "PASS"
-    assert records[PASSES_LAST]["status"] == "PASS"
+CRASHES, HANGS, WRONG = _test_of("segfault"), _test_of("hang"), _test_of("wrong_large")
+
+
+def test_the_faulty_run_writes_every_report_file(simnpu_faults_out: Path) -> None:
     for name in ("report.dsse.json", "junit.xml", "results.csv", "summary.md"):
-        assert (out / name).exists()
+        assert (simnpu_faults_out / name).exists()
 
 
 def test_failing_unit_record_holds_inputs_seed_and_the_pytest_command(
-    faulty_run: tuple[Path, dict[str, Any]],
+    simnpu_faults_run: dict[str, dict[str, Any]],
 ) -> None:
-    _, records = faulty_run
-    repro = records[WRONG]["details"]["repro"]
+    repro = simnpu_faults_run[WRONG]["details"]["repro"]
     assert repro["pytest"] == (
-        f"python -m pytest kit/tiers/unit --ckit-vendor={FAULTY} --ckit-select={WRONG}"
+        f"python -m pytest kit/tiers/unit --ckit-vendor=simnpu --ckit-select={WRONG}"
     )
     assert isinstance(repro["seed"], int)
     tensors = [a for a in repro["inputs"]["args"] if isinstance(a, dict)]
@@ -82,21 +48,20 @@ def test_failing_unit_record_holds_inputs_seed_and_the_pytest_command(
         assert tensor["dtype"] == "float32"
         assert len(tensor["shape"]) == len(tensor["stride"])
     # Only failures carry one (under load a test may fail where it passes alone).
-    for record in records.values():
+    for record in simnpu_faults_run.values():
         failed = record["status"] not in ("PASS", "SKIPPED", "NOT_APPLICABLE")
         assert ("repro" in record["details"]) == failed, record["id"]
+    assert not any("repro" in simnpu_faults_run[f"unit/opinfo/{op}/float32/0"]["details"]
+                   for op in CONTROLS)
 
 
 def test_the_recorded_pytest_command_reproduces_the_failure_alone(
-    faulty_run: tuple[Path, dict[str, Any]], tmp_path: Path
+    simnpu_faults_run: dict[str, dict[str, Any]],
 ) -> None:
-    _, records = faulty_run
-    command = records[WRONG]["details"]["repro"]["pytest"].split()
+    command = simnpu_faults_run[WRONG]["details"]["repro"]["pytest"].split()
     assert command[0] == "python"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(FIXTURES / "python"), *filter(None, [env.get("PYTHONPATH")])]
-    )
+    # The vendor's environment, as on the run: here, simnpu's fault rules.
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(planted_simnpu_rules())}
     done = subprocess.run(
         [sys.executable, *command[1:], "-q", "-p", "no:cacheprovider"],
         cwd=paths.package_dir().parent, env=env, capture_output=True, text=True, timeout=600,
@@ -104,28 +69,28 @@ def test_the_recorded_pytest_command_reproduces_the_failure_alone(
     )
     assert done.returncode == 1, done.stdout[-2000:]
     assert "1 failed" in done.stdout.splitlines()[-1]
-    assert "exp/float32/0" in done.stdout
+    assert WRONG.removeprefix("unit/opinfo/") in done.stdout
 
 
 def test_crash_record_names_its_worker_log_and_keeps_the_stack(
-    faulty_run: tuple[Path, dict[str, Any]],
+    simnpu_faults_out: Path, simnpu_faults_run: dict[str, dict[str, Any]],
 ) -> None:
-    out, records = faulty_run
-    crash = records[CRASHES]
+    crash = simnpu_faults_run[CRASHES]
     assert crash["status"] == "CRASH"
     log = crash["details"]["worker_log"]
-    assert log.startswith("workers/worker-") and (out / log).is_file()
+    assert log.startswith("workers/worker-") and (simnpu_faults_out / log).is_file()
     tail = crash["details"]["worker_log_tail"]
     # From faulthandler's dump on: the signal, then the innermost frames first.
     assert tail[0] == "Fatal Python error: Segmentation fault", tail
-    assert any("_segfaulting_sigmoid" in line for line in tail[:10]), tail
+    assert any("_segfault" in line for line in tail[:10]), tail
     assert all(len(line) <= 300 and line.isprintable() for line in tail)
     assert "repro" in crash["details"]
 
 
-def test_timeout_record_names_its_worker_log(faulty_run: tuple[Path, dict[str, Any]]) -> None:
-    out, records = faulty_run
-    hang = records[HANGS]
+def test_timeout_record_names_its_worker_log(
+    simnpu_faults_out: Path, simnpu_faults_run: dict[str, dict[str, Any]],
+) -> None:
+    hang = simnpu_faults_run[HANGS]
     assert hang["status"] == "TIMEOUT"
-    assert (out / hang["details"]["worker_log"]).is_file()
+    assert (simnpu_faults_out / hang["details"]["worker_log"]).is_file()
     assert isinstance(hang["details"]["worker_log_tail"], list)

@@ -40,7 +40,7 @@ def locked() -> list[str]:
 @pytest.mark.heavy
 @pytest.mark.skipif(
     torch.backends.cpu.get_cpu_capability() in LOCKING_CAPABILITIES,
-    reason="`ckit standard lock --check` compares the list (test_lock_check_passes_on_the_checkout)",
+    reason="`ckit standard lock --check` compares it (test_lock_check_passes_on_the_checkout)",
 )
 def test_locked_list_equals_generated_ids(locked: list[str]) -> None:
     generated = all_test_ids(load_standard())
