@@ -24,6 +24,7 @@ from pathlib import Path
 from kit.judge_context import JudgeContext
 from kit.outcomes import KitOutcome, classify_exception
 from kit.results import Status, TestRecord, Verdict, tier_of
+from kit.runner.heap import settle_heap
 from kit.runner.messages import (
     Judged,
     JudgeReady,
@@ -85,6 +86,7 @@ def serve(
     send_message(results_fd, JudgeReady(os.getpid()))
     for name in tiers:
         get_tier(name).warm_up()
+    settle_heap()
     while True:
         try:
             command = receive_message(commands, timeout=None)

@@ -26,6 +26,7 @@ from _pytest.runner import runtestprotocol
 
 from kit.pytest_plugin import CONTEXT_KEY, stable_id, verdict_of
 from kit.results import Status, TestRecord, Verdict
+from kit.runner.heap import settle_heap
 from kit.runner.messages import (
     Probe,
     ProbeCheck,
@@ -79,6 +80,7 @@ class WorkerPlugin:
         context = session.config.stash.get(CONTEXT_KEY, None)
         if context is not None and context.device_problem is None:
             session.config.hook.pytest_ckit_warm_up(config=session.config)
+        settle_heap()
         device_info = context.device_info if context else None
         ready = WorkerReady(
             ids=tuple(items),
