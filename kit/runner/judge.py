@@ -24,7 +24,7 @@ from pathlib import Path
 from kit.judge_context import JudgeContext
 from kit.outcomes import KitOutcome, classify_exception
 from kit.results import Status, TestRecord, Verdict, tier_of
-from kit.runner.heap import settle_heap
+from kit.runner.heap import hold_collection, settle_heap
 from kit.runner.messages import (
     Judged,
     JudgeReady,
@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--golden", type=Path, help="the run's output directory (--golden runs)")
     parser.add_argument("--tiers", default="", help="the run's tiers, to warm up before judging")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    hold_collection()  # until settle_heap, after start-up
     context = judge_context(args.golden)
     threads = os.environ.get("CKIT_WORKER_THREADS")
     if threads:

@@ -26,7 +26,7 @@ from _pytest.runner import runtestprotocol
 
 from kit.pytest_plugin import CONTEXT_KEY, stable_id, verdict_of
 from kit.results import Status, TestRecord, Verdict
-from kit.runner.heap import settle_heap
+from kit.runner.heap import hold_collection, settle_heap
 from kit.runner.messages import (
     Probe,
     ProbeCheck,
@@ -144,6 +144,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    hold_collection()  # until settle_heap, after start-up
     _die_with_parent()
     faulthandler.enable()  # a segfault leaves a Python traceback in the worker log
     threads = os.environ.get("CKIT_WORKER_THREADS")
