@@ -46,6 +46,7 @@ from kit.clock import RunDate
 from kit.device import DeviceInfo
 from kit.grading import build_report, collect_environment
 from kit.results import TestRecord
+from kit.runner.heap import hold_collection, settle_heap
 from kit.standard import Standard, load_standard
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
 
@@ -54,12 +55,21 @@ SUITE_ROOT = Path(__file__).parent.name
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Collection imports torch and OpInfo's database: collect their garbage once, after it
+    # (``pytest_collection_finish``), as the kit's worker does after its start-up. An xdist
+    # controller collects nothing: it keeps collecting garbage as usual.
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        hold_collection()
     # Signing keys default to $XDG_CONFIG_HOME/ckit/keys: the suite must neither read the
     # developer's keys nor race another xdist worker generating the same vendor's key. Each
     # process (the xdist controller and every worker) gets a home of its own.
     home = tempfile.mkdtemp(prefix="ckit-suite-config-")
     os.environ["XDG_CONFIG_HOME"] = home
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    settle_heap()
 
 
 @pytest.hookimpl(trylast=True)
