@@ -613,10 +613,8 @@ def _with_probe(record: TestRecord, verdict: str) -> TestRecord:
 def _worker_env(workers: int) -> dict[str, str]:
     env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONHASHSEED": "0"}
     # Each slot's worker and judge compute at once (judging overlaps execution): the cores are
-    # shared among twice as many processes as slots, each told its share of intra-op threads.
-    # More threads than cores only make torch's threads wait for each other (measured on 2
-    # cores, whole unit tier, 1 worker: 111 s of wall with torch's default of 2 threads each,
-    # 91 s with 1).
+    # shared among twice as many processes as slots, each told its share of intra-op threads;
+    # torch's default (every core, in each process) makes its threads wait for each other.
     env["CKIT_WORKER_THREADS"] = str(max(1, _usable_cores() // (2 * workers)))
     return env
 

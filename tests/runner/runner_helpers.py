@@ -21,8 +21,8 @@ class FaultScenario:
 
 
 #: The scenarios modules check on one faulty simnpu run (the ``simnpu_faults_run`` fixture),
-#: registered at import. Each scenario's rules touch ops (or dtypes) no other scenario's tests
-#: read, and none breaks an op the health probe checks with.
+#: registered at import. Each scenario's rules fire only on ops, dtypes or inputs no other
+#: scenario's tests use (a float32 rule also fires on a float32 operand of a mixed-dtype call).
 SIMNPU_FAULTS: list[FaultScenario] = []
 #: The faulty run's per-test limit: ample for one small op on a loaded machine, short for a hang.
 HANG_TIMEOUT_S = 10
