@@ -7,14 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_helpers import (
-    FIXTURES,
-    HANG_TIMEOUT_S,
-    SIMNPU_FAULTS,
-    planted_simnpu_rules,
-    records_by_id,
-    run_ckit,
-)
+from runner_helpers import FAULTY_RUN, FIXTURES, HANG_TIMEOUT_S, records_by_id, run_ckit
 
 
 @pytest.fixture
@@ -36,13 +29,12 @@ def simnpu_faults_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if importlib.util.find_spec("simnpu") is None:
         pytest.skip("install the demo vendor: ckit vendors install simnpu")
     base = tmp_path_factory.mktemp("simnpu-faults")
-    selects = list(dict.fromkeys(s for scenario in SIMNPU_FAULTS for s in scenario.selects))
-    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(planted_simnpu_rules()),
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(FAULTY_RUN.faults()),
            "XDG_CONFIG_HOME": str(base / "cfg")}
     out = base / "out"
     result = run_ckit(
         ["run", "--vendor", "simnpu", "--tier", "unit",
-         *(arg for select in selects for arg in ("--select", select)),
+         *(arg for select in FAULTY_RUN.tests() for arg in ("--select", select)),
          "--timeout", str(HANG_TIMEOUT_S), "--no-sign", "--out", str(out)],
         env,
         timeout=900,

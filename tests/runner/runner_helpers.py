@@ -5,36 +5,23 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from planting_helpers import PlantedRun
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
-@dataclass(frozen=True)
-class FaultScenario:
-    """simnpu fault rules and the tests (ids or patterns) that show what they do."""
-
-    rules: tuple[dict[str, Any], ...]
-    selects: tuple[str, ...]
-
-
-#: The scenarios modules check on one faulty simnpu run (the ``simnpu_faults_run`` fixture),
-#: registered at import. Each scenario's rules fire only on ops, dtypes or inputs no other
-#: scenario's tests use (a float32 rule also fires on a float32 operand of a mixed-dtype call).
-SIMNPU_FAULTS: list[FaultScenario] = []
+#: The fault scenarios modules check on one faulty simnpu run (the ``simnpu_faults_out``
+#: fixture), registered at import (``plant_simnpu_faults``).
+FAULTY_RUN = PlantedRun()
 #: The faulty run's per-test limit: ample for one small op on a loaded machine, short for a hang.
 HANG_TIMEOUT_S = 10
 
 
 def plant_simnpu_faults(rules: list[dict[str, Any]], selects: list[str]) -> None:
-    SIMNPU_FAULTS.append(FaultScenario(tuple(rules), tuple(selects)))
-
-
-def planted_simnpu_rules() -> list[dict[str, Any]]:
-    """Every registered scenario's rules: the faulty run's ``SIMNPU_FAULTS``."""
-    return [rule for scenario in SIMNPU_FAULTS for rule in scenario.rules]
+    FAULTY_RUN.plant(rules, selects)
 
 
 def run_ckit(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_helpers import planted_simnpu_rules
+from runner_helpers import FAULTY_RUN
 from test_simnpu_fault_classification import CONTROLS, TABLE
 
 from kit import paths
@@ -61,7 +61,7 @@ def test_the_recorded_pytest_command_reproduces_the_failure_alone(
     command = simnpu_faults_run[WRONG]["details"]["repro"]["pytest"].split()
     assert command[0] == "python"
     # The vendor's environment, as on the run: here, simnpu's fault rules.
-    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(planted_simnpu_rules())}
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(FAULTY_RUN.faults())}
     done = subprocess.run(
         [sys.executable, *command[1:], "-q", "-p", "no:cacheprovider"],
         cwd=paths.package_dir().parent, env=env, capture_output=True, text=True, timeout=600,

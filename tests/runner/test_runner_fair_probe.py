@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from planting_helpers import matching
 from runner_helpers import plant_simnpu_faults, records_by_id, run_ckit
 
 from kit.errors import ExitCode
-from kit.patterns import select_ids
 
 pytestmark = pytest.mark.slow(seconds=100)
 
@@ -122,7 +122,7 @@ def test_later_half_precision_tests_of_other_ops_pass(
     simnpu_faults_run: dict[str, dict[str, Any]]
 ) -> None:
     # They run on the replaced worker: the poisoned one would fail them.
-    later = {i: simnpu_faults_run[i]["status"] for i in select_ids(simnpu_faults_run, HALF_LATER)}
+    later = {i: r["status"] for i, r in matching(simnpu_faults_run, HALF_LATER).items()}
     assert len(later) >= 8
     assert set(later.values()) == {"PASS"}, later
 

@@ -15,9 +15,8 @@ def planted_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
     """The records, by id, of one simnpu run with every registered fault planted."""
     if importlib.util.find_spec("simnpu") is None:
         pytest.skip("simnpu not installed")
-    faults = [fault for planted in PLANTED for fault in planted.faults]
-    tests = list(dict.fromkeys(t for planted in PLANTED for t in planted.tests))
-    records = run_unit("simnpu", tests, tmp_path_factory.mktemp("planted"), faults)
+    tests = PLANTED.tests()
+    records = run_unit("simnpu", tests, tmp_path_factory.mktemp("planted"), PLANTED.faults())
     assert set(tests) <= set(records), sorted(set(tests) - set(records))
     return records
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 import torch
-from unit_helpers import matching, on_clean_cpu, run_unit
+from planting_helpers import matching
+from unit_helpers import on_clean_cpu, run_unit
 
 from kit.errors import InputError
 from kit.standard import load_standard

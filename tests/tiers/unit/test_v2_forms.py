@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from unit_helpers import matching, on_clean_cpu, run_unit
+from planting_helpers import matching
+from unit_helpers import on_clean_cpu, run_unit
 
 from kit.standard import load_standard
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 import torch
-from unit_helpers import matching, on_clean_cpu, plant
+from planting_helpers import matching
+from unit_helpers import on_clean_cpu, plant
 
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case

@@ -10,9 +10,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from planting_helpers import PlantedRun
 
 from kit.context import KitContext
 from kit.patterns import select_ids
@@ -51,23 +52,13 @@ def write_spec(directory: Path, name: str, text: str) -> Path:
     return path
 
 
-@dataclass(frozen=True)
-class Planted:
-    """A module's simnpu faults and the tests that must catch them or stay untouched."""
-
-    faults: tuple[dict[str, Any], ...]
-    tests: tuple[str, ...]
-
-
 #: What the modules importing ``plant`` registered: one ``ckit run`` (the ``planted_run``
-#: fixture of conftest.py) plants every fault and runs every test, instead of one run each
-#: (a run's start-up is most of its cost). A module may join only with faults on ops the others'
-#: tests do not call. Run alone, a module's tests run only its own faults.
-PLANTED: list[Planted] = []
+#: fixture of conftest.py) plants every fault and runs every test, instead of one run each.
+PLANTED = PlantedRun()
 
 
 def plant(faults: list[dict[str, Any]], tests: list[str]) -> None:
-    PLANTED.append(Planted(tuple(faults), tuple(tests)))
+    PLANTED.plant(faults, tests)
 
 
 #: The selections (patterns) modules check on one fault-free cpu run (the ``clean_cpu_run``
@@ -79,12 +70,6 @@ def on_clean_cpu(selects: list[str]) -> list[str]:
     """Register ``selects`` for the shared fault-free cpu run; returns them."""
     CLEAN_CPU.extend(selects)
     return selects
-
-
-def matching(records: dict[str, dict[str, Any]], selects: list[str]) -> dict[str, dict[str, Any]]:
-    """The records of a shared run that ``selects`` picks."""
-    chosen = set(select_ids(list(records), tuple(selects)))
-    return {test_id: record for test_id, record in records.items() if test_id in chosen}
 
 
 def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
