@@ -33,6 +33,7 @@ from kit.runner.messages import (
     send_message,
 )
 from kit.runner.protocol import ChannelClosed, LineReader
+from kit.runner.threads import take_thread_share
 from kit.standard import load_standard
 from kit.tiers.registry import find_tier, get_tier
 
@@ -118,11 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     hold_collection()  # until settle_heap, after start-up
     context = judge_context(args.golden)
-    threads = os.environ.get("CKIT_WORKER_THREADS")
-    if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
+    take_thread_share()
     tiers = tuple(name for name in args.tiers.split(",") if name)
     serve(LineReader(args.commands), args.results, context, tiers)
     return 0

@@ -29,6 +29,7 @@ from kit.runner.plan import Durations, Plan, make_plan
 from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
+from kit.runner.threads import thread_share_env
 from kit.standard import Standard, load_standard
 from kit.tiers.flows.config import refuse_untested_claims
 from kit.tiers.registry import find_tier, get_tier, kit_inapplicable
@@ -612,19 +613,7 @@ def _with_probe(record: TestRecord, verdict: str) -> TestRecord:
 
 def _worker_env(workers: int) -> dict[str, str]:
     env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONHASHSEED": "0"}
-    # Each slot's worker and judge compute at once (judging overlaps execution): the cores are
-    # shared among twice as many processes as slots, each told its share of intra-op threads;
-    # torch's default (every core, in each process) makes its threads wait for each other.
-    env["CKIT_WORKER_THREADS"] = str(max(1, _usable_cores() // (2 * workers)))
-    return env
-
-
-def _usable_cores() -> int:
-    """The cores this process may run on (a container's or ``taskset``'s limit included)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    return {**env, **thread_share_env(workers)}
 
 
 def prepare_new_run(config: RunConfig, inputs: RunInputs) -> str:

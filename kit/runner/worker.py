@@ -39,6 +39,7 @@ from kit.runner.messages import (
 )
 from kit.runner.probe import ProbeFinding, ProbeReport, probe_device_health
 from kit.runner.protocol import ChannelClosed, LineReader
+from kit.runner.threads import take_thread_share
 
 
 def _die_with_parent() -> None:
@@ -147,11 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     hold_collection()  # until settle_heap, after start-up
     _die_with_parent()
     faulthandler.enable()  # a segfault leaves a Python traceback in the worker log
-    threads = os.environ.get("CKIT_WORKER_THREADS")
-    if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
+    take_thread_share()
     dtypes = tuple(name for name in args.dtypes.split(",") if name)
     plugin = WorkerPlugin(LineReader(args.commands), args.results, dtypes)
     pytest_args: list[Any] = [
