@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import os
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -242,14 +245,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return report
     status, details = outcome_of(report, call)
     context = item.config.stash.get(CONTEXT_KEY, None)
-    if status is Status.PASS and context is not None:
-        details = dict(context.notes)
-    elif status is not None and status.is_failure and context is not None:
-        # What the test noted before it failed (where its device call ran its ops) stays.
-        details = {**context.notes, **details}
     if status is not None:
-        setattr(report, VERDICT_ATTRIBUTE, Verdict(status, _message(report, call), details))
+        notes = context.notes if context is not None else {}
+        verdict = noted_verdict(status, _message(report, call), details, notes)
+        setattr(report, VERDICT_ATTRIBUTE, verdict)
     return report
+
+
+def noted_verdict(status: Status, message: str, details: dict[str, Any],
+                  notes: dict[str, Any]) -> Verdict:
+    """The verdict with what the test noted: all of it when it passes; when it fails, what it
+    noted before it failed (where its device call ran its ops) under the failure's details."""
+    if status is Status.PASS:
+        details = dict(notes)
+    elif status.is_failure:
+        details = {**notes, **details}
+    return Verdict(status, message, details)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -283,9 +294,7 @@ def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
     if report.skipped:
         return _skip_reason(report)
     if report.failed and call.excinfo is not None:
-        exc = call.excinfo.value
-        first_line = (str(exc).strip().splitlines() or [""])[0]
-        return f"{type(exc).__name__}: {first_line}"
+        return failure_message(call.excinfo.value)
     return ""
 
 
@@ -293,24 +302,78 @@ def outcome_of(
     report: pytest.TestReport, call: pytest.CallInfo[None]
 ) -> tuple[Status | None, dict[str, Any]]:
     """Map one phase's report to a kit status (None: this phase decides nothing)."""
+    exc = call.excinfo.value if call.excinfo is not None else None
     if report.skipped:
-        reason = _skip_reason(report)
-        code = na_reason_of(call.excinfo.value) if call.excinfo is not None else None
-        if code is not None:
-            words = reason.removeprefix(NOT_APPLICABLE_PREFIX)
-            return Status.NOT_APPLICABLE, {NA_REASON_KEY: code.value, "reason": words}
-        if reason.startswith(SKIP_PREFIX):
-            return Status.SKIPPED, {"reason": reason}
-        # Any other skip (vendor code's own pytest.skip, a device problem) has no kit reason
-        # code: the report counts it against the grade.
-        return Status.NOT_APPLICABLE, {"reason": reason}
-    if report.failed and call.excinfo is not None:
-        exc = call.excinfo.value
-        details = exc.details() if isinstance(exc, KitOutcome) else {}
-        return classify_exception(exc), details
+        return skip_outcome(_skip_reason(report), exc)
+    if report.failed and exc is not None:
+        return failure_outcome(exc)
     if report.when == "call" and report.passed:
         return Status.PASS, {}
     return None, {}
+
+
+def skip_outcome(reason: str, exc: BaseException | None) -> tuple[Status, dict[str, Any]]:
+    """A skipped test's status: the kit's own reasons are NOT_APPLICABLE with their code or
+    SKIPPED (the vendor's manifest); any other skip (vendor code's own pytest.skip, a device
+    problem) has no kit reason code, and the report counts it against the grade."""
+    code = na_reason_of(exc) if exc is not None else None
+    if code is not None:
+        words = reason.removeprefix(NOT_APPLICABLE_PREFIX)
+        return Status.NOT_APPLICABLE, {NA_REASON_KEY: code.value, "reason": words}
+    if reason.startswith(SKIP_PREFIX):
+        return Status.SKIPPED, {"reason": reason}
+    return Status.NOT_APPLICABLE, {"reason": reason}
+
+
+def failure_outcome(exc: BaseException) -> tuple[Status, dict[str, Any]]:
+    """A test that raised: the status its exception maps to, and a kit outcome's details."""
+    details = exc.details() if isinstance(exc, KitOutcome) else {}
+    return classify_exception(exc), details
+
+
+def failure_message(exc: BaseException) -> str:
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first_line}"
+
+
+#: The fixtures of a kit test the worker may call without pytest's per-test protocol
+#: (``request`` is in every test's closure; it sets nothing up).
+DIRECT_FIXTURES = frozenset({"case", "ckit", "request"})
+
+
+def direct_call(item: pytest.Item, context: KitContext | None) -> Callable[[], object] | None:
+    """``item``'s test function bound to its case and ``context``, where calling it is all
+    pytest's per-test protocol would do (None: run the protocol): a kit test that takes only
+    ``case`` and ``ckit`` and carries no marker (the manifest's or a device problem's skip, a
+    vendor's ``filterwarnings``...). ``ckit run``'s worker calls it directly; plain pytest
+    runs the very same function."""
+    if context is None or not isinstance(item, pytest.Function):
+        return None
+    if set(item.fixturenames) != DIRECT_FIXTURES or next(item.iter_markers(), None) is not None:
+        return None
+    return functools.partial(item.obj, case=item.callspec.params["case"], ckit=context)
+
+
+def direct_verdict(call: Callable[[], object], context: KitContext) -> Verdict:
+    """Call a ``direct_call`` and decide as the plugin decides on its reports: what the test
+    noted if it passes (and, before it failed, if it fails), the status its exception maps to
+    otherwise. Warnings are ignored (pytest would only count them); an interrupt or
+    ``pytest.exit`` goes on up, as in pytest."""
+    context.notes.clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call()
+    except (pytest.exit.Exception, KeyboardInterrupt):
+        raise
+    except (pytest.skip.Exception, pytest.xfail.Exception) as exc:
+        reason = str(exc)
+        status, details = skip_outcome(reason, exc)
+        return noted_verdict(status, reason, details, context.notes)
+    except BaseException as exc:  # noqa: BLE001 - pytest's call phase records every other one
+        status, details = failure_outcome(exc)
+        return noted_verdict(status, failure_message(exc), details, context.notes)
+    return noted_verdict(Status.PASS, "", {}, context.notes)
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

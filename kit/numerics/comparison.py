@@ -187,8 +187,9 @@ def _measurement(
 ) -> Measurement:
     name = dtype_name(out_dtype)
     mismatched = int(bad.sum())
-    unbounded = bool((bad & ~torch.isfinite(diff)).any())
-    finite = torch.isfinite(diff) & ~(torch.isinf(a) & torch.isinf(e))
+    # A difference is finite only where both sides are (two infinities give NaN or infinity).
+    finite = torch.isfinite(diff)
+    unbounded = bool((bad & ~finite).any())
     err = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype)).real.to(torch.float64)
     ratio = _max(torch.where(err > 0, err / allowed.clamp_min(1e-300), err))
     if mismatched and bound.is_exact(out_dtype):
@@ -216,8 +217,11 @@ def _measurement(
 
 
 def _max(values: torch.Tensor) -> float:
-    values = values[torch.isfinite(values)]
-    return float(values.max()) if values.numel() else 0.0
+    """The largest finite value of ``values`` (all >= 0 or NaN), 0 if none: non-finite ones
+    become 0 rather than being selected out (a copy the size of the tensor)."""
+    if not values.numel():
+        return 0.0
+    return float(values.nan_to_num(0.0, posinf=0.0, neginf=0.0).max())
 
 
 def signal_to_noise(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> float:

@@ -65,30 +65,37 @@ def _load_cached(path: Path, mtime_ns: int) -> UnitConfig:
 
 
 def load_unit_config(standard: Standard) -> UnitConfig:
-    """The unit tier of ``standard``, parsed once per process (workers run many tests)."""
+    """The unit tier of ``standard``, parsed and checked once per process (a worker and a
+    judge ask for it several times a test)."""
     path = standard.tier_file("unit")
     try:
         mtime_ns = path.stat().st_mtime_ns
     except OSError:
         raise InputError(f"{path}: file not found") from None
-    config = _with_standard_op_specs(_load_cached(path, mtime_ns), standard)
-    check_op_classes(config, standard)
+    return _standard_config(path, mtime_ns, standard.directories,
+                            frozenset(standard.numerics.classes))
+
+
+@functools.lru_cache(maxsize=8)
+def _standard_config(path: Path, mtime_ns: int, directories: tuple[Path, ...],
+                     op_classes: frozenset[str]) -> UnitConfig:
+    config = _with_op_specs_of(_load_cached(path, mtime_ns), directories)
+    check_op_classes(config, op_classes)
     return config
 
 
-def _with_standard_op_specs(config: UnitConfig, standard: Standard) -> UnitConfig:
-    """The op specs of the standard's own directory, then of those it extends: ``op_specs``
-    names the same directory in each, wherever the tier file itself was found."""
-    if not standard.inherited:
+def _with_op_specs_of(config: UnitConfig, directories: tuple[Path, ...]) -> UnitConfig:
+    """The op specs of the standard's own directory, then of those it extends (``directories``):
+    ``op_specs`` names the same directory in each, wherever the tier file itself was found."""
+    if len(directories) == 1:
         return config
     relative = config.op_specs_dir.relative_to(config.source.parent)
-    own, *inherited = (directory / relative for directory in standard.directories)
+    own, *inherited = (directory / relative for directory in directories)
     return dataclasses.replace(config, op_specs_dir=own, inherited_op_specs_dirs=tuple(inherited))
 
 
-def check_op_classes(config: UnitConfig, standard: Standard) -> None:
-    """Every op names an op class the standard's numerics model defines."""
-    known = standard.numerics.classes
+def check_op_classes(config: UnitConfig, known: frozenset[str]) -> None:
+    """Every op names an op class the standard's numerics model defines (``known``)."""
     for entry in config.ops:
         op_class = entry.comparison.op_class
         if op_class is not None and op_class not in known:
