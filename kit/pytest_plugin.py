@@ -349,7 +349,9 @@ def direct_call(item: pytest.Item, context: KitContext | None) -> Callable[[], o
     runs the very same function."""
     if context is None or not isinstance(item, pytest.Function):
         return None
-    if set(item.fixturenames) != DIRECT_FIXTURES or next(item.iter_markers(), None) is not None:
+    if set(item.fixturenames) != DIRECT_FIXTURES:
+        return None
+    if any(mark.name != "parametrize" for mark in item.iter_markers()):
         return None
     return functools.partial(item.obj, case=item.callspec.params["case"], ckit=context)
 
