@@ -11,27 +11,25 @@ Under plain pytest (one test rerun by hand) both halves run in the same process.
 ``ckit run`` the worker only executes and saves the evidence to the file the orchestrator
 named; the orchestrator hands that file to a judge.
 
-The evidence file is loaded with ``torch.load(weights_only=True)`` (tensors and plain
-containers only, no code), from a regular file under a size limit.
+The evidence file holds tensors and plain containers only, in the kit's own format
+(``kit.evidence_file``: data, no pickle), and is read from a regular file under a size limit.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 import torch
 
 from kit.errors import KitError
+from kit.evidence_file import read_evidence, write_evidence
 
 #: The largest evidence file a judge reads (the unit tier's are kilobytes, models' megabytes).
 EVIDENCE_LIMIT_BYTES = 1 << 30
-#: Evidence up to this size is read into memory before it is loaded.
-IN_MEMORY_EVIDENCE_BYTES = 1 << 20
 
 Evidence = Any
 T = TypeVar("T")
@@ -55,7 +53,7 @@ def run_split(
 
 
 def save_evidence(path: Path, evidence: Evidence) -> None:
-    torch.save(_plain(evidence), path)
+    write_evidence(path, _plain(evidence))
 
 
 def load_evidence(path: Path) -> Evidence:
@@ -73,8 +71,7 @@ def load_evidence(path: Path) -> Evidence:
                 f"the worker's evidence is {info.st_size} bytes (limit {EVIDENCE_LIMIT_BYTES})"
             )
         try:
-            return torch.load(_readable(handle, info.st_size), weights_only=True,
-                              map_location="cpu")
+            return read_evidence(handle, info.st_size)
         except Exception as exc:  # noqa: BLE001 - any unreadable file is the same verdict
             first_line = _printable((str(exc).strip().splitlines() or [""])[0][:200])
             raise EvidenceError(
@@ -82,22 +79,13 @@ def load_evidence(path: Path) -> Evidence:
             ) from None
 
 
-def _readable(handle: BinaryIO, size: int) -> BinaryIO:
-    """A small file read whole: ``torch.load`` then seeks in memory, not through the file (half
-    the time of a unit test's evidence); a large one (a model's, a scale test's) is read in
-    place rather than held twice."""
-    if size > IN_MEMORY_EVIDENCE_BYTES:
-        return handle
-    return io.BytesIO(handle.read(IN_MEMORY_EVIDENCE_BYTES + 1))
-
-
-#: Leaves a weights-only load accepts as they are.
+#: Leaves the evidence file holds as they are.
 _PLAIN_LEAVES = (bool, int, float, complex, str, type(None), torch.dtype, torch.Size)
 
 
 def _plain(value: Any) -> Any:
     """Tensors in plain lists, tuples and dicts: namedtuples (``torch.return_types``) and model
-    output classes become tuples and dicts, which a weights-only load accepts; any other leaf
+    output classes become tuples and dicts, which the evidence file holds; any other leaf
     (a slice or ``Ellipsis`` in an indexing op's arguments) becomes its ``repr``."""
     if isinstance(value, torch.Tensor):
         return value.detach().cpu()

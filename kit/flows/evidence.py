@@ -1,4 +1,4 @@
-"""A ``FlowRun`` as evidence: a plain dict that ``torch.save`` and a weights-only load keep.
+"""A ``FlowRun`` as evidence: a plain dict that the evidence file (``kit.evidence_file``) keeps.
 
 The worker (the vendor's process) saves it; the kit's judge reads it back with
 ``from_evidence``, which trusts nothing: every field's type is checked, and a malformed
