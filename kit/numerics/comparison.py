@@ -24,8 +24,11 @@ from kit.outcomes import ResultMismatch
 
 
 class Bound(Protocol):
-    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-        """The largest allowed ``|actual - reference|`` per element (float64)."""
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype,
+                largest: float | None = None) -> torch.Tensor:
+        """The largest allowed ``|actual - reference|`` per element (float64); ``largest``: the
+        largest finite ``|reference|`` of the whole tensor when ``reference`` is a slice of it
+        (None: of ``reference``)."""
         ...
 
     def rounded(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
@@ -150,62 +153,49 @@ def assert_same_dtype(actual: Any, expected_dtype: torch.dtype, where: str = "ou
         )
 
 
+#: Elements compared at a time: the dozens of elementwise passes of a comparison run over
+#: cache-sized slices (a 2^24-element result took 3.2 s at once, 0.5 s by slices, one thread).
+SLICE_ELEMENTS = 1 << 18
+
+
 def measure(
     actual: torch.Tensor, expected: torch.Tensor, bound: Bound, where: str
 ) -> Measurement:
     """How far ``actual`` is from ``expected`` (same shape, on the CPU) under ``bound``."""
     out_dtype = actual.dtype
-    wide = torch.complex128 if actual.is_complex() or expected.is_complex() else torch.float64
-    a = actual.to(wide)
-    e = expected.to(wide)
-    if actual.is_complex() or expected.is_complex():
-        allowed = bound.allowed(e.abs(), torch.float32 if out_dtype.is_complex else out_dtype)
-        rounded = e
-    else:
-        rounded = bound.rounded(e, out_dtype)
-        allowed = bound.allowed(e, out_dtype)
-    diff = (a - e).abs()
-    if bound.is_exact(out_dtype):
-        close = (a == rounded) | (torch.isnan(a) & torch.isnan(e))
-    else:
-        both_nan = torch.isnan(a) & torch.isnan(e)
-        same_inf = torch.isinf(a) & (a == rounded)
-        finite = torch.isfinite(a) & torch.isfinite(e)
-        close = both_nan | same_inf | (finite & (diff <= allowed))
-    return _measurement(a, e, diff, allowed, ~close, out_dtype, bound, where)
-
-
-def _measurement(
-    a: torch.Tensor,
-    e: torch.Tensor,
-    diff: torch.Tensor,
-    allowed: torch.Tensor,
-    bad: torch.Tensor,
-    out_dtype: torch.dtype,
-    bound: Bound,
-    where: str,
-) -> Measurement:
+    is_complex = actual.is_complex() or expected.is_complex()
+    wide = torch.complex128 if is_complex else torch.float64
+    a = actual.to(wide).reshape(-1)
+    e = expected.to(wide).reshape(-1)
+    # A complex result is bounded by its reference's magnitude, in its parts' dtype.
+    reference = e.abs() if is_complex else e
+    bounded_as = torch.float32 if out_dtype.is_complex else out_dtype
+    exact = bound.is_exact(out_dtype)
     name = dtype_name(out_dtype)
-    mismatched = int(bad.sum())
-    # A difference is finite only where both sides are (two infinities give NaN or infinity).
-    finite = torch.isfinite(diff)
-    unbounded = bool((bad & ~finite).any())
-    err = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype)).real.to(torch.float64)
-    ratio = _max(torch.where(err > 0, err / allowed.clamp_min(1e-300), err))
-    if mismatched and bound.is_exact(out_dtype):
+    slices = [slice(start, start + SLICE_ELEMENTS)
+              for start in range(0, max(a.numel(), 1), SLICE_ELEMENTS)]
+    # The bound's scale is the whole result's (one slice: its own, found by the bound itself).
+    largest = None if len(slices) == 1 else max(
+        largest_finite(reference[at].abs()) for at in slices)
+
+    def errors_in(at: slice) -> _Errors:
+        rounded = e[at] if is_complex else bound.rounded(e[at], out_dtype)
+        allowed = bound.allowed(reference[at], bounded_as, largest)
+        return _errors(a[at], e[at], rounded, allowed.broadcast_to(a[at].shape), exact,
+                       out_dtype)
+
+    errors = [errors_in(at) for at in slices]
+    mismatched = sum(part.mismatched for part in errors)
+    ratio, max_abs, max_rel, max_ulps = (max(values) for values in zip(
+        *((p.ratio, p.max_abs, p.max_rel, p.max_ulps) for p in errors), strict=True))
+    if mismatched and exact:
         ratio = math.inf
-    floor = smallest_normal(name) if out_dtype.is_floating_point else 1.0
-    magnitude = e.abs().real.to(torch.float64) if e.is_complex() else e.abs()
-    unit = epsilon(name) if out_dtype.is_floating_point else 1.0
-    ulps = err / (unit * magnitude.clamp_min(floor))
-    relative = err / magnitude.clamp_min(1e-300)
-    max_abs, max_rel, max_ulps = _max(err), _max(relative), _max(ulps)
-    if unbounded:
+    if any(part.unbounded for part in errors):
         # A NaN or infinity where the reference has none: the error is unbounded.
         ratio = max_abs = max_rel = max_ulps = math.inf
     return Measurement(
         where=where,
-        numel=int(bad.numel()),
+        numel=a.numel(),
         mismatched=mismatched,
         ratio=ratio,
         max_abs_err=max_abs,
@@ -216,9 +206,51 @@ def _measurement(
     )
 
 
-def _max(values: torch.Tensor) -> float:
-    """The largest finite value of ``values`` (all >= 0 or NaN), 0 if none: non-finite ones
-    become 0 rather than being selected out (a copy the size of the tensor)."""
+@dataclass(frozen=True)
+class _Errors:
+    """One slice's part of a ``Measurement``: its mismatches and its largest finite errors."""
+
+    mismatched: int
+    unbounded: bool
+    ratio: float
+    max_abs: float
+    max_rel: float
+    max_ulps: float
+
+
+def _errors(a: torch.Tensor, e: torch.Tensor, rounded: torch.Tensor, allowed: torch.Tensor,
+            exact: bool, out_dtype: torch.dtype) -> _Errors:
+    """NaN passes only where the reference is NaN, an infinity only where the (rounded)
+    reference is the same infinity; a finite element within its bound."""
+    diff = (a - e).abs()
+    if exact:
+        close = (a == rounded) | (torch.isnan(a) & torch.isnan(e))
+    else:
+        both_nan = torch.isnan(a) & torch.isnan(e)
+        same_inf = torch.isinf(a) & (a == rounded)
+        finite_sides = torch.isfinite(a) & torch.isfinite(e)
+        close = both_nan | same_inf | (finite_sides & (diff <= allowed))
+    bad = ~close
+    # A difference is finite only where both sides are (two infinities give NaN or infinity).
+    finite = torch.isfinite(diff)
+    err = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype)).real.to(torch.float64)
+    name = dtype_name(out_dtype)
+    floor = smallest_normal(name) if out_dtype.is_floating_point else 1.0
+    magnitude = e.abs().real.to(torch.float64) if e.is_complex() else e.abs()
+    unit = epsilon(name) if out_dtype.is_floating_point else 1.0
+    return _Errors(
+        mismatched=int(bad.sum()),
+        unbounded=bool((bad & ~finite).any()),
+        ratio=largest_finite(torch.where(err > 0, err / allowed.clamp_min(1e-300), err)),
+        max_abs=largest_finite(err),
+        max_rel=largest_finite(err / magnitude.clamp_min(1e-300)),
+        max_ulps=largest_finite(err / (unit * magnitude.clamp_min(floor))),
+    )
+
+
+def largest_finite(values: torch.Tensor) -> float:
+    """The largest finite value of ``values`` (all >= 0 or NaN: magnitudes, errors), 0 if none:
+    non-finite ones become 0 rather than being selected out (a copy the size of the tensor)."""
     if not values.numel():
         return 0.0
     return float(values.nan_to_num(0.0, posinf=0.0, neginf=0.0).max())

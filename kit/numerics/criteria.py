@@ -59,8 +59,11 @@ class Criterion(ABC):
         error model's constants depend on it; the other kinds take none)."""
 
     @abstractmethod
-    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-        """The largest allowed ``|actual - reference|`` per element (float64)."""
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype,
+                largest: float | None = None) -> torch.Tensor:
+        """The largest allowed ``|actual - reference|`` per element (float64); ``largest``: the
+        largest finite ``|reference|`` of the whole result when ``reference`` is a slice of it
+        (None: of ``reference`` itself)."""
 
     def rounded(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
         """The reference as the result is held to it (float64): itself, unless rounded."""
@@ -107,14 +110,15 @@ class ErrorBound(Criterion):
             return reference
         return reference.to(out_dtype).to(torch.float64)
 
-    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype,
+                largest: float | None = None) -> torch.Tensor:
         name = dtype_name(out_dtype)
         model = self.model(name)
         rounding = (self.rounded(reference, out_dtype) - reference).abs().nan_to_num(0.0)
         if model.exact:
             return rounding
         size = reference.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
-        scale = float(size.max()) if size.numel() else 0.0
+        scale = _largest_finite(size) if largest is None else largest
         if model.magnitude:
             scale = max(scale, self.magnitude)
         scale = max(scale, self.scale_floor)
@@ -153,12 +157,12 @@ class Tolerance(Criterion):
     rtol: float
     normwise: float = 0.0
 
-    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype,
+                largest: float | None = None) -> torch.Tensor:
         size = reference.abs()
         if not self.normwise:
             return self.atol + self.rtol * size
-        finite = size.nan_to_num(0.0, posinf=0.0, neginf=0.0)
-        scale = float(finite.max()) if finite.numel() else 0.0
+        scale = _largest_finite(size) if largest is None else largest
         return self.atol + self.rtol * size + self.normwise * scale
 
     def describe(self, dtype: str | None = None) -> dict[str, Any]:
@@ -179,10 +183,17 @@ class SqnrFloor(Criterion):
 
         return judge_signal_to_noise(self, actual, expected, where)
 
-    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+    def allowed(self, reference: torch.Tensor, out_dtype: torch.dtype,
+                largest: float | None = None) -> torch.Tensor:
         import torch
 
         return torch.full(reference.shape, math.inf, dtype=torch.float64)
 
     def describe(self, dtype: str | None = None) -> dict[str, Any]:
         return {"sqnr_floor_db": self.db}
+
+
+def _largest_finite(size: torch.Tensor) -> float:
+    from kit.numerics.comparison import largest_finite
+
+    return largest_finite(size)

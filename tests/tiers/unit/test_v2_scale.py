@@ -12,10 +12,18 @@ import pytest
 from unit_helpers import plant
 
 from kit import paths
+from kit.cli.standard_lock import locked_digests
 from kit.results import NotApplicableReason
 from kit.standard import load_standard
+from kit.tiers.unit.cases import unit_case
+from kit.tiers.unit.config import load_unit_config
+from kit.tiers.unit.identity import case_digest
+from kit.tiers.unit.opinfo_cases import parse_opinfo_id, selected_positions
 from kit.tiers.unit.scale_budget import footprint_bytes, scale_elements
 from kit.tiers.unit.tier import UnitTier
+from kit.tiers.unit.variants import variant_samples
+from kit.tiers.unit.variants.interface import VariantSource, rule_of_segment
+from kit.tiers.unit.variants.registry import kind_named
 from kit.vendors import VendorProfile, load_vendor
 
 STANDARD = load_standard()
@@ -66,3 +74,32 @@ def test_a_reduction_dropping_elements_past_two_to_the_24_is_caught_on_simnpu(
     records = planted_run
     assert records[SUM_24]["status"] == "FAIL_NUMERIC", records[SUM_24]["message"]
     assert records[SUM_16]["status"] == "PASS", records[SUM_16]["message"]
+
+
+def test_a_run_builds_the_one_input_an_id_names_as_the_lock_built_it() -> None:
+    """A run builds a scale id's input by its name, without CPU's check (``sample_named``):
+    it must be the input ``build`` made with the check, and the one the lock digested (the
+    2^16 ids; the 2^24 ones are the heavy ``lock --check``'s)."""
+    config = load_unit_config(STANDARD)
+    locked = locked_digests(STANDARD.test_list_path("unit"))
+    small = sorted(test_id for test_id in LOCKED if test_id.endswith("/scale-2p16"))
+    assert len(small) >= 10
+    for test_id in small:
+        parsed = parse_opinfo_id(test_id)
+        entry = config.op(parsed.op_key)
+        rule = rule_of_segment(str(parsed.sample), config.coverage.variants_of(entry.key,
+                                                                                parsed.dtype))
+        assert rule is not None
+        tested = selected_positions(config, entry, parsed.dtype)
+        built = variant_samples(entry, parsed.dtype, rule, tested)[str(parsed.sample)]
+        checked = kind_named(rule.kind).case(entry, parsed.dtype, built, test_id)
+        named = case_digest(unit_case(STANDARD, test_id))
+        assert named == case_digest(checked) == locked[test_id], test_id
+
+
+def test_a_segment_the_scale_rule_does_not_name_builds_nothing() -> None:
+    config = load_unit_config(STANDARD)
+    scale_rule = next(r for r in config.coverage.variants if r.kind == "scale")
+    source = VariantSource(config.op("sum"), "float32", scale_rule, (), ())
+    for not_named in ("scale-2p17", "scale-2p", "scale-2pxx", "large", "scale-2p31", "2p16"):
+        assert kind_named("scale").sample_named(source, not_named) is None, not_named

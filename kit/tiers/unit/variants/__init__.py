@@ -51,8 +51,17 @@ def _build(entry: OpEntry, dtype: str, rule: VariantRule, tested: tuple[int, ...
 
 def variant_case_of(entry: OpEntry, dtype: str, rule: VariantRule, segment: str,
                     tested: tuple[int, ...]) -> Any:
-    """The unit case an id's variant segment names, or None where there is no such sample."""
-    sample = variant_samples(entry, dtype, rule, tested).get(segment)
+    """The unit case an id's variant segment names, or None where there is no such sample.
+
+    A kind that ``builds_by_name`` builds that one sample, without CPU's check: the locked
+    list, made where the check ran, holds the id only if CPU accepted it (a scale input is
+    2^24 elements: its check is two CPU calls on it, in the worker and the judge alike)."""
+    kind = kind_named(rule.kind)
+    if kind.builds_by_name:
+        source = VariantSource(entry, dtype, rule, opinfo_samples(entry, dtype), tested)
+        sample = kind.sample_named(source, segment)
+    else:
+        sample = variant_samples(entry, dtype, rule, tested).get(segment)
     if sample is None:
         return None
-    return kind_named(rule.kind).case(entry, dtype, sample, f"{entry.key} sample {segment}")
+    return kind.case(entry, dtype, sample, f"{entry.key} sample {segment}")

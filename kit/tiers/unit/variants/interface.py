@@ -67,6 +67,16 @@ class VariantKind(ABC):
     #: One line for ``unit.yaml`` readers and error messages.
     summary: ClassVar[str]
 
+    #: Whether CPU's check of a sample only decides whether its segment exists, never which
+    #: candidate the segment names: a run then builds the one sample an id names
+    #: (``sample_named``), and the standard's lock, which ran the check, says it exists.
+    builds_by_name: ClassVar[bool] = False
+
+    def sample_named(self, source: VariantSource, segment: str) -> Any | None:
+        """The sample ``segment`` names, built without asking CPU (``builds_by_name`` kinds);
+        None where the rule names no such segment."""
+        raise NotImplementedError(f"{self.name} builds its samples together")
+
     def claims(self, rule_name: str) -> bool:
         """Whether a rule named ``rule_name`` is of this kind."""
         return rule_name == self.name

@@ -66,18 +66,31 @@ class Scale(VariantKind):
                            f"{where}.dtypes"), powers=tuple(sorted(powers)),
                            memory_budget_mib=budget)
 
+    builds_by_name = True
+
     def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
         """One sample per power that suits the dtype, where CPU accepts it."""
         built: dict[str, Any] = {}
-        pattern = PATTERNS[source.entry.key]
         for power in source.rule.powers:
-            if (power == ONE_BYTE_POWER) != (source.dtype in ONE_BYTE_DTYPES):
-                continue
-            sample = source.seeded(
-                functools.partial(pattern, scale_elements(power), source.torch_dtype), power)
-            if accepts(sample):
-                built[f"{source.rule.name}{LABEL_SEPARATOR}2p{power}"] = sample
+            segment = f"{source.rule.name}{LABEL_SEPARATOR}2p{power}"
+            sample = self.sample_named(source, segment)
+            if sample is not None and accepts(sample):
+                built[segment] = sample
         return built
+
+    def sample_named(self, source: VariantSource, segment: str) -> Any | None:
+        """The input past 2^power elements ``<rule>-2p<power>`` names, if the rule lists that
+        power and it suits the dtype (2^31 for 1-byte dtypes only)."""
+        prefix = f"{source.rule.name}{LABEL_SEPARATOR}2p"
+        digits = segment.removeprefix(prefix)
+        if digits == segment or not digits.isdigit() or int(digits) not in source.rule.powers:
+            return None
+        power = int(digits)
+        if (power == ONE_BYTE_POWER) != (source.dtype in ONE_BYTE_DTYPES):
+            return None
+        pattern = PATTERNS[source.entry.key]
+        return source.seeded(
+            functools.partial(pattern, scale_elements(power), source.torch_dtype), power)
 
     def candidates(self, source: VariantSource) -> Iterator[Candidate]:
         return iter(())  # ``build`` names its samples by size
