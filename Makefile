@@ -56,10 +56,8 @@ certify-run:
 	exit $$code
 
 bench:
-	$(BIN)/python bench/isolation_overhead.py
-	$(BIN)/python bench/fault_slowdown.py
+	$(BIN)/python bench/speed_summary.py $(BENCH_ARGS)
 	$(BIN)/python bench/verify_scale.py
-	$(BIN)/python bench/verify_throughput.py
 
 # The whole flows tier on the reference backends (about 40 minutes on 2 cores).
 bench-flows:

@@ -40,12 +40,12 @@ def bare_loop(vendor: str, test_ids: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def kit_run(vendor: str, select: list[str]) -> tuple[float, float, int]:
+def kit_run(vendor: str, select: list[str], workers: int = 1) -> tuple[float, float, int]:
     """Wall time of ``ckit run``, time spent inside tests, tests journaled."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         command = [sys.executable, "-m", "kit", "run", "--vendor", vendor, "--tier", "unit",
-                   "--no-sign", "--out", str(out)]
+                   "--workers", str(workers), "--no-sign", "--out", str(out)]
         for pattern in select:
             command += ["--select", pattern]
         started = time.perf_counter()
