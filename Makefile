@@ -55,6 +55,9 @@ certify-run:
 	echo "certify: $(OUT) (ckit run exit code $$code)"; \
 	exit $$code
 
+# Issue 26's speed figures side by side with their goals (bench/speed_summary.py: the whole
+# unit tier several times, minutes), then verify's answer on a huge envelope. BENCH_ARGS
+# narrows or adds: BENCH_ARGS="--select 'unit/opinfo/a*/*/*'", BENCH_ARGS=--certify.
 bench:
 	$(BIN)/python bench/speed_summary.py $(BENCH_ARGS)
 	$(BIN)/python bench/verify_scale.py
