@@ -6,8 +6,8 @@
     golden-manifest.json                              with --golden: the artifacts' list (signed)
     report.dsse.json                                  the envelope over the signed files
     run.json  journal.jsonl                           what was asked; each result as it came
-    workers/                                          worker-N.log, judge-N.log, evidence-N.pt,
-                                                      evidence-N-judged.pt, planned-ids.txt,
+    workers/                                          worker-N.log, judge-N.log, evidence-N.bin,
+                                                      evidence-N-judged.bin, planned-ids.txt,
                                                       golden-unwritten.log
     golden/                                           with --golden: the artifacts themselves
 
@@ -87,14 +87,15 @@ def judge_log_name(number: int) -> str:
 
 
 def evidence_name(number: int) -> str:
-    """Where worker ``number`` leaves a test's evidence for the judge (``torch.save``)."""
-    return f"evidence-{number}.pt"
+    """Where worker ``number`` leaves a test's evidence for the judge (``kit.evidence_file``'s
+    format, not torch's)."""
+    return f"evidence-{number}.bin"
 
 
 def judged_evidence_name(number: int) -> str:
     """Where the evidence of worker ``number``'s last test waits for the judge while the worker
     runs the next test (which writes ``evidence_name`` afresh)."""
-    return f"evidence-{number}-judged.pt"
+    return f"evidence-{number}-judged.bin"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ RAN = FlowRun("executorch_xnnpack", Stage.RAN, (torch.ones(2, 3), torch.arange(4
 
 def through_file(tmp_path: Path, evidence: Any) -> Any:
     """The worker's save and the judge's weights-only load, as ``ckit run`` does them."""
-    path = tmp_path / "evidence.pt"
+    path = tmp_path / "evidence.bin"
     save_evidence(path, evidence)
     return load_evidence(path)
 

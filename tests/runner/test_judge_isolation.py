@@ -205,5 +205,5 @@ print(judge_record(judge_context(None), sys.argv[1], Path(sys.argv[2]), 0.0).sta
 
 def evidence_of(out: Path) -> Path:
     """The evidence the run's only worker left for its last test (a one-test run: the test)."""
-    (evidence,) = (out / "workers").glob("evidence-*.pt")
+    (evidence,) = (out / "workers").glob("evidence-*.bin")
     return evidence

@@ -47,7 +47,7 @@ EVERY_MESSAGE: list[Message] = [
     Probe(()),
     ProbeCheck("mm", "bfloat16"),
     ProbeResult(REPORT),
-    JudgeTest("unit/opinfo/add/float32/0", "/tmp/run/workers/evidence-1.pt", 0.5),
+    JudgeTest("unit/opinfo/add/float32/0", "/tmp/run/workers/evidence-1.bin", 0.5),
     Judged("unit/opinfo/add/float32/0", RECORD),
     Exit(),
 ]

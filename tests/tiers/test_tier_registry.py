@@ -159,7 +159,7 @@ def test_an_extra_tier_is_planned_decided_judged_and_summarized(
     assert decided is not None and decided.words == "no question applies"
 
     assert judged_apart(EXTRA_IDS[0])
-    evidence = tmp_path / "evidence.pt"
+    evidence = tmp_path / "evidence.bin"
     save_evidence(evidence, 42)
     passed = judge_record(JudgeContext(standard), EXTRA_IDS[0], evidence, 0.1)
     assert (passed.status, passed.details) == (Status.PASS, {"answer": 42})
