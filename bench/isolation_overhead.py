@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from kit.patterns import select_ids
@@ -56,6 +57,39 @@ def kit_run(vendor: str, select: list[str], workers: int = 1) -> tuple[float, fl
         return wall, in_test, len(lines)
 
 
+@dataclass(frozen=True)
+class Isolation:
+    """One bare loop and one ``ckit run`` over the same unit tests, and the fixed cost."""
+
+    tests: int
+    journaled: int
+    bare_s: float
+    kit_s: float
+    in_test_s: float
+    #: A one-test run's wall time minus its test: interpreter, imports, collection, warm-up,
+    #: report.
+    fixed_s: float
+
+    @property
+    def per_test_s(self) -> float:
+        """What isolation adds to each test beyond the fixed cost."""
+        return (self.kit_s - self.in_test_s - self.fixed_s) / max(1, self.tests - 1)
+
+    @property
+    def ratio(self) -> float:
+        return self.kit_s / self.bare_s
+
+
+def measure_isolation(vendor: str, select: list[str]) -> Isolation:
+    from kit.standard import load_standard
+
+    ids = select_ids(load_standard().test_ids("unit"), select)
+    bare = bare_loop(vendor, ids)
+    wall, in_test, ran = kit_run(vendor, select)
+    one_wall, one_in_test, _ = kit_run(vendor, [ids[0]])
+    return Isolation(len(ids), ran, bare, wall, in_test, one_wall - one_in_test)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -63,24 +97,15 @@ def main() -> int:
     parser.add_argument("--vendor", default="cpu")
     parser.add_argument("--select", action="append", default=[])
     args = parser.parse_args()
-
-    from kit.standard import load_standard
-
-    ids = load_standard().test_ids("unit")
-    ids = select_ids(ids, args.select)
-    bare = bare_loop(args.vendor, ids)
-    wall, in_test, ran = kit_run(args.vendor, args.select)
-    # A one-test run measures the fixed cost: interpreter, imports, collection, warm-up, report.
-    one_wall, one_in_test, _ = kit_run(args.vendor, [ids[0]])
-    fixed = one_wall - one_in_test
-    per_test = (wall - in_test - fixed) / max(1, len(ids) - 1)
-    print(f"tests:                              {len(ids)} (kit journaled {ran})")
-    print(f"bare in-process loop:               {bare:8.2f} s")
-    print(f"ckit run --tier unit, wall:         {wall:8.2f} s")
-    print(f"  inside tests:                     {in_test:8.2f} s")
-    print(f"  fixed cost (1-test run minus test): {fixed:6.2f} s")
-    print(f"isolation overhead per test:        {per_test * 1000:8.2f} ms")
-    print(f"total vs bare loop:                 {wall / bare:8.2f}x")
+    measured = measure_isolation(args.vendor, args.select)
+    print(f"tests:                              {measured.tests} (kit journaled "
+          f"{measured.journaled})")
+    print(f"bare in-process loop:               {measured.bare_s:8.2f} s")
+    print(f"ckit run --tier unit, wall:         {measured.kit_s:8.2f} s")
+    print(f"  inside tests:                     {measured.in_test_s:8.2f} s")
+    print(f"  fixed cost (1-test run minus test): {measured.fixed_s:6.2f} s")
+    print(f"isolation overhead per test:        {measured.per_test_s * 1000:8.2f} ms")
+    print(f"total vs bare loop:                 {measured.ratio:8.2f}x")
     return 0
 
 

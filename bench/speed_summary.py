@@ -25,11 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fault_slowdown import BROKEN, timed_run
-from isolation_overhead import bare_loop, kit_run
+from isolation_overhead import kit_run, measure_isolation
 from verify_throughput import load_average, signed_copies, verify_round_robin
 
-from kit.patterns import select_ids
-from kit.standard import load_standard
 from kit.verification.verify import verify_envelope
 
 
@@ -51,15 +49,12 @@ class Figure:
 
 def isolation_figures(select: list[str]) -> tuple[list[Figure], float]:
     """(a) and (b); also the 1-worker run's wall time, for the workers' figure."""
-    ids = select_ids(load_standard().test_ids("unit"), select)
-    bare = bare_loop("cpu", ids)
-    wall, in_test, _ = kit_run("cpu", select)
-    one_wall, one_in_test, _ = kit_run("cpu", [ids[0]])
-    per_test = (wall - in_test - (one_wall - one_in_test)) / max(1, len(ids) - 1)
-    print(f"  {len(ids)} unit tests: bare loop {bare:.1f} s, ckit run {wall:.1f} s "
-          f"({in_test:.1f} s inside tests)", flush=True)
-    return [Figure("(a) isolation per test", per_test * 1000, "ms", 5.0, True),
-            Figure("(b) ckit run / bare in-process loop", wall / bare, "x", 1.3, True)], wall
+    measured = measure_isolation("cpu", select)
+    print(f"  {measured.tests} unit tests: bare loop {measured.bare_s:.1f} s, ckit run "
+          f"{measured.kit_s:.1f} s ({measured.in_test_s:.1f} s inside tests)", flush=True)
+    return [Figure("(a) isolation per test", measured.per_test_s * 1000, "ms", 5.0, True),
+            Figure("(b) ckit run / bare in-process loop", measured.ratio, "x", 1.3, True)
+            ], measured.kit_s
 
 
 def workers_figure(select: list[str], one_worker_s: float) -> Figure:
