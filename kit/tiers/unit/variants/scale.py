@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from kit.errors import InputError
-from kit.tiers.unit.scale_budget import scale_elements
+from kit.tiers.unit.scale_budget import scale_elements, scale_power
 from kit.tiers.unit.variants.interface import (
     LABEL_SEPARATOR,
     Candidate,
@@ -72,28 +72,31 @@ class Scale(VariantKind):
         """One sample per power that suits the dtype, where CPU accepts it."""
         built: dict[str, Any] = {}
         for power in source.rule.powers:
-            segment = f"{source.rule.name}{LABEL_SEPARATOR}2p{power}"
-            sample = self.sample_named(source, segment)
+            sample = _sample_past(source, power)
             if sample is not None and accepts(sample):
-                built[segment] = sample
+                built[f"{source.rule.name}{LABEL_SEPARATOR}2p{power}"] = sample
         return built
 
     def sample_named(self, source: VariantSource, segment: str) -> Any | None:
-        """The input past 2^power elements ``<rule>-2p<power>`` names, if the rule lists that
-        power and it suits the dtype (2^31 for 1-byte dtypes only)."""
-        prefix = f"{source.rule.name}{LABEL_SEPARATOR}2p"
-        digits = segment.removeprefix(prefix)
-        if digits == segment or not digits.isdigit() or int(digits) not in source.rule.powers:
-            return None
-        power = int(digits)
-        if (power == ONE_BYTE_POWER) != (source.dtype in ONE_BYTE_DTYPES):
-            return None
-        pattern = PATTERNS[source.entry.key]
-        return source.seeded(
-            functools.partial(pattern, scale_elements(power), source.torch_dtype), power)
+        """The input ``scale-2p<power>`` names, if the rule lists that power and it suits the
+        dtype."""
+        power = scale_power(segment)
+        return None if power is None else _sample_past(source, power)
 
     def candidates(self, source: VariantSource) -> Iterator[Candidate]:
         return iter(())  # ``build`` names its samples by size
+
+
+def _sample_past(source: VariantSource, power: int) -> Any | None:
+    """The op's input past 2^power elements, if the rule lists the power and it suits the
+    dtype (2^31 for 1-byte dtypes only)."""
+    if power not in source.rule.powers:
+        return None
+    if (power == ONE_BYTE_POWER) != (source.dtype in ONE_BYTE_DTYPES):
+        return None
+    pattern = PATTERNS[source.entry.key]
+    return source.seeded(
+        functools.partial(pattern, scale_elements(power), source.torch_dtype), power)
 
 
 def _sample(*positional: Any) -> Any:
