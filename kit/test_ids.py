@@ -11,6 +11,7 @@ op, dtype and sample) is each tier's to read.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -35,6 +36,12 @@ class TestId:
         """``text`` split into its tier and segments; ``InputError`` when it is no id's form."""
         if not isinstance(text, str) or not text:
             raise InputError(f"test id {text!r}: expected a non-empty id such as unit/opinfo/add")
+        # A report's ids are read by every summary, file and check of it: split each once.
+        return _split(text)
+
+    @classmethod
+    def _checked_split(cls, text: str) -> TestId:
+        """``split``'s checks, on a non-empty string."""
         if _WHITESPACE.search(text):
             raise InputError(f"test id {text!r}: holds whitespace")
         tier, *segments = text.split(SEPARATOR)
@@ -69,3 +76,10 @@ class TestId:
     def prefix(self, count: int) -> str:
         """The id up to ``count`` segments after the tier (``unit/opinfo/add`` for 2)."""
         return SEPARATOR.join((self.tier, *self.segments[:count]))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _split(text: str) -> TestId:
+    """``TestId.split`` of a string, kept: a ``TestId`` is immutable, and a failed split raises
+    (not kept) every time."""
+    return TestId._checked_split(text)

@@ -1,23 +1,25 @@
 """The report files derived from report.json (junit.xml, results.csv, summary.md).
 
-Each is rendered from report.json's own bytes read back, never from the document in memory, so
-anyone holding report.json regenerates them byte for byte: that is how verify and audit check
-that a summary says what its report says (a summary claiming "all passed" beside a failing
-report is refused, however validly it was signed).
+Each is rendered from report.json's document as read back from its bytes, never from the
+document a run built in memory, so anyone holding report.json regenerates them byte for byte:
+that is how verify and audit check that a summary says what its report says (a summary
+claiming "all passed" beside a failing report is refused, however validly it was signed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from kit.formats.files import render_derived
+from kit.formats.files import derived_of
 from kit.rundir import REPORT_JSON
 
 
-def derived_differences(report_json: bytes, files: Mapping[str, bytes]) -> list[str]:
-    """The derived files among ``files`` (name -> bytes) that are not what ``report_json``
-    renders, one phrase each; a derived file absent from ``files`` is not judged here."""
-    rendered = render_derived(report_json)
+def derived_differences(report: Mapping[str, Any], files: Mapping[str, bytes]) -> list[str]:
+    """The derived files among ``files`` (name -> bytes) that are not what ``report`` (the
+    document report.json parses to) renders, one phrase each; a derived file absent from
+    ``files`` is not judged here."""
+    rendered = derived_of(report)
     return [
         f"{name} is not what {REPORT_JSON} renders ({_first_line_apart(files[name], data)})"
         for name, data in rendered.items()

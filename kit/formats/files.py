@@ -38,7 +38,12 @@ def register_format(fmt: ReportFormat) -> None:
 def render_derived(report_json: bytes) -> dict[str, bytes]:
     """File name -> bytes of every format but report.json, rendered from ``report_json``'s
     bytes read back (``kit.formats.derived`` checks a run's files against them)."""
-    report = json.loads(report_json)
+    return derived_of(json.loads(report_json))
+
+
+def derived_of(report: Mapping[str, Any]) -> dict[str, bytes]:
+    """File name -> bytes of every format but report.json, rendered from the document
+    report.json's bytes parse to (``render_derived``, or a verifier's parse of them)."""
     return {fmt.filename: fmt.render(report) for fmt in formats() if fmt.filename != REPORT_JSON}
 
 

@@ -1,19 +1,20 @@
-"""report.json: the canonical, schema-validated document the signer signs."""
+"""report.json: the canonical, schema-validated document the signer signs.
+
+Written in the canonical form the signed statement carries it in (``canonical_json``: sorted
+keys, no whitespace), so a verifier proves report.json is the signed report by comparing bytes
+instead of parsing both (``kit.verification.verify`` step 8). Pretty-print it to read it:
+``python -m json.tool report.json``.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from kit.formats.interface import ReportFormat
 from kit.report.schema import validate_report
 from kit.rundir import REPORT_JSON
-
-
-def dumps(report: Mapping[str, Any]) -> str:
-    # Sorted keys and no NaN: the same report always gives the same, strictly valid, bytes.
-    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+from kit.signing.strict_json import canonical_json
 
 
 class JsonFormat(ReportFormat):
@@ -21,4 +22,4 @@ class JsonFormat(ReportFormat):
 
     def render(self, report: Mapping[str, Any]) -> bytes:
         validate_report(report)
-        return (dumps(report) + "\n").encode("utf-8")
+        return canonical_json(report) + b"\n"

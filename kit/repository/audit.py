@@ -204,7 +204,10 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
         not_checked(GOLDEN) if found is None
         else check_golden_sample(key, directory, found.verified, context.golden_sample)
     )
-    checks.append(not_checked(DERIVED) if found is None else check_derived(found.subjects))
+    checks.append(
+        not_checked(DERIVED) if found is None
+        else check_derived(found.subjects, found.verified.report)
+    )
     return SubmissionAudit(
         key, tuple(checks), report=found.report if found else None,
         payload_digest=context.payloads.digests.get(key),

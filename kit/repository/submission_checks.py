@@ -13,6 +13,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kit.errors import KitError, VerificationError
 from kit.grading.build import missing_ids
@@ -232,10 +233,10 @@ def check_grade(report: Report, standard: Standard) -> CheckResult:
 # 11. the derived files
 
 
-def check_derived(subjects: Mapping[str, bytes]) -> CheckResult:
-    """The verifier's step 13, as its own check."""
+def check_derived(subjects: Mapping[str, bytes], report: Mapping[str, Any]) -> CheckResult:
+    """The verifier's step 13, as its own check (``report``: the verified report's document)."""
     try:
-        step13_check_derived_files(subjects)
+        step13_check_derived_files(subjects, report)
     except VerificationError as exc:
         return failed(DERIVED, [printable(str(exc))])
     return passed(DERIVED)

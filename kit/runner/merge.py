@@ -84,7 +84,7 @@ def step1_read_shard(directory: Path, keyring_dir: Path | None = None) -> ShardR
         statement = step5_parse_statement(envelope.payload)
         step6_check_vendor_binding(statement, signers)
         report_bytes = step7_check_subject_files(statement, directory)
-        step8_check_report_matches(report_bytes, statement)
+        step8_check_report_matches(report_bytes, statement, envelope.payload)
         report = Report.from_json(statement.report)
     except KitError as exc:
         raise _refuse(1, f"{directory}: {exc}") from None

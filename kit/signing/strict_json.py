@@ -75,14 +75,19 @@ def _check_strings(document: Any) -> None:
 
 
 def _check_depth(document: Any) -> None:
-    """Iteratively, so a deep document never costs this walk its own recursion."""
-    stack: list[tuple[Any, int]] = [(document, 1)] if isinstance(document, (dict, list)) else []
-    while stack:
-        value, depth = stack.pop()
-        children = value.values() if isinstance(value, dict) else value
+    """Level by level, so a deep document never costs this walk its own recursion; each level
+    is one comprehension over the containers' children (a whole-run report has a million)."""
+    level = [document] if type(document) in (dict, list) else []
+    depth = 1
+    while level:
         if depth > MAX_JSON_DEPTH:
             raise _Rejected(f"nested deeper than {MAX_JSON_DEPTH} levels")
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        below: list[Any] = []
+        for value in level:
+            children = value.values() if type(value) is dict else value
+            below += [child for child in children if type(child) is dict or type(child) is list]
+        level = below
+        depth += 1
 
 
 def _decode_utf8(data: bytes) -> str:

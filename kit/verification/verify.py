@@ -286,33 +286,49 @@ def _first_difference(signed: dict[str, Any], on_disk: Any) -> str:
     return "they differ"
 
 
-#: Stands for the report in ``_is_signed_with``'s statement shell (a string no report is).
+#: Stands for the report in ``_signed_around``'s statement shell (a string no report is).
 _REPORT_HOLE = "\x00ckit: the report goes here\x00"
 
 
-def _is_signed_with(payload: bytes, statement: Statement, report: dict[str, Any]) -> bool:
-    """Whether ``payload`` is exactly the canonical statement holding ``report``: then the
-    report it carries (``statement.report``, parsed from it) is ``report``, types included.
-
-    The kit signs canonical statements, so this is the common case, and it costs one canonical
-    dump of the report instead of two; any other payload is compared the long way."""
+def _signed_around(statement: Statement) -> tuple[bytes, bytes] | None:
+    """The canonical statement's bytes before and after its report: a payload the kit signed is
+    exactly ``before + canonical_json(report) + after``."""
     shell = canonical_json(replace(statement, report=_REPORT_HOLE).to_json())  # type: ignore[arg-type]
-    hole = canonical_json(_REPORT_HOLE)
-    if shell.count(hole) != 1 or len(payload) < len(shell) - len(hole):
+    before, hole, after = shell.partition(canonical_json(_REPORT_HOLE))
+    return (before, after) if hole and canonical_json(_REPORT_HOLE) not in after else None
+
+
+def _is_signed_with(payload: bytes, statement: Statement, report_text: bytes) -> bool:
+    """Whether ``payload`` is the canonical statement ``statement`` (parsed from it) with
+    ``report_text`` as its report's bytes. Then report.json says what the signed report says:
+    the strict parse of the payload read those very bytes as a complete value (bytes around
+    them are the fixed canonical shell), so no second parse is needed."""
+    around = _signed_around(statement)
+    if around is None:
         return False
-    return shell.replace(hole, canonical_json(report)) == payload
+    before, after = around
+    return (
+        len(payload) == len(before) + len(report_text) + len(after)
+        and payload.startswith(before)
+        and payload.endswith(after)
+        and payload[len(before):len(payload) - len(after)] == report_text
+    )
 
 
 def step8_check_report_matches(
     report_bytes: bytes, statement: Statement, payload: bytes = b""
 ) -> None:
-    """report.json, parsed strictly, is the report inside the statement (``payload``: the
-    signed bytes the statement was parsed from, for the fast comparison)."""
+    """report.json is the report inside the statement (``payload``: the signed bytes the
+    statement was parsed from). The kit writes report.json in the canonical form it signs, so
+    the common case is a byte comparison; any other report.json (an older kit's indented one)
+    is parsed strictly and compared by value."""
+    if _is_signed_with(payload, statement, report_bytes.removesuffix(b"\n")):
+        return
     try:
         on_disk = loads_strict(report_bytes, what=REPORT_JSON)
     except VerificationError as exc:
         _fail(8, str(exc))
-    if _is_signed_with(payload, statement, on_disk):
+    if _is_signed_with(payload, statement, canonical_json(on_disk)):
         return
     if canonical_json(on_disk) != canonical_json(statement.report):
         where = _first_difference(statement.report, on_disk)
@@ -348,8 +364,9 @@ def step12_check_grade(report: Report, standard: Standard) -> None:
         _fail(12, str(exc))
 
 
-def step13_check_derived_files(subjects: Mapping[str, bytes]) -> None:
-    differences = derived_differences(subjects.get(REPORT_JSON, b""), subjects)
+def step13_check_derived_files(subjects: Mapping[str, bytes], report: Mapping[str, Any]) -> None:
+    """``report``: report.json's document, as step 8 established it (the signed report)."""
+    differences = derived_differences(report, subjects)
     if differences:
         more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
         _fail(13, f"{differences[0]}{more}: a derived file must say what the signed report says")
@@ -436,5 +453,5 @@ def verify_envelope(
             now=now, released_kits=released_kits, trusted=trusted,
         )
         step12_check_grade(checked.verified.content, checked.standard)
-        step13_check_derived_files(checked.subjects)
+        step13_check_derived_files(checked.subjects, checked.verified.report)
     return checked.verified
