@@ -70,8 +70,8 @@ def _aligned(offset: int) -> int:
 def read_evidence(handle: BinaryIO, size: int) -> Any:
     """The tree a ``write_evidence`` file of ``size`` bytes holds; ``MalformedEvidence`` if
     anything in it breaks the format."""
-    data = bytearray(handle.read(size + 1))
-    if len(data) != size or not data.startswith(MAGIC):
+    data = _read_exactly(handle, size)
+    if data is None or not data.startswith(MAGIC):
         raise MalformedEvidence("not a ckit evidence file")
     start = len(MAGIC) + _LENGTH_BYTES
     length = int.from_bytes(data[len(MAGIC):start], "little")
@@ -88,6 +88,21 @@ def read_evidence(handle: BinaryIO, size: int) -> Any:
         return _decode(header["tree"], tensors)
     except RecursionError:
         raise MalformedEvidence("the tree is nested too deep") from None
+
+
+def _read_exactly(handle: BinaryIO, size: int) -> bytearray | None:
+    """The file's ``size`` bytes read straight into the buffer the tensors will view (one copy:
+    a scale test's evidence is hundreds of megabytes); None when it holds more or fewer."""
+    data = bytearray(size)
+    view = memoryview(data)
+    filled = 0
+    while filled < size:
+        got = handle.readinto(view[filled:])
+        if not got:
+            return None
+        filled += got
+    view.release()
+    return None if handle.read(1) else data
 
 
 def _encode(value: Any, tensors: list[torch.Tensor]) -> Any:
