@@ -17,11 +17,12 @@ weights-only ``torch.load`` of the same evidence (a unit test's is a few kilobyt
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import torch
 
@@ -67,7 +68,7 @@ def _aligned(offset: int) -> int:
     return -(-offset // _ALIGNMENT) * _ALIGNMENT
 
 
-def read_evidence(handle: BinaryIO, size: int) -> Any:
+def read_evidence(handle: io.BufferedIOBase, size: int) -> Any:
     """The tree a ``write_evidence`` file of ``size`` bytes holds; ``MalformedEvidence`` if
     anything in it breaks the format."""
     data = _read_exactly(handle, size)
@@ -90,7 +91,7 @@ def read_evidence(handle: BinaryIO, size: int) -> Any:
         raise MalformedEvidence("the tree is nested too deep") from None
 
 
-def _read_exactly(handle: BinaryIO, size: int) -> bytearray | None:
+def _read_exactly(handle: io.BufferedIOBase, size: int) -> bytearray | None:
     """The file's ``size`` bytes read straight into the buffer the tensors will view (one copy:
     a scale test's evidence is hundreds of megabytes); None when it holds more or fewer."""
     data = bytearray(size)

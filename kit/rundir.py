@@ -7,8 +7,8 @@
     report.dsse.json                                  the envelope over the signed files
     run.json  journal.jsonl                           what was asked; each result as it came
     workers/                                          worker-N.log, judge-N.log, evidence-N.bin,
-                                                      evidence-N-judged.bin, planned-ids.txt,
-                                                      golden-unwritten.log
+                                                      evidence-N-judged-{0,1}.bin,
+                                                      planned-ids.txt, golden-unwritten.log
     golden/                                           with --golden: the artifacts themselves
 
 A low module (it imports no other part of the kit): the runner, the formats, signing,
@@ -92,10 +92,11 @@ def evidence_name(number: int) -> str:
     return f"evidence-{number}.bin"
 
 
-def judged_evidence_name(number: int) -> str:
-    """Where the evidence of worker ``number``'s last test waits for the judge while the worker
-    runs the next test (which writes ``evidence_name`` afresh)."""
-    return f"evidence-{number}-judged.bin"
+def judged_evidence_name(number: int, slot: int) -> str:
+    """Where the evidence of a test worker ``number`` ran waits for the judge while the worker
+    runs the next test (which writes ``evidence_name`` afresh): two slots, taken in turn, since
+    a judge holds up to two tests (the one it judges and the next, queued)."""
+    return f"evidence-{number}-judged-{slot}.bin"
 
 
 @dataclass(frozen=True)

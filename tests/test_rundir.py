@@ -201,8 +201,9 @@ FILE_NAMES = (REPORT_JSON, JUNIT_XML, RESULTS_CSV, SUMMARY_MD, ENVELOPE_NAME, GO
 #: only their use as a path segment or as a constant's value counts.
 DIR_NAMES = (WORKERS_DIR, GOLDEN_DIR)
 #: The numbered files of ``workers/``, as f-string templates (``{}`` for the number).
-NUMBERED = tuple(name(7).replace("7", "{}") for name in
-                 (worker_log_name, judge_log_name, evidence_name, judged_evidence_name))
+NUMBERED = (*(name(7).replace("7", "{}") for name in
+                (worker_log_name, judge_log_name, evidence_name)),
+            *(judged_evidence_name(7, slot).replace("7", "{}") for slot in (0, 1)))
 _PATH_CALLS = frozenset({"Path", "PurePath", "PurePosixPath", "joinpath"})
 #: Modules allowed to spell a name, and why. Empty: every module names the files through
 #: ``kit.rundir``. (Docstrings and comments may mention the files: they are prose.)

@@ -406,15 +406,26 @@ class Orchestrator:
                 if owed is not None and group_of(test_id) != owed:
                     worker = self._settle(worker, owed)
                 executed: TestRecord | None = worker.run(test_id, self.timeout_for(test_id))
+                queued = False  # whether ``executed`` is in the judge's hands already
                 while executed is not None and not self._errors:
-                    if not (passed and judges.needs_judging(executed) and worker.alive):
+                    if not queued and not (
+                        passed and judges.needs_judging(executed) and worker.alive
+                    ):
                         record = self.annotate(
                             judges.verdict(worker, executed, self.judge_timeout_for(executed.id)))
                         worker, owed = self._record(self._after(worker, record))
                         passed = not record.status.is_failure
                         break
-                    judges.begin(executed, worker.hand_over_evidence())
-                    executed, retry, after = self._overlapped(worker, judges, executed, pending)
+                    if not queued:
+                        judges.begin(executed, worker)
+                    if not worker.alive:  # it died after reporting: replaced, nothing run on it
+                        record = self.annotate(
+                            judges.finish(executed, self.judge_timeout_for(executed.id)))
+                        worker, owed = self._record(self._after(worker, record))
+                        passed = not record.status.is_failure
+                        break
+                    executed, retry, after, queued = self._overlapped(
+                        worker, judges, executed, pending)
                     worker, owed = self._record(after)
                     passed = not after.record.status.is_failure
         finally:
@@ -423,24 +434,34 @@ class Orchestrator:
     def _overlapped(
         self, worker: WorkerProcess, judges: JudgeSlot, judged: TestRecord,
         pending: queue.SimpleQueue[str],
-    ) -> tuple[TestRecord | None, str | None, AfterTest]:
+    ) -> tuple[TestRecord | None, str | None, AfterTest, bool]:
         """While the judge judges ``judged``, the worker runs the next test. Returns that test's
-        execution (None: none ran, or it must run again), the test to run again, and what
-        follows ``judged``'s verdict.
+        execution (None: none ran, or it must run again), the test to run again, what follows
+        ``judged``'s verdict, and whether the judge already holds the next test.
 
-        The next test's result is kept when ``judged`` passed (a worker the next test killed is
-        replaced when that test is recorded). After a failure the worker would have been
-        probed, or replaced, before it ran anything else: the next test runs again after that,
-        as a run without overlap would have run it.
+        A next test to judge goes to the judge as soon as the worker reports it, queued behind
+        ``judged``: the judge (the slower of the two) goes on to it without waiting for the
+        orchestrator to record a verdict. Its result is kept when ``judged`` passed (a worker
+        the next test killed is replaced when that test is recorded). After a failure the
+        worker would have been probed, or replaced, before it ran anything else: the next
+        test's verdict is dropped and it runs again after that, as a run without overlap
+        would have run it.
         """
         following = _next(pending)
         executed = None if following is None else worker.run(
             following, self.timeout_for(following))
+        queued = executed is not None and judges.needs_judging(executed) and worker.alive
+        if queued:
+            assert executed is not None
+            judges.begin(executed, worker)
         record = self.annotate(judges.finish(judged, self.judge_timeout_for(judged.id)))
         if record.status.is_failure:
-            return None, following, self._after(worker, record)
+            if queued:
+                assert executed is not None
+                judges.drop(executed, self.judge_timeout_for(executed.id))
+            return None, following, self._after(worker, record), False
         self.ledger.observe(suspect_of(record.id), record.status)
-        return executed, None, AfterTest(worker, record)
+        return executed, None, AfterTest(worker, record), queued
 
     def _record(self, after: AfterTest) -> tuple[WorkerProcess, str | None]:
         """Journal a final record; the worker and owed probe to go on with."""
@@ -536,6 +557,8 @@ class JudgeSlot:
         #: The run's tiers: a judge warms them up before its first verdict.
         self._tiers = tiers
         self._judge: JudgeProcess | None = None
+        #: Tests handed to judges so far: the parity picks the evidence slot.
+        self._handed = 0
 
     def start(self) -> None:
         """Start this slot's judge now, without waiting for it: it gets ready while the
@@ -552,7 +575,7 @@ class JudgeSlot:
         only the kit may decide (it did, before dispatch).
         """
         if self.needs_judging(executed):
-            self.begin(executed, worker.hand_over_evidence())
+            self.begin(executed, worker)
             return self.finish(executed, timeout)
         return settled_by_worker(executed)
 
@@ -560,11 +583,14 @@ class JudgeSlot:
     def needs_judging(executed: TestRecord) -> bool:
         return executed.status is Status.PASS and judged_apart(executed.id)
 
-    def begin(self, executed: TestRecord, evidence: Path) -> None:
-        """Hand the judge an executed test; ``finish`` waits for its verdict."""
+    def begin(self, executed: TestRecord, worker: WorkerProcess) -> None:
+        """Hand the judge the test ``worker`` executed last, behind any it holds; ``finish``
+        waits for the verdicts in the order begun. Its evidence goes to the next of two slots
+        in turn: the other may hold the test being judged."""
         self.start()
         assert self._judge is not None
-        self._judge.submit(executed, evidence)
+        self._handed += 1
+        self._judge.submit(executed, worker.hand_over_evidence(self._handed % 2))
 
     def finish(self, executed: TestRecord, timeout: float) -> TestRecord:
         assert self._judge is not None
@@ -572,6 +598,13 @@ class JudgeSlot:
         if not self._judge.alive:
             self._judge = None
         return _with_worker_details(record, executed)
+
+    def drop(self, executed: TestRecord, timeout: float) -> None:
+        """Wait for and discard the verdict on ``executed`` (begun, its execution void): the
+        judge answers in order, so the next test's verdict must not be taken for it. A judge
+        that died meanwhile holds nothing to wait for."""
+        if self._judge is not None:
+            self.finish(executed, timeout)
 
     def stop(self) -> None:
         if self._judge is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import signal
 import subprocess
@@ -197,10 +198,10 @@ class WorkerProcess(ChildProcess):
             return TestRecord(test_id, Status.ERROR, 0.0, f"worker broke the protocol: {exc}")
         return self._result_of(test_id, reply)
 
-    def hand_over_evidence(self) -> Path:
-        """Move the last test's evidence aside for the judge: the next test this worker runs
-        writes its own without touching what is being judged."""
-        handed = self.spec.log_dir / judged_evidence_name(self.number)
+    def hand_over_evidence(self, slot: int) -> Path:
+        """Move the last test's evidence aside for the judge, into ``slot`` (0 or 1): the next
+        test this worker runs writes its own without touching what is being judged."""
+        handed = self.spec.log_dir / judged_evidence_name(self.number, slot)
         remove_stale(handed)
         try:
             os.replace(self.evidence_path, handed)
@@ -278,8 +279,9 @@ class JudgeProcess(ChildProcess):
         argv = [f"--tiers={','.join(tiers)}"] + ([] if golden is None else [f"--golden={golden}"])
         super().__init__(argv, log_dir / judge_log_name(number), env)
         self._ready = False
-        #: Why the test last submitted never reached the judge (None: it did).
-        self._unsent: OSError | None = None
+        #: Per submitted test not yet collected, in order: why it never reached the judge
+        #: (None: it did). A judge holds at most two: the one it judges and the next.
+        self._submitted: collections.deque[OSError | None] = collections.deque()
 
     def wait_ready(self) -> None:
         """Wait for the judge's ready message (once): started early, a judge loads torch and
@@ -298,20 +300,23 @@ class JudgeProcess(ChildProcess):
 
     def submit(self, record: TestRecord, evidence: Path) -> None:
         """Hand the judge a test without waiting for its verdict (``collect`` waits): the
-        worker runs the next test meanwhile."""
+        worker runs the next test meanwhile. Tests submitted before are judged first."""
         self.wait_ready()  # a judge that cannot start is the kit's crash, not a verdict
-        self._unsent = None
         try:
             self.send(JudgeTest(record.id, str(evidence), record.duration_s))
         except OSError as exc:  # a broken pipe too: told as the verdict's ERROR by collect
-            self._unsent = exc
+            self._submitted.append(exc)
+        else:
+            self._submitted.append(None)
 
     def collect(self, record: TestRecord, timeout: float) -> TestRecord:
-        """The verdict on the test last submitted; a judge that fails is the kit's ERROR, not
-        the vendor's failure (the caller replaces a dead judge)."""
+        """The verdict on the earliest test submitted and not yet collected (``record``); a
+        judge that fails is the kit's ERROR, not the vendor's failure (the caller replaces a
+        dead judge)."""
         try:
-            if self._unsent is not None:
-                raise self._unsent
+            unsent = self._submitted.popleft() if self._submitted else None
+            if unsent is not None:
+                raise unsent
             reply = self.receive(timeout)
             if not isinstance(reply, Judged) or reply.id != record.id:
                 raise ProtocolError(f"expected the verdict on {record.id}, got {_kind(reply)}")

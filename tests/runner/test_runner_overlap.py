@@ -19,9 +19,11 @@ from runner_helpers import FIXTURES, records_by_id, run_ckit
 pytestmark = pytest.mark.slow(seconds=30)
 
 COUNTING = str(FIXTURES / "vendors" / "counting")
-# Run in this (sorted) order: exp runs while add is judged, neg while exp is judged.
-ADD, EXP, NEG = ("unit/opinfo/add/float32/0", "unit/opinfo/exp/float32/0",
-                 "unit/opinfo/neg/float32/0")
+# Run in this (sorted) order: exp runs while add is judged, neg while exp is judged, and sub
+# after neg: the judge holds neg behind exp, so neg's dropped verdict must not be taken for
+# a later test's.
+ADD, EXP, NEG, SUB = ("unit/opinfo/add/float32/0", "unit/opinfo/exp/float32/0",
+                      "unit/opinfo/neg/float32/0", "unit/opinfo/sub/float32/0")
 
 
 def _executions(lines: list[list[str]], op: str) -> int:
@@ -37,11 +39,12 @@ def test_the_test_after_a_failing_one_runs_again_and_after_a_passing_one_once(
 ) -> None:
     calls, out = tmp_path / "calls.log", tmp_path / "out"
     done = run_ckit(["run", "--vendor", COUNTING, "--tier", "unit", "--select", ADD,
-                     "--select", EXP, "--select", NEG, "--no-sign", "--out", str(out)],
+                     "--select", EXP, "--select", NEG, "--select", SUB, "--no-sign",
+                     "--out", str(out)],
                     {**ckit_env, "CKIT_CALL_LOG": str(calls)}, timeout=600)
     assert (out / "report.json").exists(), done.stderr[-3000:]
     statuses = {i: r["status"] for i, r in records_by_id(out).items()}
-    assert statuses == {ADD: "PASS", EXP: "FAIL_NUMERIC", NEG: "PASS"}
+    assert statuses == {ADD: "PASS", EXP: "FAIL_NUMERIC", NEG: "PASS", SUB: "PASS"}
     lines = [line.split() for line in calls.read_text().splitlines()]
     assert str(os.getpid()) not in {pid for _, pid, _ in lines}  # the worker's calls
     # exp ran beside add's judging and add passed: kept, run once.
