@@ -85,7 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="per-test time limit in seconds (default: the standard's limit per tier)",
     )
     parser.add_argument("--workers", type=int, default=None,
-                        help="parallel workers (default 1; with --devices, one per device)")
+                        help="parallel workers (default 1; with --devices, one per device; on "
+                             "scarce cores a second starts only when the tests left repay its "
+                             "start-up)")
     parser.add_argument(
         "--devices", metavar="LIST",
         help="device indices for the worker slots, e.g. 0,1,2,3, or `all`: each slot's worker "

@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +19,7 @@ from kit.results import NA_REASON_KEY, WORKER_DETAILS, Status, TestRecord, tier_
 from kit.rundir import PLANNED_IDS, RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
+from kit.runner.extra_slots import PACE_S, PACE_TESTS, cores_to_spare, pays_off
 from kit.runner.journal import load_journal, open_journal
 from kit.runner.judge import judged_apart
 from kit.runner.outdir import (
@@ -29,7 +31,7 @@ from kit.runner.plan import Durations, Plan, make_plan
 from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
-from kit.runner.threads import thread_share_env
+from kit.runner.threads import thread_share_env, usable_cores
 from kit.standard import Standard, load_standard
 from kit.tiers.flows.config import refuse_untested_claims
 from kit.tiers.registry import find_tier, get_tier, kit_inapplicable
@@ -347,12 +349,13 @@ class Orchestrator:
     ) -> None:
         # The first thread takes the worker that announced the collection, and the judges
         # started beside it; others start their own.
-        firsts: list[tuple[WorkerProcess | None, JudgeSlot | None]] = [(first, first_judges)]
-        firsts += [(None, None)] * (self.workers - 1)
-        threads = [
-            threading.Thread(target=self._guard, args=(self._work, w, j, pending, slot),
+        threads = [threading.Thread(target=self._guard,
+                                    args=(self._work, first, first_judges, pending, 0),
+                                    daemon=True)]
+        threads += [
+            threading.Thread(target=self._guard, args=(self._extra_slot, pending, slot),
                              daemon=True)
-            for slot, (w, j) in enumerate(firsts)
+            for slot in range(1, self.workers)
         ]
         for thread in threads:
             thread.start()
@@ -361,6 +364,29 @@ class Orchestrator:
                 thread.join(timeout=0.5)  # short joins keep Ctrl-C responsive
         if self._errors:
             raise self._errors[0]
+
+    def _extra_slot(self, pending: queue.SimpleQueue[str], slot: int) -> None:
+        """A second or later slot: started when it pays (``kit.runner.extra_slots``)."""
+        if self._extra_slot_pays(pending):
+            self._work(None, None, pending, slot)
+
+    def _extra_slot_pays(self, pending: queue.SimpleQueue[str]) -> bool:
+        """At once with a core for each process, or a device assigned to each slot; else
+        once the run's pace says the tests left outlast the slot's start-up."""
+        if self.config.devices is not None or cores_to_spare(self.workers):
+            return True
+        assert self._progress is not None
+        while not self._errors and not pending.empty():
+            remaining = self._progress.remaining_s(PACE_TESTS, PACE_S)
+            if remaining is None:
+                time.sleep(0.1)
+                continue
+            if not pays_off(remaining):
+                self._progress.note(
+                    f"one worker left alone: about {remaining:.0f} s of tests remain at its pace, "
+                    f"too few to repay another worker's start-up on {usable_cores()} core(s)")
+            return pays_off(remaining)
+        return False
 
     def _guard(self, target: Callable[..., None], *args: Any) -> None:
         try:

@@ -34,10 +34,18 @@ class Progress:
         fraction = self.done / self.total if self.total else 1.0
         filled = int(round(fraction * _BAR_WIDTH))
         bar = "#" * filled + "." * (_BAR_WIDTH - filled)
+        remaining = self.remaining_s()
+        eta = _clock(remaining) if remaining is not None else "--:--"
+        return f"[{bar}] {self.done}/{self.total} failed {self.failed} ETA {eta}"
+
+    def remaining_s(self, min_tests: int = 1, min_s: float = 0.0) -> float | None:
+        """Seconds left at this run's pace so far; None until it ran ``min_tests`` tests, or
+        one test and ``min_s`` seconds passed."""
         ran = self.done - self._start_done
         elapsed = time.monotonic() - self._started
-        eta = _clock(elapsed / ran * (self.total - self.done)) if ran else "--:--"
-        return f"[{bar}] {self.done}/{self.total} failed {self.failed} ETA {eta}"
+        if ran == 0 or (ran < min_tests and elapsed < min_s):
+            return None
+        return elapsed / ran * (self.total - self.done)
 
     def advance(self, failed: bool) -> None:
         with self._lock:

@@ -13,7 +13,7 @@ def thread_share_env(slots: int) -> dict[str, str]:
     """Each slot's worker and judge compute at once (judging overlaps execution): the cores are
     shared among twice as many processes as slots; torch's default (every core, in each
     process) makes its threads wait for each other."""
-    return {THREADS_VARIABLE: str(max(1, _usable_cores() // (2 * slots)))}
+    return {THREADS_VARIABLE: str(max(1, usable_cores() // (2 * slots)))}
 
 
 def take_thread_share() -> None:
@@ -25,7 +25,7 @@ def take_thread_share() -> None:
         torch.set_num_threads(int(threads))
 
 
-def _usable_cores() -> int:
+def usable_cores() -> int:
     """The cores this process may run on (a container's or ``taskset``'s limit included)."""
     try:
         return len(os.sched_getaffinity(0))

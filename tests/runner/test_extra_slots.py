@@ -1,0 +1,57 @@
+"""A second worker starts only when it repays its start-up, where cores are scarce.
+
+On one core (this test pins ``ckit run`` there), ``--workers 2`` over a few tests keeps one
+worker and says why; the pace rule itself is checked on ``Progress`` directly. The whole-run
+certify test (tests/runner/test_e2e_certify_cpu.py) checks the other side: a long run starts
+the second worker.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from runner_helpers import records_by_id, run_ckit
+
+from kit.runner.extra_slots import PACE_S, PACE_TESTS, PAYOFF_S, pays_off
+from kit.runner.progress import Progress
+
+pytestmark = pytest.mark.slow(seconds=30)
+
+
+def _one_core() -> None:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def test_two_workers_asked_for_a_short_run_on_one_core_run_as_one_and_say_why(
+    tmp_path: Path, ckit_env: dict[str, str]
+) -> None:
+    out = tmp_path / "out"
+    done = run_ckit(["run", "--vendor", "cpu", "--tier", "unit", "--select",
+                     "unit/opinfo/add/*/*", "--workers", "2", "--no-sign",
+                     "--out", str(out)], ckit_env, timeout=600, preexec_fn=_one_core)
+    assert (out / "report.json").exists(), done.stderr[-3000:]
+    assert {r["status"] for r in records_by_id(out).values()} == {"PASS"}
+    assert "one worker left alone: about" in done.stderr
+    assert "too few to repay another worker's start-up on 1 core(s)" in done.stderr
+    assert sorted(p.name for p in (out / "workers").glob("worker-*.log")) == ["worker-1.log"]
+
+
+def test_the_pace_is_judged_after_enough_tests_or_time() -> None:
+    progress = Progress(total=10_000, stream=open(os.devnull, "w"))  # noqa: SIM115
+    assert progress.remaining_s(PACE_TESTS, PACE_S) is None  # nothing ran yet
+    for _ in range(PACE_TESTS - 1):
+        progress.advance(failed=False)
+    assert progress.remaining_s(PACE_TESTS, PACE_S) is None  # too few, too soon
+    time.sleep(0.01)
+    progress.advance(failed=False)
+    remaining = progress.remaining_s(PACE_TESTS, PACE_S)
+    assert remaining is not None and remaining > 0
+
+
+def test_another_worker_pays_only_for_enough_work_left() -> None:
+    assert not pays_off(PAYOFF_S / 2)
+    assert pays_off(PAYOFF_S)
+    assert pays_off(10 * PAYOFF_S)
