@@ -372,20 +372,25 @@ class Orchestrator:
 
     def _extra_slot_pays(self, pending: queue.SimpleQueue[str]) -> bool:
         """At once with a core for each process, or a device assigned to each slot; else
-        once the run's pace says the tests left outlast the slot's start-up."""
+        as soon as the recent pace says the tests left outlast the slot's start-up (checked
+        as the run goes: a slow tier after a fast one makes it pay)."""
         if self.config.devices is not None or cores_to_spare(self.workers):
             return True
         assert self._progress is not None
+        told = False
         while not self._errors and not pending.empty():
-            remaining = self._progress.remaining_s(PACE_TESTS, PACE_S)
-            if remaining is None:
-                time.sleep(0.1)
-                continue
-            if not pays_off(remaining):
+            remaining = self._progress.recent_remaining_s(PACE_TESTS, PACE_S)
+            if remaining is not None and pays_off(remaining):
+                if told:
+                    self._progress.note(f"another worker starts: about {remaining:.0f} s of "
+                                        "tests remain at the recent pace")
+                return True
+            if remaining is not None and not told:
                 self._progress.note(
-                    f"one worker left alone: about {remaining:.0f} s of tests remain at its pace, "
+                    f"one worker for now: about {remaining:.0f} s of tests remain at its pace, "
                     f"too few to repay another worker's start-up on {usable_cores()} core(s)")
-            return pays_off(remaining)
+                told = True
+            time.sleep(0.2)
         return False
 
     def _guard(self, target: Callable[..., None], *args: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import sys
 import threading
 import time
@@ -9,6 +10,8 @@ from typing import TextIO
 
 _BAR_WIDTH = 24
 _PLAIN_INTERVAL_S = 15.0
+#: The tests whose pace ``recent_remaining_s`` goes by.
+RECENT = 64
 
 
 def _clock(seconds: float) -> str:
@@ -29,6 +32,8 @@ class Progress:
         self._stream = stream or sys.stderr
         self._tty = self._stream.isatty()
         self._lock = threading.Lock()
+        #: When each of the last ``RECENT`` tests was recorded.
+        self._recent: collections.deque[float] = collections.deque(maxlen=RECENT)
 
     def line(self) -> str:
         fraction = self.done / self.total if self.total else 1.0
@@ -38,19 +43,28 @@ class Progress:
         eta = _clock(remaining) if remaining is not None else "--:--"
         return f"[{bar}] {self.done}/{self.total} failed {self.failed} ETA {eta}"
 
-    def remaining_s(self, min_tests: int = 1, min_s: float = 0.0) -> float | None:
-        """Seconds left at this run's pace so far; None until it ran ``min_tests`` tests, or
-        one test and ``min_s`` seconds passed."""
+    def remaining_s(self) -> float | None:
+        """Seconds left at this run's pace so far; None until a test ran."""
         ran = self.done - self._start_done
         elapsed = time.monotonic() - self._started
-        if ran == 0 or (ran < min_tests and elapsed < min_s):
+        return elapsed / ran * (self.total - self.done) if ran else None
+
+    def recent_remaining_s(self, min_tests: int, min_s: float) -> float | None:
+        """Seconds left at the pace of the last ``RECENT`` tests (a run's tiers differ by
+        orders of magnitude a test); None until ``min_tests`` ran, or two and ``min_s``
+        seconds passed."""
+        ran = len(self._recent)
+        elapsed = time.monotonic() - self._started
+        if ran < 2 or (ran < min_tests and elapsed < min_s):
             return None
-        return elapsed / ran * (self.total - self.done)
+        pace = (self._recent[-1] - self._recent[0]) / (ran - 1)
+        return pace * (self.total - self.done)
 
     def advance(self, failed: bool) -> None:
         with self._lock:
             self.done += 1
             self.failed += int(failed)
+            self._recent.append(time.monotonic())
             self._render(final=self.done == self.total)
 
     def note(self, text: str) -> None:

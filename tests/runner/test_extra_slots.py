@@ -16,7 +16,7 @@ import pytest
 from runner_helpers import records_by_id, run_ckit
 
 from kit.runner.extra_slots import PACE_S, PACE_TESTS, PAYOFF_S, pays_off
-from kit.runner.progress import Progress
+from kit.runner.progress import RECENT, Progress
 
 pytestmark = pytest.mark.slow(seconds=30)
 
@@ -34,20 +34,20 @@ def test_two_workers_asked_for_a_short_run_on_one_core_run_as_one_and_say_why(
                      "--out", str(out)], ckit_env, timeout=600, preexec_fn=_one_core)
     assert (out / "report.json").exists(), done.stderr[-3000:]
     assert {r["status"] for r in records_by_id(out).values()} == {"PASS"}
-    assert "one worker left alone: about" in done.stderr
+    assert "one worker for now: about" in done.stderr
     assert "too few to repay another worker's start-up on 1 core(s)" in done.stderr
     assert sorted(p.name for p in (out / "workers").glob("worker-*.log")) == ["worker-1.log"]
 
 
 def test_the_pace_is_judged_after_enough_tests_or_time() -> None:
     progress = Progress(total=10_000, stream=open(os.devnull, "w"))  # noqa: SIM115
-    assert progress.remaining_s(PACE_TESTS, PACE_S) is None  # nothing ran yet
+    assert progress.recent_remaining_s(PACE_TESTS, PACE_S) is None  # nothing ran yet
     for _ in range(PACE_TESTS - 1):
         progress.advance(failed=False)
-    assert progress.remaining_s(PACE_TESTS, PACE_S) is None  # too few, too soon
+    assert progress.recent_remaining_s(PACE_TESTS, PACE_S) is None  # too few, too soon
     time.sleep(0.01)
     progress.advance(failed=False)
-    remaining = progress.remaining_s(PACE_TESTS, PACE_S)
+    remaining = progress.recent_remaining_s(PACE_TESTS, PACE_S)
     assert remaining is not None and remaining > 0
 
 
@@ -55,3 +55,16 @@ def test_another_worker_pays_only_for_enough_work_left() -> None:
     assert not pays_off(PAYOFF_S / 2)
     assert pays_off(PAYOFF_S)
     assert pays_off(10 * PAYOFF_S)
+
+
+def test_the_recent_pace_follows_a_slower_tier() -> None:
+    progress = Progress(total=1_000, stream=open(os.devnull, "w"))  # noqa: SIM115
+    for _ in range(RECENT):
+        progress.advance(failed=False)
+    fast = progress.recent_remaining_s(1, 0.0)
+    for _ in range(RECENT):
+        time.sleep(0.002)
+        progress.advance(failed=False)
+    slow = progress.recent_remaining_s(1, 0.0)
+    assert fast is not None and slow is not None
+    assert slow > 10 * fast
