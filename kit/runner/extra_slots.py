@@ -9,6 +9,10 @@ and 18.8-19.9 s with two).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
+from kit.runner.progress import Progress
 from kit.runner.threads import usable_cores
 
 #: The running slot's pace is first judged after this many records, or this many seconds.
@@ -30,3 +34,29 @@ def cores_to_spare(workers: int) -> bool:
 
 def pays_off(remaining_s: float) -> bool:
     return remaining_s >= PAYOFF_S
+
+
+def wait_until_paying(
+    progress: Progress,
+    done: Callable[[], bool],
+    note: Callable[[str], None],
+    poll_s: float = 0.2,
+) -> bool:
+    """Whether another slot should start: True as soon as the recent pace says the tests left
+    repay it (checked as the run goes: a slow tier after a fast one makes it pay), False once
+    ``done`` (nothing left to run, or the run stopped). ``note`` says why one slot runs alone,
+    once, and if another starts after all."""
+    told = False
+    while not done():
+        remaining = progress.recent_remaining_s(PACE_TESTS, PACE_S)
+        if remaining is not None and pays_off(remaining):
+            if told:
+                note(f"another worker starts: about {remaining:.0f} s of tests remain at the "
+                     "recent pace")
+            return True
+        if remaining is not None and not told:
+            note(f"one worker for now: about {remaining:.0f} s of tests remain at its pace, "
+                 f"too few to repay another worker's start-up on {usable_cores()} core(s)")
+            told = True
+        time.sleep(poll_s)
+    return False

@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,7 +18,7 @@ from kit.results import NA_REASON_KEY, WORKER_DETAILS, Status, TestRecord, tier_
 from kit.rundir import PLANNED_IDS, RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
-from kit.runner.extra_slots import PACE_S, PACE_TESTS, cores_to_spare, pays_off
+from kit.runner.extra_slots import cores_to_spare, wait_until_paying
 from kit.runner.journal import load_journal, open_journal
 from kit.runner.judge import judged_apart
 from kit.runner.outdir import (
@@ -31,7 +30,7 @@ from kit.runner.plan import Durations, Plan, make_plan
 from kit.runner.pool import JudgeProcess, WorkerProcess, WorkerSpec
 from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
-from kit.runner.threads import thread_share_env, usable_cores
+from kit.runner.threads import thread_share_env
 from kit.standard import Standard, load_standard
 from kit.tiers.flows.config import refuse_untested_claims
 from kit.tiers.registry import find_tier, get_tier, kit_inapplicable
@@ -371,27 +370,14 @@ class Orchestrator:
             self._work(None, None, pending, slot)
 
     def _extra_slot_pays(self, pending: queue.SimpleQueue[str]) -> bool:
-        """At once with a core for each process, or a device assigned to each slot; else
-        as soon as the recent pace says the tests left outlast the slot's start-up (checked
-        as the run goes: a slow tier after a fast one makes it pay)."""
+        """At once with a core for each process, or a device assigned to each slot; else as
+        soon as the run's recent pace says it pays (``extra_slots.wait_until_paying``)."""
         if self.config.devices is not None or cores_to_spare(self.workers):
             return True
-        assert self._progress is not None
-        told = False
-        while not self._errors and not pending.empty():
-            remaining = self._progress.recent_remaining_s(PACE_TESTS, PACE_S)
-            if remaining is not None and pays_off(remaining):
-                if told:
-                    self._progress.note(f"another worker starts: about {remaining:.0f} s of "
-                                        "tests remain at the recent pace")
-                return True
-            if remaining is not None and not told:
-                self._progress.note(
-                    f"one worker for now: about {remaining:.0f} s of tests remain at its pace, "
-                    f"too few to repay another worker's start-up on {usable_cores()} core(s)")
-                told = True
-            time.sleep(0.2)
-        return False
+        progress = self._progress
+        assert progress is not None
+        return wait_until_paying(
+            progress, lambda: bool(self._errors) or pending.empty(), progress.note)
 
     def _guard(self, target: Callable[..., None], *args: Any) -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import statistics
 import sys
 import threading
 import time
@@ -50,14 +51,16 @@ class Progress:
         return elapsed / ran * (self.total - self.done) if ran else None
 
     def recent_remaining_s(self, min_tests: int, min_s: float) -> float | None:
-        """Seconds left at the pace of the last ``RECENT`` tests (a run's tiers differ by
-        orders of magnitude a test); None until ``min_tests`` ran, or two and ``min_s``
-        seconds passed."""
+        """Seconds left at the recent pace: the median time between the last ``RECENT``
+        tests' records (a run's tiers differ by orders of magnitude a test; the median is not
+        swayed by a few slow tests among fast ones). None until ``min_tests`` ran, or two and
+        ``min_s`` seconds passed."""
         ran = len(self._recent)
         elapsed = time.monotonic() - self._started
         if ran < 2 or (ran < min_tests and elapsed < min_s):
             return None
-        pace = (self._recent[-1] - self._recent[0]) / (ran - 1)
+        times = list(self._recent)
+        pace = statistics.median(b - a for a, b in zip(times, times[1:], strict=False))
         return pace * (self.total - self.done)
 
     def advance(self, failed: bool) -> None:

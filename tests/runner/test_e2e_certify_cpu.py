@@ -49,8 +49,6 @@ def test_cpu_run_is_conformant_and_covers_every_locked_test(certified: dict[str,
     optional = {t for t in expected if t.startswith(("models/timm/", "models/torchbench/"))}
     assert optional and all(statuses[t] == "NOT_APPLICABLE" for t in optional)
     assert {s for t, s in statuses.items() if t not in optional} <= {"PASS", "NOT_APPLICABLE"}
-    # A whole run repays a second worker's start-up (kit.runner.extra_slots): both ran.
-    assert (certified["out"] / "workers" / "worker-2.log").exists()
 
 
 def test_verify_accepts_the_signed_report(certified: dict[str, Path]) -> None:

@@ -1,21 +1,21 @@
 """A second worker starts only when it repays its start-up, where cores are scarce.
 
 On one core (this test pins ``ckit run`` there), ``--workers 2`` over a few tests keeps one
-worker and says why; the pace rule itself is checked on ``Progress`` directly. The whole-run
-certify test (tests/runner/test_e2e_certify_cpu.py) checks the other side: a long run starts
-the second worker.
+worker and says why; the pace rule itself, and a slow stretch after a fast one starting the
+second worker, are checked on a real ``Progress`` advanced as a run would.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from runner_helpers import records_by_id, run_ckit
 
-from kit.runner.extra_slots import PACE_S, PACE_TESTS, PAYOFF_S, pays_off
+from kit.runner.extra_slots import PACE_S, PACE_TESTS, PAYOFF_S, pays_off, wait_until_paying
 from kit.runner.progress import RECENT, Progress
 
 pytestmark = pytest.mark.slow(seconds=30)
@@ -68,3 +68,42 @@ def test_the_recent_pace_follows_a_slower_tier() -> None:
     slow = progress.recent_remaining_s(1, 0.0)
     assert fast is not None and slow is not None
     assert slow > 10 * fast
+
+
+def test_a_few_slow_tests_among_fast_ones_do_not_set_the_pace() -> None:
+    progress = Progress(total=10_000, stream=open(os.devnull, "w"))  # noqa: SIM115
+    for index in range(RECENT):
+        if index in (30, 31):  # a scale test's pair: seconds among milliseconds
+            time.sleep(0.05)
+        progress.advance(failed=False)
+    remaining = progress.recent_remaining_s(1, 0.0)
+    # By the mean, 0.1 s over 63 intervals would say about 16 s left; the median says ~0.
+    assert remaining is not None and remaining < 1.0
+
+
+def test_another_worker_starts_when_slow_tests_follow_fast_ones() -> None:
+    progress = Progress(total=10_000, stream=open(os.devnull, "w"))  # noqa: SIM115
+    for _ in range(PACE_TESTS):  # a fast tier: nothing worth a second worker
+        progress.advance(failed=False)
+    finished = threading.Event()
+
+    def slow_tier() -> None:  # 20 ms a test: about 200 s left, over PAYOFF_S
+        for _ in range(PACE_TESTS):
+            if finished.is_set():
+                return
+            time.sleep(0.02)
+            progress.advance(failed=False)
+
+    runner = threading.Thread(target=slow_tier)
+    runner.start()
+    notes: list[str] = []
+    started = wait_until_paying(progress, lambda: not runner.is_alive(), notes.append, 0.01)
+    finished.set()
+    runner.join()
+    assert started
+    assert [n.split(":")[0] for n in notes] == ["one worker for now", "another worker starts"]
+
+
+def test_no_worker_starts_once_nothing_is_left() -> None:
+    progress = Progress(total=10, stream=open(os.devnull, "w"))  # noqa: SIM115
+    assert not wait_until_paying(progress, lambda: True, lambda _: None)
