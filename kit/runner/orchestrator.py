@@ -467,7 +467,8 @@ class Orchestrator:
         following = _next(pending)
         executed = None if following is None else worker.run(
             following, self.timeout_for(following))
-        queued = executed is not None and judges.needs_judging(executed) and worker.alive
+        queued = (executed is not None and judges.needs_judging(executed) and worker.alive
+                  and judges.accepting)
         if queued:
             assert executed is not None
             judges.begin(executed, worker)
@@ -612,9 +613,16 @@ class JudgeSlot:
     def finish(self, executed: TestRecord, timeout: float) -> TestRecord:
         assert self._judge is not None
         record = self._judge.collect(executed, timeout)
-        if not self._judge.alive:
+        if not self._judge.alive and not self._judge.holding:
+            # Replaced at the next ``begin``; a dead judge still holding a queued test answers
+            # its ``finish`` first (the kit's ERROR), so no verdict is taken for another test.
             self._judge = None
         return _with_worker_details(record, executed)
+
+    @property
+    def accepting(self) -> bool:
+        """Whether a test may be queued now: the slot's judge is alive, or none is started."""
+        return self._judge is None or self._judge.alive
 
     def drop(self, executed: TestRecord, timeout: float) -> None:
         """Wait for and discard the verdict on ``executed`` (begun, its execution void): the

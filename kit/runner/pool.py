@@ -298,6 +298,11 @@ class JudgeProcess(ChildProcess):
             raise KitCrash(f"the kit's judge sent {_kind(ready)} before its ready message")
         self._ready = True
 
+    @property
+    def holding(self) -> int:
+        """Tests submitted whose verdicts are not collected yet."""
+        return len(self._submitted)
+
     def submit(self, record: TestRecord, evidence: Path) -> None:
         """Hand the judge a test without waiting for its verdict (``collect`` waits): the
         worker runs the next test meanwhile. Tests submitted before are judged first."""
