@@ -428,18 +428,14 @@ class Orchestrator:
                     if not queued and not (
                         passed and judges.needs_judging(executed) and worker.alive
                     ):
-                        record = self.annotate(
-                            judges.verdict(worker, executed, self.judge_timeout_for(executed.id)))
-                        worker, owed = self._record(self._after(worker, record))
-                        passed = not record.status.is_failure
+                        worker, owed, passed = self._settle_alone(worker, judges.verdict(
+                            worker, executed, self.judge_timeout_for(executed.id)))
                         break
                     if not queued:
                         judges.begin(executed, worker)
                     if not worker.alive:  # it died after reporting: replaced, nothing run on it
-                        record = self.annotate(
-                            judges.finish(executed, self.judge_timeout_for(executed.id)))
-                        worker, owed = self._record(self._after(worker, record))
-                        passed = not record.status.is_failure
+                        worker, owed, passed = self._settle_alone(worker, judges.finish(
+                            executed, self.judge_timeout_for(executed.id)))
                         break
                     executed, retry, after, queued = self._overlapped(
                         worker, judges, executed, pending)
@@ -480,6 +476,15 @@ class Orchestrator:
             return None, following, self._after(worker, record), False
         self.ledger.observe(suspect_of(record.id), record.status)
         return executed, None, AfterTest(worker, record), queued
+
+    def _settle_alone(
+        self, worker: WorkerProcess, verdict: TestRecord
+    ) -> tuple[WorkerProcess, str | None, bool]:
+        """Record a verdict no next test overlapped: the worker and owed probe to go on with,
+        and whether it passed."""
+        record = self.annotate(verdict)
+        worker, owed = self._record(self._after(worker, record))
+        return worker, owed, not record.status.is_failure
 
     def _record(self, after: AfterTest) -> tuple[WorkerProcess, str | None]:
         """Journal a final record; the worker and owed probe to go on with."""
@@ -626,8 +631,9 @@ class JudgeSlot:
 
     def drop(self, executed: TestRecord, timeout: float) -> None:
         """Wait for and discard the verdict on ``executed`` (begun, its execution void): the
-        judge answers in order, so the next test's verdict must not be taken for it. A judge
-        that died meanwhile holds nothing to wait for."""
+        judge answers in order, so the next test's verdict must not be taken for it. A dead
+        judge still holding it answers the kit's ERROR, discarded too; one already replaced
+        (it died holding nothing) has nothing to wait for."""
         if self._judge is not None:
             self.finish(executed, timeout)
 

@@ -55,11 +55,12 @@ class Progress:
         tests' records (a run's tiers differ by orders of magnitude a test; the median is not
         swayed by a few slow tests among fast ones). None until ``min_tests`` ran, or two and
         ``min_s`` seconds passed."""
-        ran = len(self._recent)
+        with self._lock:  # slot threads append as they record
+            times = list(self._recent)
+        ran = len(times)
         elapsed = time.monotonic() - self._started
         if ran < 2 or (ran < min_tests and elapsed < min_s):
             return None
-        times = list(self._recent)
         pace = statistics.median(b - a for a, b in zip(times, times[1:], strict=False))
         return pace * (self.total - self.done)
 

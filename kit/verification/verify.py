@@ -288,14 +288,15 @@ def _first_difference(signed: dict[str, Any], on_disk: Any) -> str:
 
 #: Stands for the report in ``_signed_around``'s statement shell (a string no report is).
 _REPORT_HOLE = "\x00ckit: the report goes here\x00"
+_HOLE_TEXT = canonical_json(_REPORT_HOLE)
 
 
 def _signed_around(statement: Statement) -> tuple[bytes, bytes] | None:
     """The canonical statement's bytes before and after its report: a payload the kit signed is
     exactly ``before + canonical_json(report) + after``."""
     shell = canonical_json(replace(statement, report=_REPORT_HOLE).to_json())  # type: ignore[arg-type]
-    before, hole, after = shell.partition(canonical_json(_REPORT_HOLE))
-    return (before, after) if hole and canonical_json(_REPORT_HOLE) not in after else None
+    before, hole, after = shell.partition(_HOLE_TEXT)
+    return (before, after) if hole and _HOLE_TEXT not in after else None
 
 
 def _is_signed_with(payload: bytes, statement: Statement, report_text: bytes) -> bool:
@@ -328,9 +329,10 @@ def step8_check_report_matches(
         on_disk = loads_strict(report_bytes, what=REPORT_JSON)
     except VerificationError as exc:
         _fail(8, str(exc))
-    if _is_signed_with(payload, statement, canonical_json(on_disk)):
+    on_disk_text = canonical_json(on_disk)
+    if _is_signed_with(payload, statement, on_disk_text):
         return
-    if canonical_json(on_disk) != canonical_json(statement.report):
+    if on_disk_text != canonical_json(statement.report):
         where = _first_difference(statement.report, on_disk)
         _fail(8, f"{REPORT_JSON} differs from the report inside the signed statement ({where})")
 
