@@ -5,8 +5,9 @@ loop doing the same work (``bench/isolation_overhead.py``), 1 against 2 workers 
 (d) whole-run reports verified per second (``bench/verify_throughput.py``), (e) a unit tier with
 ``add`` and ``mul`` broken for every input against a clean one on simnpu
 (``bench/fault_slowdown.py``), and with ``--certify`` the cpu vendor certified on the whole
-standard. The machine's CPU and load average are printed with them: wall times on a shared
-machine move by a quarter between identical runs. Usage:
+standard. The machine's CPU, load average and what two busy processes deliver against one
+(``bench/core_scaling.py``: the ceiling of every figure that overlaps processes) are printed with
+them: wall times on a shared machine move by a quarter between identical runs. Usage:
 
     .venv/bin/python bench/speed_summary.py [--select 'unit/opinfo/a*/*/*'] [--reports N]
                                             [--certify]
@@ -24,11 +25,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core_scaling import parallel_speedup
 from fault_slowdown import BROKEN, timed_run
 from isolation_overhead import kit_run, measure_isolation
 from verify_throughput import load_average, signed_copies, verify_round_robin
 
 from kit.verification.verify import verify_envelope
+
+#: The row naming what the machine's cores deliver together (``bench/core_scaling.py``).
+CEILING = "two busy processes / one (this machine)"
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,8 @@ def main() -> int:
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPU(s), {platform.processor() or platform.machine()}, "
           f"load average {load_average()}", flush=True)
+    ceiling = parallel_speedup(2)
+    print(f"  two busy processes deliver {ceiling:.2f}x one", flush=True)
     with tempfile.TemporaryDirectory(prefix="ckit-speed-") as temp:
         root = Path(temp)
         figures, one_worker_s = isolation_figures(args.select)
@@ -108,6 +115,7 @@ def main() -> int:
         figures.append(broken_kernel_figure(args.select, root))
         certify = certify_seconds(root) if args.certify else None
     print(f"load average at the end: {load_average()}")
+    print(f"{CEILING:<44} {ceiling:10.2f} x          the ceiling of any overlap")
     for figure in figures:
         print(figure.row())
     if certify is not None:

@@ -7,7 +7,7 @@
     report.dsse.json                                  the envelope over the signed files
     run.json  journal.jsonl                           what was asked; each result as it came
     workers/                                          worker-N.log, judge-N.log, evidence-N.bin,
-                                                      evidence-N-judged-{0,1}.bin,
+                                                      evidence-N-judged-{0..3}.bin,
                                                       planned-ids.txt, golden-unwritten.log
     golden/                                           with --golden: the artifacts themselves
 
@@ -92,10 +92,14 @@ def evidence_name(number: int) -> str:
     return f"evidence-{number}.bin"
 
 
+#: Tests a worker's judge may hold at once (the one it judges, the rest queued): so many
+#: evidence slots (``judged_evidence_name``), taken in turn.
+JUDGED_SLOTS = 4
+
+
 def judged_evidence_name(number: int, slot: int) -> str:
     """Where the evidence of a test worker ``number`` ran waits for the judge while the worker
-    runs the next test (which writes ``evidence_name`` afresh): two slots, taken in turn, since
-    a judge holds up to two tests (the one it judges and the next, queued)."""
+    runs the next tests (each writes ``evidence_name`` afresh): slot ``0 .. JUDGED_SLOTS - 1``."""
     return f"evidence-{number}-judged-{slot}.bin"
 
 

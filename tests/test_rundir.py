@@ -34,6 +34,7 @@ from kit.rundir import (
     GOLDEN_MANIFEST,
     GOLDEN_UNWRITTEN_LOG,
     JOURNAL_NAME,
+    JUDGED_SLOTS,
     JUNIT_XML,
     PLANNED_IDS,
     REPORT_JSON,
@@ -203,7 +204,7 @@ DIR_NAMES = (WORKERS_DIR, GOLDEN_DIR)
 #: The numbered files of ``workers/``, as f-string templates (``{}`` for the number).
 NUMBERED = (*(name(7).replace("7", "{}") for name in
                 (worker_log_name, judge_log_name, evidence_name)),
-            *(judged_evidence_name(7, slot).replace("7", "{}") for slot in (0, 1)))
+            *(judged_evidence_name(7, slot).replace("7", "{}") for slot in range(JUDGED_SLOTS)))
 _PATH_CALLS = frozenset({"Path", "PurePath", "PurePosixPath", "joinpath"})
 #: Modules allowed to spell a name, and why. Empty: every module names the files through
 #: ``kit.rundir``. (Docstrings and comments may mention the files: they are prose.)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
 from kit.results import NA_REASON_KEY, WORKER_DETAILS, Status, TestRecord, tier_of
-from kit.rundir import PLANNED_IDS, RunDir
+from kit.rundir import JUDGED_SLOTS, PLANNED_IDS, RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
 from kit.runner.extra_slots import cores_to_spare, wait_until_paying
@@ -38,6 +39,10 @@ from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_ve
 from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
 
 _RESTART_STATUSES = frozenset({Status.CRASH, Status.TIMEOUT})
+
+#: The most evidence a worker's judge holds at once, in bytes, past its oldest test: a scale
+#: test leaves hundreds of MiB, and the run directory's disk holds them all until judged.
+JUDGE_HELD_BYTES = 1 << 30
 
 #: After this many failures in a row of one op, its later failures skip the health probe.
 BREAKER_FAILURES = 3
@@ -103,6 +108,26 @@ class AfterTest:
     worker: WorkerProcess
     record: TestRecord
     owed: str | None = None
+
+
+@dataclass
+class _Lane:
+    """One slot's state as its tests go (``Orchestrator._run_tests``)."""
+
+    worker: WorkerProcess
+    #: The tests the judge holds, oldest first, with the size of their evidence.
+    judged: collections.deque[tuple[TestRecord, int]] = field(
+        default_factory=collections.deque)
+    #: Tests to run (again) before any pending one, in order.
+    again: collections.deque[str] = field(default_factory=collections.deque)
+    #: The group whose probe a tripped breaker deferred (``AfterTest.owed``).
+    owed: str | None = None
+    #: Whether the last verdict recorded passed: only then does the worker run ahead.
+    passed: bool = True
+
+    @property
+    def held_bytes(self) -> int:
+        return sum(size for _, size in self.judged)
 
 
 @dataclass(frozen=True)
@@ -229,11 +254,18 @@ class Orchestrator:
 
     # -- workers -----------------------------------------------------------------------------
     def start_worker(self) -> WorkerProcess:
+        return self._ready_worker(self._spawn_worker())
+
+    def _spawn_worker(self) -> WorkerProcess:
+        """A worker process, starting (``_ready_worker`` waits for it)."""
         slot: int | None = getattr(self._local, "slot", None)
         spec = self.spec
         if slot is not None and self.slots is not None:
             spec = replace(spec, env={**spec.env, **self.slots.env_for(slot)})
-        worker = WorkerProcess(spec, next(self._worker_numbers))
+        return WorkerProcess(spec, next(self._worker_numbers))
+
+    def _ready_worker(self, worker: WorkerProcess) -> WorkerProcess:
+        slot: int | None = getattr(self._local, "slot", None)
         ready = worker.wait_ready()
         if slot is not None and slot not in self.slot_names:
             device = ready.device or {}
@@ -312,23 +344,30 @@ class Orchestrator:
         return judges
 
     def _execute(self, first_judges: JudgeSlot) -> dict[str, TestRecord]:
-        first = self.start_worker()
-        ready = first.ready
+        first = self._spawn_worker()
+        plan = self.plan()
+        finished = load_journal(self.journal.path)
+        # Decided while the worker starts (seconds for a whole standard), journaled once it
+        # has: a run whose device is missing journals nothing.
+        try:
+            settled = [record for test_id in plan if test_id not in finished
+                       and (record := self.decided_by_kit(test_id)) is not None]
+        except BaseException:
+            first.kill()
+            raise
+        ready = self._ready_worker(first).ready
         problem = ready.device_problem
         if problem and all(get_tier(tier).needs_device for tier in self.config.tiers):
             first.stop()
             raise DeviceError(problem)
-        plan = self.plan()
         if not plan:
             first.stop()
             raise InputError(empty_plan_message(self.config))
-        finished = load_journal(self.journal.path)
         for record in finished.values():  # a resumed run keeps what it learned about ops
             self.ledger.observe(suspect_of(record.id), record.status)
-        for test_id in plan:
-            if test_id not in finished and (settled := self.decided_by_kit(test_id)):
-                self.journal.append(settled)
-                finished[test_id] = settled
+        for record in settled:
+            self.journal.append(record)
+            finished[record.id] = record
         pending: queue.SimpleQueue[str] = queue.SimpleQueue()
         for test_id in plan:
             if test_id not in finished:
@@ -407,84 +446,95 @@ class Orchestrator:
     def _run_tests(
         self, worker: WorkerProcess, judges: JudgeSlot, pending: queue.SimpleQueue[str]
     ) -> None:
-        """Run and judge the slot's tests, the judge working on one test while the worker runs
-        the next (``_overlapped``)."""
-        owed: str | None = None
-        retry: str | None = None  # a test run beside a failing one, to run again
-        # Overlap only after a pass: after a failure the next test would often run twice (a
-        # broken kernel fails test after test; a crash after a failure would kill two workers).
-        passed = True
+        """Run and judge the slot's tests, the worker running ahead of its judge.
+
+        After a pass, each test the worker executes goes to the judge at once, queued behind
+        those it holds (at most ``JUDGED_SLOTS`` tests and ``JUDGE_HELD_BYTES`` of evidence),
+        and the worker goes on to the next: neither waits for the other while the queue has
+        room. Verdicts are recorded in order as they come. A failure voids every test run
+        after it (they ran on a device not yet probed): their verdicts are dropped and they
+        run again after the probe, as a run waiting for each verdict would have run them.
+        After a failure the next test is judged alone before the worker runs ahead again: a
+        broken kernel fails test after test, and each failure would void those behind it.
+        """
+        lane = _Lane(worker)
         try:
             while not self._errors:
-                test_id = retry or _next(pending)
-                retry = None
+                test_id = lane.again.popleft() if lane.again else _next(pending)
                 if test_id is None:
-                    return
-                if owed is not None and group_of(test_id) != owed:
-                    worker = self._settle(worker, owed)
-                executed: TestRecord | None = worker.run(test_id, self.timeout_for(test_id))
-                queued = False  # whether ``executed`` is in the judge's hands already
-                while executed is not None and not self._errors:
-                    if not queued and not (
-                        passed and judges.needs_judging(executed) and worker.alive
-                    ):
-                        worker, owed, passed = self._settle_alone(worker, judges.verdict(
-                            worker, executed, self.judge_timeout_for(executed.id)))
-                        break
-                    if not queued:
-                        judges.begin(executed, worker)
-                    if not worker.alive:  # it died after reporting: replaced, nothing run on it
-                        worker, owed, passed = self._settle_alone(worker, judges.finish(
-                            executed, self.judge_timeout_for(executed.id)))
-                        break
-                    executed, retry, after, queued = self._overlapped(
-                        worker, judges, executed, pending)
-                    worker, owed = self._record(after)
-                    passed = not after.record.status.is_failure
+                    if not lane.judged:
+                        return
+                    self._settle_oldest(lane, judges)  # a failure sends tests back to run
+                    continue
+                # A probe is owed only after a failure, which emptied the judge's queue.
+                if lane.owed is not None and group_of(test_id) != lane.owed:
+                    lane.worker, lane.owed = self._settle(lane.worker, lane.owed), None
+                executed = lane.worker.run(test_id, self.timeout_for(test_id))
+                if not self._settle_answered(lane, judges, test_id):
+                    continue  # a verdict that came meanwhile failed: ``test_id`` runs again
+                if (lane.passed and judges.needs_judging(executed) and lane.worker.alive
+                        and judges.accepting):
+                    self._queue(lane, judges, executed)
+                elif self._settle_all(lane, judges, test_id):
+                    self._conclude(lane, self.annotate(judges.verdict(
+                        lane.worker, executed, self.judge_timeout_for(test_id))))
         finally:
-            worker.stop()  # the slot's current worker (restarts replaced the first)
+            lane.worker.stop()  # the slot's current worker (restarts replaced the first)
 
-    def _overlapped(
-        self, worker: WorkerProcess, judges: JudgeSlot, judged: TestRecord,
-        pending: queue.SimpleQueue[str],
-    ) -> tuple[TestRecord | None, str | None, AfterTest, bool]:
-        """While the judge judges ``judged``, the worker runs the next test. Returns that test's
-        execution (None: none ran, or it must run again), the test to run again, what follows
-        ``judged``'s verdict, and whether the judge already holds the next test.
+    def _queue(self, lane: _Lane, judges: JudgeSlot, executed: TestRecord) -> None:
+        """Hand ``executed`` to the judge once its queue has room (waiting for the oldest
+        verdicts, which may void ``executed``: it then runs again)."""
+        size = lane.worker.evidence_bytes()
+        while lane.judged and (len(lane.judged) >= JUDGED_SLOTS
+                               or lane.held_bytes + size > JUDGE_HELD_BYTES):
+            if not self._settle_oldest(lane, judges, executed.id):
+                return
+        judges.begin(executed, lane.worker)
+        lane.judged.append((executed, size))
 
-        A next test to judge goes to the judge as soon as the worker reports it, queued behind
-        ``judged``: the judge (the slower of the two) goes on to it without waiting for the
-        orchestrator to record a verdict. Its result is kept when ``judged`` passed (a worker
-        the next test killed is replaced when that test is recorded). After a failure the
-        worker would have been probed, or replaced, before it ran anything else: the next
-        test's verdict is dropped and it runs again after that, as a run without overlap
-        would have run it.
-        """
-        following = _next(pending)
-        executed = None if following is None else worker.run(
-            following, self.timeout_for(following))
-        queued = (executed is not None and judges.needs_judging(executed) and worker.alive
-                  and judges.accepting)
-        if queued:
-            assert executed is not None
-            judges.begin(executed, worker)
-        record = self.annotate(judges.finish(judged, self.judge_timeout_for(judged.id)))
+    def _settle_answered(self, lane: _Lane, judges: JudgeSlot, running: str) -> bool:
+        """Record the verdicts the judge has given already; False where one failed (``running``
+        then runs again)."""
+        while lane.judged and judges.answered:
+            if not self._settle_oldest(lane, judges, running):
+                return False
+        return True
+
+    def _settle_all(self, lane: _Lane, judges: JudgeSlot, running: str) -> bool:
+        """Wait for and record every verdict the judge owes; False where one failed."""
+        while lane.judged:
+            if not self._settle_oldest(lane, judges, running):
+                return False
+        return True
+
+    def _settle_oldest(self, lane: _Lane, judges: JudgeSlot, running: str | None = None
+                       ) -> bool:
+        """Record the verdict on the oldest test the judge holds; True if it passed.
+
+        A failure voids the tests run after it: the judge's verdicts on those it holds are
+        dropped, and they, then ``running`` (executed, not handed over), run again first."""
+        executed, _ = lane.judged.popleft()
+        record = self.annotate(judges.finish(executed, self.judge_timeout_for(executed.id)))
         if record.status.is_failure:
-            if queued:
-                assert executed is not None
-                judges.drop(executed, self.judge_timeout_for(executed.id))
-            return None, following, self._after(worker, record), False
+            void = [later.id for later, _ in lane.judged]
+            for later, _ in lane.judged:
+                judges.drop(later, self.judge_timeout_for(later.id))
+            lane.judged.clear()
+            lane.again.extendleft(reversed([*void, *([running] if running else [])]))
+            self._conclude(lane, record)
+            return False
+        # Passed: the worker goes on as it is (a later test that killed it is replaced when
+        # that test is recorded).
         self.ledger.observe(suspect_of(record.id), record.status)
-        return executed, None, AfterTest(worker, record), queued
+        lane.worker, lane.owed = self._record(AfterTest(lane.worker, record))
+        lane.passed = True
+        return True
 
-    def _settle_alone(
-        self, worker: WorkerProcess, verdict: TestRecord
-    ) -> tuple[WorkerProcess, str | None, bool]:
-        """Record a verdict no next test overlapped: the worker and owed probe to go on with,
-        and whether it passed."""
-        record = self.annotate(verdict)
-        worker, owed = self._record(self._after(worker, record))
-        return worker, owed, not record.status.is_failure
+    def _conclude(self, lane: _Lane, record: TestRecord) -> None:
+        """Record a verdict nothing run after it depends on: the worker is replaced, or probed
+        after a failure, first (``_after``)."""
+        lane.worker, lane.owed = self._record(self._after(lane.worker, record))
+        lane.passed = not record.status.is_failure
 
     def _record(self, after: AfterTest) -> tuple[WorkerProcess, str | None]:
         """Journal a final record; the worker and owed probe to go on with."""
@@ -580,7 +630,7 @@ class JudgeSlot:
         #: The run's tiers: a judge warms them up before its first verdict.
         self._tiers = tiers
         self._judge: JudgeProcess | None = None
-        #: Tests handed to judges so far: the parity picks the evidence slot.
+        #: Tests handed to judges so far: the evidence slot goes round with it.
         self._handed = 0
 
     def start(self) -> None:
@@ -607,13 +657,14 @@ class JudgeSlot:
         return executed.status is Status.PASS and judged_apart(executed.id)
 
     def begin(self, executed: TestRecord, worker: WorkerProcess) -> None:
-        """Hand the judge the test ``worker`` executed last, behind any it holds; ``finish``
-        waits for the verdicts in the order begun. Its evidence goes to the next of two slots
-        in turn: the other may hold the test being judged."""
+        """Hand the judge the test ``worker`` executed last, behind any it holds (fewer than
+        ``JUDGED_SLOTS``); ``finish`` waits for the verdicts in the order begun. Its evidence
+        goes to the next slot in turn: the others may hold the tests queued before it."""
         self.start()
         assert self._judge is not None
+        assert self._judge.holding < JUDGED_SLOTS
         self._handed += 1
-        self._judge.submit(executed, worker.hand_over_evidence(self._handed % 2))
+        self._judge.submit(executed, worker.hand_over_evidence(self._handed % JUDGED_SLOTS))
 
     def finish(self, executed: TestRecord, timeout: float) -> TestRecord:
         assert self._judge is not None
@@ -623,6 +674,11 @@ class JudgeSlot:
             # its ``finish`` first (the kit's ERROR), so no verdict is taken for another test.
             self._judge = None
         return _with_worker_details(record, executed)
+
+    @property
+    def answered(self) -> bool:
+        """Whether ``finish`` would answer the oldest test held at once."""
+        return self._judge is not None and self._judge.answered
 
     @property
     def accepting(self) -> bool:

@@ -198,9 +198,16 @@ class WorkerProcess(ChildProcess):
             return TestRecord(test_id, Status.ERROR, 0.0, f"worker broke the protocol: {exc}")
         return self._result_of(test_id, reply)
 
+    def evidence_bytes(self) -> int:
+        """The size of the last test's evidence (0: it left none)."""
+        try:
+            return os.lstat(self.evidence_path).st_size
+        except FileNotFoundError:
+            return 0
+
     def hand_over_evidence(self, slot: int) -> Path:
-        """Move the last test's evidence aside for the judge, into ``slot`` (0 or 1): the next
-        test this worker runs writes its own without touching what is being judged."""
+        """Move the last test's evidence aside for the judge, into ``slot`` (``JUDGED_SLOTS``):
+        the next test this worker runs writes its own without touching what is being judged."""
         handed = self.spec.log_dir / judged_evidence_name(self.number, slot)
         remove_stale(handed)
         try:
@@ -280,7 +287,8 @@ class JudgeProcess(ChildProcess):
         super().__init__(argv, log_dir / judge_log_name(number), env)
         self._ready = False
         #: Per submitted test not yet collected, in order: why it never reached the judge
-        #: (None: it did). A judge holds at most two: the one it judges and the next.
+        #: (None: it did). A judge holds at most ``JUDGED_SLOTS``: the one it judges, the rest
+        #: queued.
         self._submitted: collections.deque[OSError | None] = collections.deque()
 
     def wait_ready(self) -> None:
@@ -302,6 +310,14 @@ class JudgeProcess(ChildProcess):
     def holding(self) -> int:
         """Tests submitted whose verdicts are not collected yet."""
         return len(self._submitted)
+
+    @property
+    def answered(self) -> bool:
+        """Whether ``collect`` would answer at once: the earliest held test never reached the
+        judge, or the judge has replied (or died)."""
+        if not self._submitted:
+            return False
+        return self._submitted[0] is not None or self.reader.answered()
 
     def submit(self, record: TestRecord, evidence: Path) -> None:
         """Hand the judge a test without waiting for its verdict (``collect`` waits): the

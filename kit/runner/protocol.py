@@ -89,6 +89,14 @@ class LineReader:
                 raise ChannelClosed()
         return message
 
+    def answered(self) -> bool:
+        """Whether ``receive`` has something to take without waiting: a whole message read
+        already, or bytes (or the end of the pipe) waiting to be read."""
+        if b"\n" in self._buffer:
+            return True
+        ready, _, _ = select.select([self.fd], [], [], 0)
+        return bool(ready)
+
     def _read(self) -> bool:
         chunk = os.read(self.fd, 1 << 16)
         self._buffer += chunk

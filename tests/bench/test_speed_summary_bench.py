@@ -34,6 +34,9 @@ def test_the_speed_summary_prints_every_figure_with_its_goal() -> None:
     rows = done.stdout.splitlines()
     assert rows[0].startswith("machine: ") and "load average" in rows[0]
     figures = rows[-len(FIGURES):]
+    ceiling = rows[-len(FIGURES) - 1]
+    assert ceiling.startswith("two busy processes / one (this machine)"), done.stdout
+    assert re.search(r" \d+\.\d\d x ", ceiling), ceiling
     for figure, row in zip(FIGURES, figures, strict=True):
         assert row.startswith(figure), done.stdout
         assert re.search(r"-?\d+\.\d\d .* goal [<>]= [\d.]+  (met|NOT met)$", row), row

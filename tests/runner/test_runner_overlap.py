@@ -30,7 +30,7 @@ def _executions(lines: list[list[str]], op: str) -> int:
     """How many times the worker ran ``op``'s test: its calls come in one unbroken stretch
     per execution, and the probe after exp's failure (whose calls are marked) calls neg in
     between neg's two executions."""
-    callers = [caller for name, _, caller in lines if name == op]
+    callers = [caller for name, _, caller, _ in lines if name == op]
     return sum(1 for caller, _ in itertools.groupby(callers) if caller == "test")
 
 
@@ -46,7 +46,7 @@ def test_the_test_after_a_failing_one_runs_again_and_after_a_passing_one_once(
     statuses = {i: r["status"] for i, r in records_by_id(out).items()}
     assert statuses == {ADD: "PASS", EXP: "FAIL_NUMERIC", NEG: "PASS", SUB: "PASS"}
     lines = [line.split() for line in calls.read_text().splitlines()]
-    assert str(os.getpid()) not in {pid for _, pid, _ in lines}  # the worker's calls
+    assert str(os.getpid()) not in {pid for _, pid, _, _ in lines}  # the worker's calls
     # exp ran beside add's judging and add passed: kept, run once.
     assert _executions(lines, "exp") == 1, lines
     # neg ran beside exp's judging, exp failed: run again after the probe, one record.
