@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import json
 import math
 import os
 import secrets
@@ -100,10 +101,13 @@ class Journal:
     """Appends chained, keyed lines, fsynced in groups (``SYNC_EVERY_LINES``,
     ``SYNC_WITHIN_S``); ``open_journal`` makes one that continues a verified file."""
 
-    def __init__(self, path: Path, binding: RunBinding, head: str) -> None:
+    def __init__(self, path: Path, binding: RunBinding, head: str,
+                 records: dict[str, TestRecord] | None = None) -> None:
         self.path = path
         self.binding = binding
         self._head = head
+        #: Every record the file holds, as reading it back would give them (``records``).
+        self._records = dict(records or {})
         self._lock = threading.Lock()
         self._fd = open_for_append(path)  # O_NOFOLLOW: a planted link is refused, not followed
         self._unsynced = 0
@@ -116,6 +120,8 @@ class Journal:
             # Written at once: from here a killed orchestrator loses nothing, only a power loss.
             os.write(self._fd, line + b"\n")
             self._head = line_hash(line)
+            # As read back: the line's own JSON (its values made JSON-safe), not ``record``.
+            self._records[record.id] = _record_of(json.loads(line), f"{self.path}: new line")
             self._unsynced += 1
             if self._unsynced >= SYNC_EVERY_LINES:
                 self._sync()
@@ -123,6 +129,13 @@ class Journal:
                 self._timer = threading.Timer(SYNC_WITHIN_S, self.sync)
                 self._timer.daemon = True
                 self._timer.start()
+
+    @property
+    def records(self) -> dict[str, TestRecord]:
+        """The journal's records by id: those verified when it was opened, then each appended,
+        as ``load_journal`` would read them (without reading the file again)."""
+        with self._lock:
+            return dict(self._records)
 
     def sync(self) -> None:
         """Fsync the lines written since the last fsync, if any."""
@@ -160,7 +173,7 @@ def open_journal(out_dir: Path) -> Journal:
     contents = read_journal(path, binding)
     if contents.torn_size:
         _cut_torn_line(path, contents)
-    return Journal(path, binding, contents.head)
+    return Journal(path, binding, contents.head, contents.records)
 
 
 def load_journal(path: Path) -> dict[str, TestRecord]:

@@ -20,7 +20,7 @@ from kit.rundir import JUDGED_SLOTS, PLANNED_IDS, RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.devices import DeviceSlots, assign_slots
 from kit.runner.extra_slots import cores_to_spare, wait_until_paying
-from kit.runner.journal import load_journal, open_journal
+from kit.runner.journal import open_journal
 from kit.runner.judge import judged_apart
 from kit.runner.outdir import (
     check_run_dir_layout,
@@ -346,7 +346,7 @@ class Orchestrator:
     def _execute(self, first_judges: JudgeSlot) -> dict[str, TestRecord]:
         first = self._spawn_worker()
         plan = self.plan()
-        finished = load_journal(self.journal.path)
+        finished = self.journal.records  # verified when the journal was opened
         # Decided while the worker starts (seconds for a whole standard), journaled once it
         # has: a run whose device is missing journals nothing.
         try:
@@ -380,7 +380,7 @@ class Orchestrator:
             first = self._assign_devices(first)
         self._drive(first, first_judges, pending)
         planned = set(plan)
-        return {t: r for t, r in load_journal(self.journal.path).items() if t in planned}
+        return {t: r for t, r in self.journal.records.items() if t in planned}
 
     def _drive(
         self, first: WorkerProcess, first_judges: JudgeSlot, pending: queue.SimpleQueue[str]

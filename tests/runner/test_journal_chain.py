@@ -177,3 +177,21 @@ def test_a_lone_line_is_fsynced_within_the_window(
     journal.append(_passing(1)[0])
     assert fsynced.wait(timeout=60), "the window's timer never fsynced the line"
     journal.close()
+
+
+def test_the_records_a_journal_keeps_are_those_reading_it_back_gives(run_dir: Path) -> None:
+    """The orchestrator reports from ``Journal.records``, not from the file read again: they
+    must be the very records the file holds (values made JSON-safe, tuples as lists), the
+    earlier run's part included."""
+    _journal_with(run_dir, _passing(2))
+    odd = TestRecord(f"{ADD}9", Status.FAIL_NUMERIC, math.inf, "off",
+                     {"max_abs_err": math.nan, "shape": (2, 3), "ops": ("aten::add",)})
+    journal = open_journal(run_dir)
+    journal.append(odd)
+    journal.append(_passing(1, start=5)[0])
+    kept = journal.records
+    journal.close()
+    read_back = load_journal(run_dir / JOURNAL_NAME)
+    assert kept == read_back
+    assert list(kept) == list(read_back)  # journaled order
+    assert kept[odd.id] != odd  # what the line holds, not what was appended
