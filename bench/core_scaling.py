@@ -2,10 +2,10 @@
 
 Runs the same pure-Python loop in one process, then in as many processes at once as the machine
 has CPUs, and prints the throughput of all of them against one alone. On a virtual machine two
-CPUs are often two hardware threads of one core (or share it with neighbours): measured on the
-2-CPU AMD EPYC machine issue 26's figures come from, two busy processes deliver about 1.4x one,
-not 2x. A kit whose worker and judge overlap perfectly, or two workers, can go no faster than
-that. Usage:
+CPUs may be two hardware threads of one core, or share it with neighbours: on the 2-CPU AMD
+EPYC machine issue 26's figures come from, two busy processes delivered between 1.36x and 1.97x
+one within minutes. A kit whose worker and judge overlap perfectly, or two workers, can go no
+faster than that at the time. Usage:
 
     .venv/bin/python bench/core_scaling.py [--processes N] [--repeat 3]
 """
