@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import paths
-from kit.errors import InputError
+from kit.errors import InputError, KitCrash
 from kit.grading.sanitize import finite_or_text, json_safe
 from kit.outfiles import open_for_append
 from kit.results import TestRecord
@@ -116,6 +116,8 @@ class Journal:
 
     def append(self, record: TestRecord) -> None:
         with self._lock:
+            if record.id in self._records:  # reading the journal back would refuse it
+                raise KitCrash(f"{record.id} was journaled already: a test is journaled once")
             line = encode_line(record, self._head, self.binding.key)
             # Written at once: from here a killed orchestrator loses nothing, only a power loss.
             os.write(self._fd, line + b"\n")

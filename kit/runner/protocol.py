@@ -94,7 +94,10 @@ class LineReader:
         already, or bytes (or the end of the pipe) waiting to be read."""
         if b"\n" in self._buffer:
             return True
-        ready, _, _ = select.select([self.fd], [], [], 0)
+        try:
+            ready, _, _ = select.select([self.fd], [], [], 0)
+        except (OSError, ValueError):  # a closed pipe: ``receive`` says what became of it
+            return True
         return bool(ready)
 
     def _read(self) -> bool:

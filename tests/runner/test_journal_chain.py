@@ -15,7 +15,7 @@ import pytest
 
 from kit.clock import RunDate
 from kit.device import DeviceInfo
-from kit.errors import InputError
+from kit.errors import InputError, KitCrash
 from kit.formats import write_report_files
 from kit.grading import build_report, collect_environment
 from kit.results import Status, TestRecord
@@ -195,3 +195,16 @@ def test_the_records_a_journal_keeps_are_those_reading_it_back_gives(run_dir: Pa
     assert kept == read_back
     assert list(kept) == list(read_back)  # journaled order
     assert kept[odd.id] != odd  # what the line holds, not what was appended
+
+
+def test_a_test_journaled_twice_is_the_kits_crash_and_writes_nothing(run_dir: Path) -> None:
+    """Reading a journal back refuses a second record of a test; appending one is refused
+    first, before the line is written (the report is built from the journal's kept records)."""
+    journal = open_journal(run_dir)
+    journal.append(_passing(1)[0])
+    before = (run_dir / JOURNAL_NAME).read_bytes()
+    with pytest.raises(KitCrash, match="journaled already"):
+        journal.append(TestRecord(f"{ADD}0", Status.FAIL_NUMERIC, 0.1, "again"))
+    journal.close()
+    assert (run_dir / JOURNAL_NAME).read_bytes() == before
+    assert load_journal(run_dir / JOURNAL_NAME)[f"{ADD}0"].status is Status.PASS

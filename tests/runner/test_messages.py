@@ -133,3 +133,21 @@ def test_a_line_from_another_version_is_refused_on_the_wire() -> None:
     finally:
         os.close(read_fd)
         os.close(write_fd)
+
+
+def test_a_reader_says_when_a_message_waits_without_waiting_itself() -> None:
+    """``answered`` (the orchestrator's look at a judge's pipe between tests): nothing yet,
+    half a line, a whole one, and a pipe closed since."""
+    read_fd, write_fd = os.pipe()
+    reader = LineReader(read_fd)
+    try:
+        assert not reader.answered()
+        os.write(write_fd, b'{"kind": ')  # bytes waiting: receive will take them
+        assert reader.answered()
+        os.write(write_fd, b'"x"}\n')
+        assert reader.receive(timeout=5.0) == {"kind": "x"}  # framing only: a JSON object
+        assert not reader.answered()
+    finally:
+        os.close(write_fd)
+        os.close(read_fd)
+    assert reader.answered()  # closed: receive, not answered, reports what became of it
