@@ -218,7 +218,8 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 
 def _template(node: ast.JoinedStr) -> str:
-    return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+    return "".join(str(part.value) if isinstance(part, ast.Constant) else "{}"
+                   for part in node.values)
 
 
 def _call_name(node: ast.Call) -> str:
