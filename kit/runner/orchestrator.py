@@ -470,12 +470,12 @@ class Orchestrator:
                 if lane.owed is not None and group_of(test_id) != lane.owed:
                     lane.worker, lane.owed = self._settle(lane.worker, lane.owed), None
                 executed = lane.worker.run(test_id, self.timeout_for(test_id))
-                if not self._settle_answered(lane, judges, test_id):
+                if not self._settle_held(lane, judges, test_id, wait=False):
                     continue  # a verdict that came meanwhile failed: ``test_id`` runs again
                 if (lane.passed and judges.needs_judging(executed) and lane.worker.alive
                         and judges.accepting):
                     self._queue(lane, judges, executed)
-                elif self._settle_all(lane, judges, test_id):
+                elif self._settle_held(lane, judges, test_id, wait=True):
                     self._conclude(lane, self.annotate(judges.verdict(
                         lane.worker, executed, self.judge_timeout_for(test_id))))
         finally:
@@ -492,17 +492,11 @@ class Orchestrator:
         judges.begin(executed, lane.worker)
         lane.judged.append((executed, size))
 
-    def _settle_answered(self, lane: _Lane, judges: JudgeSlot, running: str) -> bool:
-        """Record the verdicts the judge has given already; False where one failed (``running``
-        then runs again)."""
-        while lane.judged and judges.answered:
-            if not self._settle_oldest(lane, judges, running):
-                return False
-        return True
-
-    def _settle_all(self, lane: _Lane, judges: JudgeSlot, running: str) -> bool:
-        """Wait for and record every verdict the judge owes; False where one failed."""
-        while lane.judged:
+    def _settle_held(self, lane: _Lane, judges: JudgeSlot, running: str, *, wait: bool
+                     ) -> bool:
+        """Record, in order, the verdicts the judge owes: every one (``wait``), or those it has
+        given already. False where one failed (``running`` then runs again)."""
+        while lane.judged and (wait or judges.answered):
             if not self._settle_oldest(lane, judges, running):
                 return False
         return True
