@@ -1,5 +1,8 @@
 """Recording where a device call's ops ran: a ``TorchDispatchMode`` asking the dispatcher
-(``kit.attribution`` says what each place means)."""
+(``kit.attribution`` says what each place means), and watching a C++ backend's own kernel the
+first time each op reaches it, so that a kernel which is the fallback under another name (the
+boxed fallback function registered per op, or one that copies its arguments to the host and
+calls the CPU op) is recorded ``fallback`` (``watched_call``)."""
 
 from __future__ import annotations
 
@@ -73,6 +76,77 @@ def _on_device(values: Any, device_type: str) -> bool:
     )
 
 
+#: Ops whose work is moving data between devices (or reading a value to the host): their
+#: kernels copy to the host by definition, so a copy inside them says nothing.
+_TRANSFERS = frozenset({
+    "aten::_to_copy", "aten::_to_cpu", "aten::to.device", "aten::to.dtype_layout",
+    "aten::to.dtype", "aten::to.other", "aten::copy_", "aten::_copy_from",
+    "aten::_copy_from_and_resize", "aten::_local_scalar_dense", "aten::item",
+})
+
+
+class _KernelWatch(TorchDispatchMode):
+    """Sees the ops a backend kernel itself calls through the dispatcher, and notes whether it
+    took its work to the host: what a CPU fallback does whatever name it is registered under
+    (``at::native::cpu_fallback`` copies its device arguments with ``_to_cpu``, then
+    redispatches to the CPU kernel unseen; a kernel of ``x.cpu()``, the CPU op, ``.to(device)``
+    copies with ``to`` and calls its own op on host tensors)."""
+
+    def __init__(self, device_type: str, op: str) -> None:
+        super().__init__()
+        self.device_type = device_type
+        self.op = op
+        self.moved_to_host = False
+
+    def __torch_dispatch__(  # type: ignore[override]
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        if not isinstance(func, torch._ops.OpOverload):
+            return result
+        name = qualified_name(func)
+        on_device = _on_device((args, kwargs), self.device_type)
+        # Device data in, host tensors out: the kernel took its work to the CPU; or the
+        # kernel called its own op on host tensors only: the CPU kernel did the work.
+        if (name in _HOST_COPIES and on_device and _on_host(result)) or (
+                name == self.op and not on_device and _on_host((args, kwargs))):
+            self.moved_to_host = True
+        return result
+
+
+#: The copies by which a kernel moves device tensors to the host (``x.cpu()`` is seen as
+#: ``to``, a composite the watch sees before it splits; ``cpu_fallback``'s as ``_to_cpu``).
+_HOST_COPIES = _TRANSFERS - {"aten::_local_scalar_dense", "aten::item",
+                             "aten::_copy_from_and_resize"}
+
+
+def _on_host(values: Any) -> bool:
+    return any(isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu"
+               for leaf in tree_leaves(values))
+
+
+def _plain_device_call(args: Any, device_type: str) -> bool:
+    """Whether the call's device tensors are plain tensors of a C++ backend: a tensor subclass
+    (a Python device such as simnpu) is served by its own ``__torch_dispatch__``, which a
+    redispatch to the backend key would skip."""
+    tensors = [leaf for leaf in tree_leaves(args) if isinstance(leaf, torch.Tensor)]
+    return any(t.device.type == device_type for t in tensors) and all(
+        type(t) is torch.Tensor for t in tensors)
+
+
+def watched_call(func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                 dispatch_key: str, device_type: str) -> tuple[Any, bool]:
+    """``func``'s result from the backend's own kernel, and whether that kernel moved device
+    data to the host. The call goes straight to the kernel (``redispatch`` to the backend key:
+    a dispatch mode sees the op after autograd, where only the backend is left), with a
+    ``_KernelWatch`` active so that the kernel's own dispatcher calls are seen."""
+    keyset = torch._C.DispatchKeySet(getattr(_KEY, dispatch_key))
+    with _KernelWatch(device_type, qualified_name(func)) as watch:
+        result = func.redispatch(keyset, *args, **kwargs)
+    return result, watch.moved_to_host
+
+
 class _Recorder(TorchDispatchMode):
     def __init__(self, log: DispatchLog) -> None:
         super().__init__()
@@ -83,17 +157,33 @@ class _Recorder(TorchDispatchMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         kwargs = kwargs or {}
-        result = func(*args, **kwargs)
         if not isinstance(func, torch._ops.OpOverload):  # a higher-order op: its parts dispatch
-            return result
-        # Recorded once the op ran: a call the backend refused ran nowhere.
+            return func(*args, **kwargs)
         name = qualified_name(func)
+        if self._watches(name, args, kwargs):
+            result, moved = watched_call(func, args, kwargs, self.dispatch_key,
+                                         self.log.device_type)
+            # Recorded once the op ran: a call the backend refused ran nowhere.
+            self.log.seen[name] = Where.FALLBACK if moved else Where.NATIVE
+            return result
+        result = func(*args, **kwargs)
         if name not in self.log.seen or self.log.seen[name] is Where.CPU:
             on_device = _on_device((args, kwargs, result), self.log.device_type)
             self.log.seen[name] = (
                 device_kernel_place(name, self.dispatch_key) if on_device else Where.CPU
             )
         return result
+
+    def _watches(self, name: str, args: tuple[Any, ...], kwargs: Any) -> bool:
+        """Whether to watch this call's kernel: the first call of an op not yet placed that
+        the dispatcher sends to a kernel registered for a C++ backend's own key (the CPU
+        vendor's kernels are CPU's by definition), unless the op's work is a transfer."""
+        if self.dispatch_key == "CPU" or name in _TRANSFERS:
+            return False
+        if name in self.log.seen and self.log.seen[name] is not Where.CPU:
+            return False
+        return (device_kernel_place(name, self.dispatch_key) is Where.NATIVE
+                and _plain_device_call((args, kwargs), self.log.device_type))
 
 
 @contextmanager

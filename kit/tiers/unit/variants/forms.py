@@ -12,8 +12,10 @@ beyond their input). Besides the values, facts the values cannot show are compar
   that tensor holds the result (compared as an input the op updates); ``inplacestrided``
   updates a transposed tensor with gaps between its elements, as a view of a larger one is;
 - ``out=``: the call returns its ``out`` tensor (``out-not-returned``), ``out`` keeps the
-  storage it was given when it had the right size (``out-reallocated``), and ``out`` has CPU's
-  strides (``wrong-strides``); ``outresize`` gives an empty ``out``, which PyTorch resizes.
+  storage it was given when it had the right size (``out-reallocated``; vacuous for an ``out``
+  of no element), and ``out`` has CPU's strides where they address elements (``wrong-strides``:
+  dimensions of size 1 and zero-element results ignored, as PyTorch's own
+  ``check_significant_strides``); ``outresize`` gives an empty ``out``, which PyTorch resizes.
 """
 
 from __future__ import annotations
@@ -156,7 +158,8 @@ class Out(_Form):
             if not self.resized:  # where a resize moves the storage is the device's to decide
                 facts.append(Fact("the out tensor keeps the storage it was given",
                                   "out-reallocated", written.same_storage(out)))
-            facts.append(Fact("the out tensor's strides", "wrong-strides", tuple(out.stride())))
+            facts.append(Fact("the out tensor's strides (of dimensions longer than 1; none "
+                              "when it is empty)", "wrong-strides", significant_strides(out)))
             return tuple(facts)
 
         return form_case(entry, dtype, sample, label, lambda args, kwargs: op(*args, **kwargs),
@@ -187,7 +190,23 @@ class Written:
         return not torch.equal(flat[0], flat[1])
 
     def same_storage(self, tensor: torch.Tensor) -> bool:
-        return tensor.data_ptr() == self._before[id(tensor)][1]
+        """Whether ``tensor`` still addresses the memory it was given; vacuously so when it
+        addresses none (a zero-element tensor's pointer is any allocator's choice)."""
+        was, pointer = self._before[id(tensor)]
+        if was.numel() == 0 or tensor.numel() == 0:
+            return True
+        return tensor.data_ptr() == pointer
+
+
+def significant_strides(tensor: torch.Tensor) -> tuple[int | None, ...]:
+    """The strides that address elements, as PyTorch's own stride comparison reads them
+    (``torch._prims_common.check_significant_strides``): None for a dimension of size 1, which
+    never steps, and nothing at all for a zero-element tensor, which addresses no element
+    (PyTorch calls ``(0, 3)`` contiguous with strides ``(3, 1)`` and ``(1, 0)`` alike)."""
+    if tensor.numel() == 0:
+        return ()
+    return tuple(stride if size > 1 else None
+                 for size, stride in zip(tensor.shape, tensor.stride(), strict=True))
 
 
 #: The op's CPU result per sample (by identity: samples are built once per process and kept).
