@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import site
 import subprocess
 import sys
 import sysconfig
@@ -24,42 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from runner_helpers import records_by_id
+from runner_helpers import ADD_FAULT as FAULT
+from runner_helpers import (
+    JUDGE_HERE,
+    PAYLOAD,
+    PAYLOAD_MODULE,
+    evidence_of,
+    link_site_packages,
+    records_by_id,
+)
+from runner_helpers import WRONG_ADD as WRONG
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 
 pytestmark = [pytest.mark.slow(seconds=60), pytest.mark.heavy]  # an attack venv per run
 
-WRONG = "unit/opinfo/add/float32/0"
-PAYLOAD_MODULE = "ckit_attack_payload"
-#: simnpu's fault for ``add``: every result far off (``simnpu.faults``, ``wrong_large``).
-FAULT = [{"op": "add", "kind": "wrong_large"}]
-#: The attack itself: ``aten::add.Tensor`` on CPU perturbed as ``wrong_large`` perturbs the
-#: device's result (relative error 10, away from zero, at least 10 * 0.1 near zero), computed
-#: with ``sub`` so the kernel never calls itself.
-PAYLOAD = '''
-import os, sys
-
-def install():
-    if "kit.runner.worker" in " ".join(sys.orig_argv):
-        return  # the device computes with CPU kernels: the vendor leaves its own process alone
-    import torch
-    global LIBRARY
-    LIBRARY = torch.library.Library("aten", "IMPL")
-    LIBRARY.impl("add.Tensor", wrong_add, "CPU")
-    marker = os.environ.get("CKIT_ATTACK_MARKER")
-    if marker:
-        with open(marker, "a", encoding="utf-8") as notes:
-            notes.write(" ".join(sys.orig_argv)[:300].replace("\\n", " ") + "\\n")
-
-def wrong_add(a, b, *, alpha=1):
-    import torch
-    right = torch.ops.aten.sub.Tensor(a, b, alpha=-alpha)
-    if not right.is_floating_point():
-        return right
-    away = torch.where(right < 0, -1.0, 1.0).to(right.dtype)
-    return torch.ops.aten.sub.Tensor(right, away * right.abs().clamp_min(0.1), alpha=-10)
-'''
 RUN_PAYLOAD = f"import {PAYLOAD_MODULE}; {PAYLOAD_MODULE}.install()\n"
 
 
@@ -78,10 +56,9 @@ def attack_venv(tmp_path_factory: pytest.TempPathFactory) -> AttackVenv:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
     paths = sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})
     site_packages = Path(paths["purelib"])
-    # The kit's packages, as the kit's own environment sees them (its .pth files included).
-    borrowed = "".join(f"import site; site.addsitedir({entry!r})\n"
-                       for entry in site.getsitepackages())
-    (site_packages / "00-kit-environment.pth").write_text(borrowed, encoding="utf-8")
+    # The kit's packages in the venv's own site-packages (its .pth files included): the judge
+    # imports from site-packages alone, never from a directory a .pth file adds.
+    link_site_packages(site_packages)
     (site_packages / f"{PAYLOAD_MODULE}.py").write_text(PAYLOAD, encoding="utf-8")
     return AttackVenv(Path(paths["scripts"]) / "python", site_packages)
 
@@ -194,16 +171,3 @@ from kit.flows.eager import EagerFlow
 class AttackFlow(EagerFlow):
     name = "ckit_attack"
 """
-#: What the judge does with one test's evidence, in whatever interpreter runs it.
-JUDGE_HERE = """
-import sys
-from pathlib import Path
-from kit.runner.judge import judge_context, judge_record
-print(judge_record(judge_context(None), sys.argv[1], Path(sys.argv[2]), 0.0).status.value)
-"""
-
-
-def evidence_of(out: Path) -> Path:
-    """The evidence the run's only worker left for its last test (a one-test run: the test)."""
-    (evidence,) = (out / "workers").glob("evidence-*.bin")
-    return evidence

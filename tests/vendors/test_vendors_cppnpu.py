@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from process_helpers import communicate_all
-from vendors_helpers import bridged_venv, offline_pip_env
+from vendors_helpers import linked_venv, offline_pip_env
 
 from kit import paths
 from kit.errors import ExitCode
@@ -117,7 +117,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     vendors = root / "vendors"
     outputs = shutil.ignore_patterns("build", "*.so", "*.egg-info", "__pycache__")
     shutil.copytree(paths.vendors_dir() / "cppnpu", vendors / "cppnpu", ignore=outputs)
-    python = bridged_venv(root / "venv")
+    python = linked_venv(root / "venv")  # its runs start judges: torch in its site-packages
     env = offline_pip_env(CKIT_VENDORS_DIR=str(vendors))
     env.pop("CPPNPU_FAULTS", None)
     done = subprocess.run(

@@ -92,6 +92,23 @@ def bridged_venv(venv: Path) -> Path:
     return python
 
 
+def linked_venv(venv: Path) -> Path:
+    """A fresh venv at ``venv`` whose own site-packages links every entry of the kit's (torch,
+    pip, setuptools, the editable kit): what a run needs, since the judge imports from the
+    environment's site-packages alone, never from a directory a ``.pth`` file adds (so not
+    ``bridged_venv``'s). pip installs a new package beside the links; one it would replace is
+    the kit environment's own, so use it only to install a vendor's new package; its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        (Path(purelib) / entry.name).symlink_to(entry)
+    return python
+
+
 def offline_pip_env(**extra: str) -> dict[str, str]:
     """This process's environment for a ``ckit vendors install`` whose pip never reaches an
     index or a config file and builds without isolation (setuptools from the environment)."""
