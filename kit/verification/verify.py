@@ -12,7 +12,8 @@ Integrity: who signed what.
 7. every subject file (the report files, and the golden manifest when the run wrote one) is a
    regular file in the files directory (no symlink out of it), within
    ``MAX_SUBJECT_BYTES``, and has its signed sha256
-8. report.json, parsed strictly, is the report inside the statement
+8. report.json is, byte for byte, the report inside the statement as a kit writes it (canonical
+   JSON, or an older kit's indented layout): never compared by parsed value
 
 Content: whether what was signed holds up (``kit.verification.content`` and
 ``kit.grading.regrade``).
@@ -39,6 +40,7 @@ step reads bounded input and does linear work, so a hostile envelope costs littl
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -316,25 +318,40 @@ def _is_signed_with(payload: bytes, statement: Statement, report_text: bytes) ->
     )
 
 
-def step8_check_report_matches(
-    report_bytes: bytes, statement: Statement, payload: bytes = b""
-) -> None:
-    """report.json is the report inside the statement (``payload``: the signed bytes the
-    statement was parsed from). The kit writes report.json in the canonical form it signs, so
-    the common case is a byte comparison; any other report.json (an older kit's indented one)
-    is parsed strictly and compared by value."""
-    if _is_signed_with(payload, statement, report_bytes.removesuffix(b"\n")):
-        return
+def older_kit_layout(report: Mapping[str, Any]) -> bytes:
+    """report.json as kits before canonical output (487bd48, 2026-11-27) wrote it: indented,
+    sorted keys. Like the canonical form, one byte string per value, so a report of theirs
+    still verifies by its bytes."""
+    text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def _what_differs(report_bytes: bytes, statement: Statement) -> str:
+    """Why report.json is not the signed report's bytes: other values, or other text."""
     try:
         on_disk = loads_strict(report_bytes, what=REPORT_JSON)
     except VerificationError as exc:
-        _fail(8, str(exc))
-    on_disk_text = canonical_json(on_disk)
-    if _is_signed_with(payload, statement, on_disk_text):
+        return str(exc)
+    if canonical_json(on_disk) == canonical_json(statement.report):
+        return "the same values in other text"
+    return _first_difference(statement.report, on_disk)
+
+
+def step8_check_report_matches(
+    report_bytes: bytes, statement: Statement, payload: bytes = b""
+) -> None:
+    """report.json is, byte for byte, the report inside the statement (``payload``: the signed
+    bytes it was parsed from) as a kit writes it: canonical JSON and a newline, or an older
+    kit's indented layout. Never compared by parsed value: a text that parses to the same
+    values under this parser may read otherwise under another (numbers, escapes, duplicates)."""
+    text = report_bytes.removesuffix(b"\n")
+    if text != report_bytes and _is_signed_with(payload, statement, text):
+        return  # the common case: no serialisation at all
+    signed = statement.report
+    if report_bytes in (canonical_json(signed) + b"\n", older_kit_layout(signed)):
         return
-    if on_disk_text != canonical_json(statement.report):
-        where = _first_difference(statement.report, on_disk)
-        _fail(8, f"{REPORT_JSON} differs from the report inside the signed statement ({where})")
+    _fail(8, f"{REPORT_JSON} is not the signed report as the kit writes it "
+             f"({_what_differs(report_bytes, statement)}); verify the report.json the kit wrote")
 
 
 def step9_read_report(statement: Statement) -> tuple[Report, Standard]:

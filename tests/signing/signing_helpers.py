@@ -83,11 +83,15 @@ REPORT: dict[str, Any] = honest_report()
 
 
 def write_report_files(run_dir: Path, report: dict[str, Any]) -> None:
-    """report.json as given (tests write doctored ones too) and the files derived from it, as
-    the kit renders them (verify's step 13 regenerates them byte for byte). A report too broken
-    to render (verify refuses it at an earlier step) keeps the derived files already there."""
+    """report.json of the values given (tests write doctored ones too) and the files derived
+    from it, as the kit renders them (verify's step 13 regenerates them byte for byte). A
+    report too broken to render (verify refuses it at an earlier step) keeps the derived files
+    already there."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    report_json = (json.dumps(report, indent=2) + "\n").encode("utf-8")
+    # As the kit writes it (canonical JSON and a newline), NaN allowed for doctored ones: step 8
+    # takes no other text.
+    text = json.dumps(report, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    report_json = (text + "\n").encode("utf-8")
     (run_dir / "report.json").write_bytes(report_json)
     try:
         derived = render_derived(report_json)

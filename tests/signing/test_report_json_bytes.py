@@ -1,8 +1,8 @@
-"""Step 8 by bytes: report.json as the kit writes it (canonical) is checked against the signed
-payload without being parsed; any other report.json is parsed and compared by value.
+"""Step 8 by bytes: report.json must be the signed report as a kit writes it (canonical JSON, or
+an older kit's indented layout), never another text of the same values.
 
-The runs here are written by the kit's own report formats (canonical report.json), unlike
-``signing_helpers``' indented one, which keeps the by-value path covered. Each forgery signs a
+The runs here are written by the kit's own report formats (canonical report.json). Each forgery
+signs a
 statement whose subject digest matches the forged report.json, so only step 8 stands between
 it and a verified report.
 """
@@ -24,7 +24,7 @@ from kit.rundir import OPTIONAL_REPORT_FILES, report_files
 from kit.signing.sign import sign_output_dir
 from kit.signing.statement import parse_statement
 from kit.signing.strict_json import canonical_json, loads_strict
-from kit.verification.verify import _is_signed_with
+from kit.verification.verify import _is_signed_with, older_kit_layout
 
 
 @pytest.fixture
@@ -61,9 +61,60 @@ def test_the_kit_writes_report_json_in_the_signed_canonical_form(canonical_run: 
 
 
 def test_an_older_kits_indented_report_json_still_verifies(canonical_run: SignedRun):
-    indented = (json.dumps(REPORT, indent=2, sort_keys=True) + "\n").encode()
-    _sign_with_report_json(canonical_run, indented)
+    _sign_with_report_json(canonical_run, older_kit_layout(REPORT))
     assert canonical_run.verify().vendor == VENDOR
+
+
+def test_the_older_kits_layout_is_what_it_wrote() -> None:
+    # kit/formats/json_format.py before 487bd48: ``json.dumps(report, indent=2, sort_keys=True,
+    # ensure_ascii=False, allow_nan=False)`` and a newline.
+    older = older_kit_layout(REPORT)
+    assert older.startswith(b'{\n  "') and older.endswith(b"\n}\n")
+    assert json.loads(older) == REPORT
+
+
+def same_values_indented_otherwise(original: bytes) -> bytes:
+    return (json.dumps(REPORT, indent=3, sort_keys=True) + "\n").encode()
+
+
+def same_values_in_another_key_order(original: bytes) -> bytes:
+    return (json.dumps(dict(reversed(list(REPORT.items()))), separators=(",", ":")) + "\n").encode()
+
+
+def same_values_with_characters_escaped(original: bytes) -> bytes:
+    return original.replace(b'"vendor"', b'"\\u0076endor"', 1)
+
+
+def same_values_with_a_number_spelled_otherwise(original: bytes) -> bytes:
+    return original.replace(b'"timeout_s":60.0', b'"timeout_s":6e1', 1)
+
+
+def same_values_without_the_final_newline(original: bytes) -> bytes:
+    return original.removesuffix(b"\n")
+
+
+SAME_VALUES: list[Callable[[bytes], bytes]] = [
+    same_values_indented_otherwise,
+    same_values_in_another_key_order,
+    same_values_with_characters_escaped,
+    same_values_with_a_number_spelled_otherwise,
+    same_values_without_the_final_newline,
+]
+
+
+@pytest.mark.parametrize("retext", SAME_VALUES, ids=[f.__name__ for f in SAME_VALUES])
+def test_a_report_json_retexted_to_the_same_values_is_rejected_at_step_8(
+    canonical_run: SignedRun, retext: Callable[[bytes], bytes]
+):
+    original = _report_json(canonical_run).read_bytes()
+    retexted = retext(original)
+    assert retexted != original and loads_strict(retexted, what="x") == REPORT
+    _sign_with_report_json(canonical_run, retexted)
+    refusal = r"^step 8: report\.json is not the signed report as the kit writes it"
+    with pytest.raises(VerificationError, match=refusal) as caught:
+        canonical_run.verify()
+    assert "the same values in other text" in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def canonical_bytes_of_another_report(original: bytes) -> bytes:

@@ -234,12 +234,12 @@ ATTACKS: list[tuple[Attack, int, str]] = [
     (
         report_json_differs_from_predicate_report_signed_validly,
         8,
-        r"report\.json differs from the report inside the signed statement .*'grade'",
+        r"report\.json is not the signed report as the kit writes it .*'grade'",
     ),
     (
         report_json_with_a_number_for_a_boolean_signed_validly,
         8,
-        r"report\.json differs from the report inside the signed statement .*'kit'",
+        r"report\.json is not the signed report as the kit writes it .*'kit'",
     ),
     (duplicate_keys_in_report_json_signed_validly, 8, r"report\.json: duplicate key 'name'"),
     (subject_list_omits_a_report_file_signed_validly, 5, r"statement lacks subject 'summary\.md'"),
