@@ -1,5 +1,9 @@
 # The kit's front door. `make install` then `make test`; `make certify VENDOR=cpu` certifies.
 PYTHON ?= python3
+# The PyTorch release to install: 2.13.0 (the CPU wheel pip's find-links holds) by default;
+# `make install TORCH=2.14.1 VENV=.venv-2.14.1` builds an environment of the other release the kit
+# carries a standard for (from the index: a CUDA build of about 5.5 GB, which runs on the CPU).
+TORCH ?= 2.13.0
 VENV ?= .venv
 BIN := $(VENV)/bin
 VENDOR ?= cpu
@@ -19,8 +23,10 @@ $(BIN)/python:
 	$(BIN)/pip install --upgrade --quiet pip
 
 install: $(BIN)/python
-	# torch is pinned in pyproject.toml; the constraint keeps every other package from moving it.
-	$(BIN)/pip install --quiet --constraint constraints.txt -e ".[test]"
+	# pyproject.toml admits each release the kit carries a standard for; this constraint picks
+	# one and keeps every other package from moving it (constraints.txt is the default's).
+	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
+	$(BIN)/pip install --quiet --constraint $(VENV)/torch-constraint.txt -e ".[test]"
 	# The demo vendor, installed the way any vendor is: through its profile's requirements.
 	$(BIN)/ckit vendors install simnpu
 

@@ -90,6 +90,9 @@ class NotApplicableReason(enum.StrEnum):
     #: A unit ``autocast`` test of a lower-precision dtype the vendor profile does not claim
     #: autocast in (vendor.yaml ``autocast``).
     UNCLAIMED_AUTOCAST = "unclaimed-autocast"
+    #: A locked test whose sample the installed torch does not generate, on a run of a standard
+    #: locked on another release (a canary): the test is not in this release.
+    NOT_IN_RELEASE = "not-in-release"
 
 
 NA_REASON_KEY = "na_reason"
@@ -101,8 +104,18 @@ DISPATCH_KEY = "dispatch"
 WORKER_DETAILS = (DISPATCH_KEY,)
 #: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
 #: something: a required test NOT_APPLICABLE for one of them is no required test that did not
-#: pass (``kit.grading.evidence``). No report of standard v1 holds one.
-UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS})
+#: pass (``kit.grading.evidence``).
+UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS,
+                                 NotApplicableReason.NOT_IN_RELEASE})
+#: Reasons that say the vendor's profile does not offer a capability every standard leaves
+#: optional: autocast in a lower-precision dtype (a device may autocast in bfloat16 only). A
+#: required test NOT_APPLICABLE for one of them is no required test that did not pass either;
+#: what a standard requires is claimed by every profile it certifies (float32, eager), so an
+#: unclaimed dtype or flow is never optional here.
+OPTIONAL_CAPABILITY_REASONS = frozenset({NotApplicableReason.UNCLAIMED_AUTOCAST})
+#: ``details`` key of a canary's test whose inputs in the installed release are not those the
+#: standard locked (``kit.tiers.unit.release_drift``): its verdict is on other inputs.
+INPUTS_CHANGED_KEY = "inputs_changed"
 
 
 def tier_of(test_id: str) -> str:

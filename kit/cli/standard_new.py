@@ -13,13 +13,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import re
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from kit import paths
 from kit.cli import add_command
-from kit.cli.standard_lock import lock_tiers, locked_digests
+from kit.cli.standard_lock import lock_tiers
 from kit.errors import ExitCode, InputError
 from kit.standard import Standard, load_standard
 from kit.standard.catalogue import (
@@ -73,22 +75,30 @@ def new_standard(args: argparse.Namespace) -> int:
     _refuse_existing(version, directory)
     directory.mkdir()
     try:
-        _write_standard_file(directory, version, parent, release)
-        _write_acceptance(directory, version, parent, release)
-        child = load_standard(directory=directory)
-        tiers = [tier for tier in tier_names() if tier in child.test_lists]
-        lock_tiers(child, tiers, check=False)
-        changes = {tier: _tier_changes(parent, child, tier) for tier in tiers}
+        changes = _write_standard(directory, version, parent, release)
     except BaseException:
-        _remove_partial(directory)
+        # A half-written standard would be carried (and current): nothing of it stays.
+        shutil.rmtree(directory)
         raise
-    (directory / CHANGES_FILE).write_text(_render_changes(parent, changes), encoding="utf-8")
     for tier, change in changes.items():
-        counts = ", ".join(f"{len(ids)} {kind}" for kind, ids in change.items())
+        counts = ", ".join(f"{change.count(kind)} {kind}" for kind in CHANGE_KINDS)
         print(f"{tier}: {counts} (against {parent.version})")
     print(f"standard {version} for PyTorch {release} written to {directory}; check its numerics "
           f"on recorded device outputs: ckit standard check-corpus FILE")
     return int(ExitCode.OK)
+
+
+def _write_standard(directory: Path, version: str, parent: Standard, release: str
+                    ) -> dict[str, TierChanges]:
+    _write_standard_file(directory, version, parent, release)
+    _write_acceptance(directory, version, parent, release)
+    child = load_standard(directory=directory)
+    tiers = [tier for tier in tier_names() if tier in child.test_lists]
+    # The parent's lists stay as they are: its ids keep naming its release's inputs there.
+    lock_tiers(child, tiers, check=False, new_release=release != parent.torch_release)
+    changes = {tier: _tier_changes(parent, child, tier) for tier in tiers}
+    (directory / CHANGES_FILE).write_text(_render_changes(parent, changes), encoding="utf-8")
+    return changes
 
 
 def _installed_release(asked: str | None) -> str:
@@ -137,20 +147,41 @@ def _write_acceptance(directory: Path, version: str, parent: Standard, release: 
         return
     text = source.read_text(encoding="utf-8")
     text = re.sub(r"(?m)^standard: \S+", f"standard: {version}", text)
+    text = text.replace(f"standards/{parent.version}/", f"standards/{version}/")
     minor = ".".join(release.split(".")[:2])
     text = re.sub(r'(?m)^torch_release: "[^"]*"', f'torch_release: "{minor}"', text)
     (directory / ACCEPTANCE_FILE).write_text(text, encoding="utf-8")
 
 
-def _tier_changes(parent: Standard, child: Standard, tier: str) -> dict[str, list[str]]:
+#: How each test of a new standard's lists, or of its parent's, compares with the parent's:
+#: the same inputs; other inputs under the same id (the new standard's list records the new
+#: digest: an id names its inputs within one standard, so a result is never paired with the
+#: other release's inputs); no longer generated (no such sample, variant, op or model in the
+#: release); new.
+CHANGE_KINDS = ("same", "changed-inputs", "vanished", "added")
+#: Ids listed per kind in the change file; ``same`` is counted, and its first ids shown.
+_SAME_EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class TierChanges:
+    ids: dict[str, list[str]]
+
+    def count(self, kind: str) -> int:
+        return len(self.ids[kind])
+
+
+def _tier_changes(parent: Standard, child: Standard, tier: str) -> TierChanges:
     before = _locked(parent, tier)
     after = _locked(child, tier)
-    return {
+    both = set(before) & set(after)
+    changed = {i for i in both if before[i] and after[i] and before[i] != after[i]}
+    return TierChanges({
+        "same": sorted(both - changed),
+        "changed-inputs": sorted(changed),
+        "vanished": sorted(set(before) - set(after)),
         "added": sorted(set(after) - set(before)),
-        "removed": sorted(set(before) - set(after)),
-        "changed-inputs": sorted(i for i in set(before) & set(after)
-                                 if before[i] and after[i] and before[i] != after[i]),
-    }
+    })
 
 
 def _locked(standard: Standard, tier: str) -> dict[str, str]:
@@ -158,25 +189,22 @@ def _locked(standard: Standard, tier: str) -> dict[str, str]:
     path = standard.test_list_path(tier)
     if not path.is_file():
         return {}
-    digests = locked_digests(path)
+    digests = standard.input_digests(tier)
     return digests or {test_id: "" for test_id in standard.test_ids(tier)}
 
 
-def _render_changes(parent: Standard, changes: dict[str, dict[str, list[str]]]) -> str:
-    body = {
-        tier: {kind: {"count": len(ids), "tests": ids} for kind, ids in change.items()}
-        for tier, change in changes.items()
-    }
+def _render_changes(parent: Standard, changes: dict[str, TierChanges]) -> str:
+    body = {tier: {kind: _kind_entry(kind, change.ids[kind]) for kind in CHANGE_KINDS}
+            for tier, change in changes.items()}
     header = (f"# Tests of this standard against {parent.version}'s locked lists "
-              "(written by `ckit standard new`).\n")
+              f"(written by `ckit standard new`; kinds: standard_new.CHANGE_KINDS).\n")
     return header + yaml.safe_dump({"against": parent.version, "tiers": body}, sort_keys=False)
 
 
-def _remove_partial(directory: Path) -> None:
-    # A half-written standard would be carried (and current): nothing of it stays.
-    for path in sorted(directory.rglob("*"), reverse=True):
-        path.rmdir() if path.is_dir() else path.unlink()
-    directory.rmdir()
+def _kind_entry(kind: str, ids: list[str]) -> dict[str, object]:
+    if kind == "same":
+        return {"count": len(ids), "examples": ids[:_SAME_EXAMPLES]}
+    return {"count": len(ids), "tests": ids}
 
 
 def list_standards(args: argparse.Namespace) -> int:

@@ -15,7 +15,13 @@ from kit.clock import RunDate
 from kit.errors import InputError
 from kit.grading.accounting import MISSING, TierSkips, Unaccounted, tier_skips, unaccounted_tests
 from kit.report.summary import NOT_RUN
-from kit.results import NA_REASON_KEY, UNJUDGEABLE_REASONS, Status, TestRecord
+from kit.results import (
+    NA_REASON_KEY,
+    OPTIONAL_CAPABILITY_REASONS,
+    UNJUDGEABLE_REASONS,
+    Status,
+    TestRecord,
+)
 from kit.standard import Standard
 from kit.vendors import SkipEntry, SkipManifest
 
@@ -75,15 +81,19 @@ def _required_not_passed(
 ) -> tuple[tuple[str, str], ...]:
     found = [(r.id, r.status.value) for r in records
              if r.status is not Status.PASS and standard.is_required(r.id)
-             and not _unjudgeable(r)]
+             and not _exempt_from_required(r)]
     found += [(test_id, MISSING) for test_id in missing if standard.is_required(test_id)]
     return tuple(sorted(found))
 
 
-def _unjudgeable(record: TestRecord) -> bool:
-    """NOT_APPLICABLE for a reason that holds on every device (``UNJUDGEABLE_REASONS``)."""
+def _exempt_from_required(record: TestRecord) -> bool:
+    """NOT_APPLICABLE for a reason that holds on every device (``UNJUDGEABLE_REASONS``), or for
+    an optional capability the vendor does not claim (``OPTIONAL_CAPABILITY_REASONS``)."""
     return (record.status is Status.NOT_APPLICABLE
-            and record.details.get(NA_REASON_KEY) in UNJUDGEABLE_REASONS)
+            and record.details.get(NA_REASON_KEY) in _EXEMPT_REASONS)
+
+
+_EXEMPT_REASONS = UNJUDGEABLE_REASONS | OPTIONAL_CAPABILITY_REASONS
 
 
 def recorded_torch_version(environment: Mapping[str, Any]) -> str:

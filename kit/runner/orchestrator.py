@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kit.applicability import Inapplicable
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.hashing import kit_digest
@@ -198,8 +199,10 @@ def skipped_record(inputs: RunInputs, test_id: str) -> TestRecord | None:
 
 def inapplicable_record(inputs: RunInputs, test_id: str) -> TestRecord | None:
     found = kit_inapplicable(inputs.standard, inputs.vendor, test_id)
-    if found is None:
-        return None
+    return None if found is None else inapplicable_of(test_id, found)
+
+
+def inapplicable_of(test_id: str, found: Inapplicable) -> TestRecord:
     details = {"reason": found.words, NA_REASON_KEY: found.reason.value}
     return TestRecord(test_id, Status.NOT_APPLICABLE, 0.0, found.words, details)
 
@@ -319,6 +322,9 @@ class Orchestrator:
             record = replace(record, details={**record.details, **decision.details})
         tier = find_tier(record.id)
         if record.status.is_failure and tier is not None:
+            absent = tier.absent_from_release(self.inputs.standard, record.id)
+            if absent is not None:  # a canary's test its torch does not have: no verdict
+                return inapplicable_of(record.id, absent)
             added = tier.failure_details(self.inputs.standard, record.id, self.config.vendor)
             record = replace(record, details={**record.details, **added})
         return record

@@ -138,6 +138,14 @@ class Standard:
             raise InputError(f"{path}: missing; regenerate it with `ckit standard lock`")
         return list(_locked_ids(path.read_text(encoding="utf-8")))
 
+    def input_digests(self, tier: str) -> dict[str, str]:
+        """Per locked id of ``tier``, the input digest its list records (none for a tier whose
+        list records no digests, or has no list)."""
+        if tier not in self.test_lists:
+            return {}
+        path = self.test_list_path(tier)
+        return dict(_locked_digests(path.read_text(encoding="utf-8"))) if path.exists() else {}
+
     def is_required(self, test_id: str) -> bool:
         tier = test_id.split("/", 1)[0]
         return matches_any(test_id, self.required.get(tier, ()))
@@ -182,6 +190,12 @@ def _locked_ids(text: str) -> tuple[str, ...]:
     """The ids of a locked list's text, parsed once: regrading reads the lists for every report."""
     lines = text.splitlines()
     return tuple(line.split(" ", 1)[0] for line in lines if line and not line.startswith("#"))
+
+
+@functools.lru_cache(maxsize=8)
+def _locked_digests(text: str) -> tuple[tuple[str, str], ...]:
+    lines = (line.split() for line in text.splitlines() if line and not line.startswith("#"))
+    return tuple((fields[0], fields[1]) for fields in lines if len(fields) == 2)
 
 
 def current_torch_release() -> str:

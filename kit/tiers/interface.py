@@ -74,6 +74,12 @@ class Tier(ABC):
         """Why ``test_id`` does not apply to ``vendor`` (the kit's decision), or None."""
         return None
 
+    def absent_from_release(self, standard: Standard, test_id: str) -> Inapplicable | None:
+        """Why ``test_id``, which did not pass, names nothing the installed torch generates,
+        where ``standard`` was locked on another release (a canary's run: the kit's own
+        decision, rebuilt in the kit's process; ``kit.tiers.unit.release_drift``); else None."""
+        return None
+
     def warm_up(self) -> None:
         """Import what running and judging the tier's tests needs (seconds, for OpInfo's
         database or transformers): a worker does it before announcing itself, a judge while

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kit.errors import DeviceError, EnvironmentProblem, InputError
 from kit.standard import current_torch_release
+from kit.standard.catalogue import installed_torch_version, torch_release_of
 from kit.vendors.build import run_build
 from kit.vendors.kit_deps import (
     KitDepChange,
@@ -66,9 +67,16 @@ class InstallOutcome:
     build_log: Path | None = None
 
 
+def torch_under_test() -> str:
+    """The release an install must keep: the installed torch's (a canary's environment may hold
+    one no carried standard certifies yet), else the one the kit's current standard certifies."""
+    installed = installed_torch_version()
+    return torch_release_of(installed) if installed else current_torch_release()
+
+
 def torch_constraint() -> str:
-    """The constraint-file line that keeps pip from replacing the certified torch."""
-    return f"torch=={current_torch_release()}\n"
+    """The constraint-file line that keeps pip from replacing the torch under test."""
+    return f"torch=={torch_under_test()}\n"
 
 
 def checked_requirements(profile: VendorProfile) -> list[str]:
@@ -155,7 +163,7 @@ def guard_kit_deps(
 
 def confirm_stack(vendor_id: str, modules: Sequence[str], python: str) -> None:
     """Import the vendor modules in a fresh ``python`` and check torch is still the release."""
-    command = [python, "-c", _CONFIRM_SCRIPT, current_torch_release(), *modules]
+    command = [python, "-c", _CONFIRM_SCRIPT, torch_under_test(), *modules]
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     if completed.returncode == 0:
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kit.printable import printable
 from kit.report.read import LoadedReport
+from kit.report.release_drift import drift_words
 from kit.views.diff import CATEGORIES, diff_reports
 from kit.views.show import ShowView
 
@@ -37,6 +38,10 @@ def comment_lines(view: ShowView, baseline: LoadedReport | None, limit: int) -> 
     for row in view.tiers:
         passed = row.statuses.get("PASS", 0)
         lines.append(f"| {row.tier} | {row.total} | {passed} | {row.total - passed} |")
+    if view.drift:
+        lines += ["", f"Release: {drift_words(view.drift, report.standard.version)}."]
+        lines += [f"- inputs changed: {_code(test_id)}"
+                  for test_id in view.drift.inputs_changed[:limit]]
     if baseline is not None:
         lines += ["", *_against(view.source, baseline, limit)]
     return lines

@@ -20,6 +20,7 @@ from kit.report.figures import Figures, figures_of
 from kit.report.model import Report
 from kit.report.op_dtype import group_key
 from kit.report.read import LoadedReport
+from kit.report.release_drift import ReleaseDrift, drift_words, release_drift
 from kit.report.training_summary import TrainingStep, passed_words, training_steps
 from kit.results import Status
 from kit.rundir import REPORT_JSON
@@ -93,6 +94,8 @@ class ShowView:
     roots: tuple[SuspectedRoot, ...] = ()
     #: The model tier's training steps (none unless the standard has them).
     training: tuple[TrainingStep, ...] = ()
+    #: A canary's tests the installed release lacks or changed (none on the standard's own).
+    drift: ReleaseDrift = ReleaseDrift((), ())
 
     @property
     def report(self) -> Report:
@@ -117,6 +120,7 @@ class ShowView:
             "suspected_roots": [root.to_json() for root in self.roots],
             "attribution": _attribution_json(report.attribution),
             "training": [dataclasses.asdict(step) for step in self.training],
+            "release_drift": self.drift.to_json(),
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
             "certified": self._certified(),
         }
@@ -210,6 +214,7 @@ def show_view(source: LoadedReport, limit: int, rerun_of: PreviousRun | None = N
         rerun_of=rerun_of,
         roots=suspected_roots(report),
         training=training_steps(report.document["records"]),
+        drift=release_drift(report),
     )
 
 
@@ -338,6 +343,16 @@ def _error_lines(errors: tuple[TopError, ...]) -> list[str]:
     return lines + [f"  {e.test_id}  {e.status}  {e.figures.text()}" for e in errors]
 
 
+def _drift_lines(view: ShowView, limit: int) -> list[str]:
+    drift = view.drift
+    if not drift:
+        return []
+    lines = [f"release: {drift_words(drift, view.report.standard.version)}"]
+    lines += [f"  not in release: {i}" for i in drift.not_in_release[:limit]]
+    lines += [f"  inputs changed: {i}" for i in drift.inputs_changed[:limit]]
+    return lines
+
+
 def show_lines(view: ShowView, limit: int) -> list[str]:
     """The report as terminal lines, every one printable."""
     sections = [
@@ -352,6 +367,9 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
     training = _training_lines(view.training, limit)
     if training:
         sections += [[""], training]
+    drift = _drift_lines(view, limit)
+    if drift:
+        sections += [[""], drift]
     errors = _error_lines(view.top_errors)
     if errors:
         sections += [[""], errors]

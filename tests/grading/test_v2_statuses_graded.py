@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
 from report_helpers import REQUIRED, baseline_records
 
 from kit.report.schema import schema_problem
@@ -30,6 +31,19 @@ def test_a_required_random_sample_not_applicable_keeps_the_grade(make_report: An
     unclaimed = {NA_REASON_KEY: NotApplicableReason.UNCLAIMED_DTYPE.value, "reason": "unclaimed"}
     report = make_report(_with(baseline_records(), Status.NOT_APPLICABLE, unclaimed))
     assert report["grade"]["name"] != "conformant"  # a gap of the vendor's still counts
+
+
+@pytest.mark.parametrize("code", [NotApplicableReason.UNCLAIMED_AUTOCAST,
+                                  NotApplicableReason.NOT_IN_RELEASE])
+def test_a_required_test_of_an_optional_capability_or_another_release_keeps_the_grade(
+    make_report: Any, code: NotApplicableReason,
+) -> None:
+    """A device that autocasts in bfloat16 only (simnpu) is not failed on float16 autocast, and a
+    canary is not failed on a sample its release no longer has."""
+    reason = {NA_REASON_KEY: code.value, "reason": "why"}
+    report = make_report(_with(baseline_records(), Status.NOT_APPLICABLE, reason))
+    assert report["grade"] == {"name": "conformant", "reasons": []}
+    assert report["unaccounted"] == []
 
 
 def test_fail_semantic_is_its_own_count_under_v2_and_fail_numeric_under_v1(

@@ -19,7 +19,7 @@ from kit import paths
 from kit.cli import main
 from kit.errors import ExitCode
 from kit.standard import load_standard
-from kit.standard.catalogue import carried_versions
+from kit.standard.catalogue import carried_versions, current_version
 
 TINY = "unit/opinfo/add/float32/0"
 OTHER_RELEASE = "2.12.0"
@@ -78,6 +78,37 @@ def test_a_canary_run_is_graded_and_never_certified(
     assert "`not-certifiable`" in comment
 
 
+VANISHED = "unit/opinfo/add/float32/9999"
+
+
+def test_a_canary_lists_tests_the_release_lacks_or_changed_apart_from_the_vendors(
+    other_release_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A locked sample the installed OpInfo no longer generates is NOT_APPLICABLE (not in this
+    release), never the vendor's ERROR; a locked digest the installed inputs do not match marks
+    the record, and ``ckit show`` and the comment list both."""
+    for unit_list in (other_release_home / "standards").glob("v*/tests/unit.txt"):
+        text = unit_list.read_text(encoding="utf-8")
+        text = re.sub(rf"(?m)^{re.escape(TINY)} \S+$", f"{TINY} 0000000000000000", text)
+        unit_list.write_text(text + f"{VANISHED} 0123456789abcdef\n", encoding="utf-8")
+    out = tmp_path / "canary"
+    main(["run", "--vendor", "cpu", "--tier", "unit", "--select", TINY, "--select", VANISHED,
+          "--no-sign", "--canary", "--out", str(out)])
+    records = {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
+    assert records[VANISHED]["status"] == "NOT_APPLICABLE"
+    assert records[VANISHED]["details"]["na_reason"] == "not-in-release"
+    assert records[TINY]["status"] == "PASS"
+    changed = records[TINY]["details"]["inputs_changed"]
+    assert changed["locked"] == "0000000000000000" and len(changed["now"]) == 16
+    capsys.readouterr()
+    assert main(["show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert f"not in release: {VANISHED}" in shown and f"inputs changed: {TINY}" in shown
+    assert main(["show", str(out), "--format", "comment"]) == 0
+    comment = capsys.readouterr().out
+    assert "1 tests of standard" in comment and f"- inputs changed: `{TINY}`" in comment
+
+
 def test_a_canary_on_a_certified_torch_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -92,7 +123,8 @@ def test_standard_list_names_each_release_and_the_current_one(
     lines = capsys.readouterr().out.splitlines()
     carried = carried_versions()
     assert [line.split(":")[0] for line in lines[:-1]] == list(carried)
-    assert lines[len(carried) - 1].endswith("(current)")
+    [current] = [line for line in lines if line.endswith("(current)")]
+    assert current.startswith(f"{current_version()}: PyTorch 2.13.0,")
     assert lines[-1].startswith("installed torch: 2.13.0")
 
 
@@ -122,17 +154,20 @@ def test_standard_new_on_the_same_torch_round_trips_with_no_change(
     home = _home_copy(tmp_path)
     monkeypatch.setenv("CKIT_HOME", str(home))
     parent = load_standard("v2")
+    version = f"v{int(carried_versions()[-1][1:]) + 1}"
     assert main(["standard", "new", "--from", "v2"]) == 0
     out = capsys.readouterr().out
-    new = home / "standards" / "v3"
-    child = load_standard("v3")
+    new = home / "standards" / version
+    child = load_standard(version)
     assert (child.extends, child.torch_release) == ("v2", parent.torch_release)
     assert child.numerics == parent.numerics  # carried over, not copied
     for tier in child.test_lists:
         assert child.own_test_list_path(tier).read_text() == parent.test_list_path(tier).read_text()
-        assert f"{tier}: 0 added, 0 removed, 0 changed-inputs (against v2)" in out
+        same = len(parent.test_ids(tier))
+        assert f"{tier}: {same} same, 0 changed-inputs, 0 vanished, 0 added (against v2)" in out
     changes = yaml.safe_load((new / "tests" / "changes.yaml").read_text())
     assert changes["against"] == "v2"
-    assert all(kind["count"] == 0 for tier in changes["tiers"].values() for kind in tier.values())
-    assert "standard: v3" in (new / "acceptance.yaml").read_text()
-    assert carried_versions()[-1] == "v3"
+    assert all(count["count"] == 0 for tier in changes["tiers"].values()
+               for kind, count in tier.items() if kind != "same")
+    assert f"standard: {version}" in (new / "acceptance.yaml").read_text()
+    assert carried_versions()[-1] == version

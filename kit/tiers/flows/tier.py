@@ -32,6 +32,13 @@ class FlowsTier(Tier):
         flow, unit_id = parse_flow_id(test_id)
         return flow_inapplicable(vendor, flow) or unclaimed_dtype(vendor, unit_dtype_of(unit_id))
 
+    def absent_from_release(self, standard: Standard, test_id: str) -> Inapplicable | None:
+        """A flows test's subject is a unit test: absent where that is (a canary's run)."""
+        from kit.tiers.flows.cases import parse_flow_id
+        from kit.tiers.unit.release_drift import absent_from_release
+
+        return absent_from_release(standard, parse_flow_id(test_id)[1])
+
     def warm_up(self) -> None:
         # A flow whose packages are absent is NOT_APPLICABLE (decided by the kit), not a crash.
         from kit.flows import flow_names, get_flow

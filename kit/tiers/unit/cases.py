@@ -127,7 +127,6 @@ def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict
     """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps."""
     from kit.outcomes import numerics_details
     from kit.tiers.unit.checking import judge_case
-
     return numerics_details(judge_case(standard, unit_case(standard, test_id), evidence,
                                        draws_random=draws_random(standard, test_id)))
 

@@ -106,6 +106,12 @@ def opinfo_test_ids(config: UnitConfig) -> list[str]:
     return ids
 
 
+class NoSuchSample(InputError):
+    """A locked id whose sample the installed torch's OpInfo no longer generates: a stale list
+    on the standard's own release, a test not in the release on another (a canary's run,
+    ``kit.tiers.unit.release_drift``)."""
+
+
 def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
     """The inputs and call of one OpInfo test, rebuilt identically in any process."""
     case = parse_opinfo_id(test_id)
@@ -123,7 +129,7 @@ def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
             tested = selected_positions(config, entry, case.dtype)
             found = variant_case_of(entry, case.dtype, rule, case.sample, tested)
     if found is None:
-        raise InputError(
+        raise NoSuchSample(
             f"{test_id}: no such sample; regenerate the list with `ckit standard lock`"
         )
     return found

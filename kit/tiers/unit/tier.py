@@ -94,6 +94,11 @@ class UnitTier(Tier):
             return unclaimed
         return _scale_over_budget(standard, vendor, test_id)
 
+    def absent_from_release(self, standard: Standard, test_id: str) -> Inapplicable | None:
+        from kit.tiers.unit.release_drift import absent_from_release
+
+        return absent_from_release(standard, test_id)
+
     def warm_up(self) -> None:
         import torch.testing._internal.common_methods_invocations  # noqa: F401
 
@@ -103,8 +108,12 @@ class UnitTier(Tier):
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.unit.cases import judge_unit_evidence
+        from kit.tiers.unit.release_drift import inputs_changed
 
-        return judge_unit_evidence(context.standard, test_id, evidence)
+        # A canary's pass on other inputs than the standard's says so (a failure's record has
+        # it from ``failure_details``).
+        details = judge_unit_evidence(context.standard, test_id, evidence)
+        return {**details, **inputs_changed(context.standard, test_id)}
 
     def blame_dtype(self, test_id: str) -> str | None:
         """An op spec calls several primitives in its dtype; an OpInfo test is a primitive."""
@@ -123,11 +132,15 @@ class UnitTier(Tier):
     def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
         """How to reproduce the failure (``kit.tiers.unit.repro``), rebuilt in the kit's process;
         a rebuild that fails says why instead of failing the run."""
+        from kit.tiers.unit.release_drift import inputs_changed
         from kit.tiers.unit.repro import pytest_command, unit_repro
 
         try:
             with _REPRO_LOCK:
-                return {"repro": unit_repro(standard, test_id, vendor)}
+                # A canary's failure on other inputs than the standard's says so (a pass's
+                # record has it from the judge).
+                return {"repro": unit_repro(standard, test_id, vendor),
+                        **inputs_changed(standard, test_id)}
         except Exception as exc:  # noqa: BLE001 - the record stands; only its repro is missing
             return {"repro": {"unavailable": f"{type(exc).__name__}: {printable(str(exc))[:300]}",
                               "pytest": pytest_command(test_id, vendor)}}
