@@ -15,6 +15,7 @@ from kit.errors import ExitCode
 from kit.printable import printable
 from kit.repository.audit_options import add_audit_options, audit_from_args
 from kit.repository.interface import CheckResult, RepositoryAudit
+from kit.repository.pull_request import MAINTAINERS_VERDICT, SCOPE_CHECK, is_maintainers_change
 
 
 def check_line(check: CheckResult) -> str:
@@ -31,13 +32,21 @@ def audit_lines(audit: RepositoryAudit) -> list[str]:
     lines = _section("repository", audit.checks)
     for submission in audit.submissions:
         lines += _section(str(submission.key), submission.checks)
-    failed = sum(not submission.passed for submission in audit.submissions)
-    repository = "passed" if all(check.passed for check in audit.checks) else "FAILED"
-    lines.append(
-        f"{'PASSED' if audit.passed else 'FAILED'}: {len(audit.submissions)} submission(s) "
-        f"audited, {failed} failed; repository checks {repository}"
-    )
+    lines.append(_verdict(audit))
     return lines
+
+
+def _verdict(audit: RepositoryAudit) -> str:
+    """The last line, which the repository's bot reads for its label: a maintainers' pull
+    request that passed is for review, never audit-passed."""
+    repository = "passed" if all(check.passed for check in audit.checks) else "FAILED"
+    if audit.passed and is_maintainers_change(audit.checks):
+        listed = sum(check.number == SCOPE_CHECK for check in audit.checks)
+        return f"{MAINTAINERS_VERDICT}, {listed} path(s) listed for review; repository checks " \
+               f"{repository}"
+    failed = sum(not submission.passed for submission in audit.submissions)
+    return (f"{'PASSED' if audit.passed else 'FAILED'}: {len(audit.submissions)} submission(s) "
+            f"audited, {failed} failed; repository checks {repository}")
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -63,7 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--changed-since", metavar="REF",
-        help="audit only submissions with files changed since REF (git diff REF...HEAD)",
+        help="audit a pull request: the submissions with files changed since REF (git diff "
+        "REF...HEAD), and any other path it changes (refused beside submissions; listed for "
+        "review in a maintainers' pull request)",
     )
     parser.add_argument("--json", action="store_true", help="print the audit as JSON")
     add_audit_options(parser)

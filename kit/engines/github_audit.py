@@ -1,7 +1,9 @@
 """The shared repository's own GitHub Actions workflow: the audit bot, then the portal.
 
-On a pull request it audits the submissions the pull request changes and answers with a comment
-(the audit's checklist) and a label (``ckit/audit-passed`` or ``ckit/audit-failed``), the role the
+On a pull request it audits the whole pull request (the submissions it changes; any other path
+fails beside a submission, and a pull request without submissions is the maintainers' kind,
+labelled ``ckit/maintainers-review`` for a person to read) and answers with a comment (the
+audit's checklist) and a label (``ckit/audit-passed`` or ``ckit/audit-failed``), the role the
 Kubernetes conformance program's verification bot plays for its results repository. On a push
 to the main branch it builds the portal and publishes it with GitHub Pages.
 
@@ -14,11 +16,13 @@ credentials.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from kit.engines.github_actions import CHECKOUT
 from kit.engines.template_text import check_rendered, yaml_text
+from kit.repository.pull_request import MAINTAINERS_VERDICT
 from kit.repository.repo_config import CONFIG_DIR
 
 SCHEMA = "github-actions-workflow.schema.json"
@@ -26,6 +30,9 @@ AUDIT_JOB = "audit"
 PORTAL_JOB = "portal"
 PASSED_LABEL = "ckit/audit-passed"
 FAILED_LABEL = "ckit/audit-failed"
+#: A maintainers' pull request (no submissions; policies, roots, keyring or workflows changed)
+#: that passed its checks: a person reviews what it changes, the bot never passes it.
+REVIEW_LABEL = "ckit/maintainers-review"
 UPLOAD_PAGES = "actions/upload-pages-artifact@v3"
 DEPLOY_PAGES = "actions/deploy-pages@v4"
 #: Where the two checkouts of a pull request's run land.
@@ -65,12 +72,23 @@ cat audit.txt
 echo "status=$status" >> "$GITHUB_OUTPUT"
 """
 
-_ANSWER_SCRIPT = f"""verdict=failed; add={FAILED_LABEL}; drop={PASSED_LABEL}
-if [ "$AUDIT_STATUS" = 0 ]; then verdict=passed; add={PASSED_LABEL}; drop={FAILED_LABEL}; fi
+# The audit's last line is the kit's own words (never a submitter's): it tells a maintainers'
+# pull request, which is labelled for review, from a submission that passed.
+_ANSWER_SCRIPT = f"""verdict=failed; add={FAILED_LABEL}
+if [ "$AUDIT_STATUS" = 0 ]; then
+  case "$(tail -n 1 audit.txt)" in
+    {shlex.quote(MAINTAINERS_VERDICT)}*) verdict="for maintainers' review"; add={REVIEW_LABEL};;
+    *) verdict=passed; add={PASSED_LABEL};;
+  esac
+fi
 {{ echo "## ckit audit: $verdict"; echo; echo '```'; cat audit.txt; echo '```'; }} > comment.md
 gh label create "$add" --force --repo "$GITHUB_REPOSITORY"
 gh pr comment "$PR" --body-file comment.md --repo "$GITHUB_REPOSITORY"
-gh pr edit "$PR" --add-label "$add" --remove-label "$drop" --repo "$GITHUB_REPOSITORY"
+for drop in {PASSED_LABEL} {FAILED_LABEL} {REVIEW_LABEL}; do
+  [ "$drop" = "$add" ] ||
+    gh pr edit "$PR" --remove-label "$drop" --repo "$GITHUB_REPOSITORY" || true
+done
+gh pr edit "$PR" --add-label "$add" --repo "$GITHUB_REPOSITORY"
 """
 
 
@@ -152,8 +170,10 @@ def audit_workflow(options: AuditWorkflowOptions) -> dict[str, Any]:
 def render_audit_workflow(options: AuditWorkflowOptions) -> str:
     header = [
         "The shared repository's audit bot and portal (written by `ckit repo init`).",
-        "Pull requests: the submissions they change are audited under the base branch's ckit/;",
-        f"the answer is a comment and the label {PASSED_LABEL} or {FAILED_LABEL}.",
+        "Pull requests: the submissions they change are audited under the base branch's ckit/,",
+        "and any other path they change fails (a maintainers' pull request, without",
+        f"submissions, is labelled {REVIEW_LABEL}); the answer is a comment and the label",
+        f"{PASSED_LABEL}, {FAILED_LABEL} or {REVIEW_LABEL}.",
         f"Pushes to {options.branch}: the portal is built and published with GitHub Pages.",
     ]
     workflow = audit_workflow(options)

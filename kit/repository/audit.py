@@ -17,8 +17,9 @@ those that need a verified report (they say "not checked"):
    (``PayloadIndex``: submissions indexed by payload digest once, so a payload copied under
    many run ids is verified once, its copies refused in one line each: linear in copies)
 8. the acceptance policy (a seam: ``policy``)
-9. the signing key was valid for the vendor when the submission entered the repository (its
-   commit's time, never before the signed finish; a seam: ``key_check``)
+9. the signing key was valid for the vendor when the submission entered the repository (now for
+   a pull request's own, else its commit's repository time, never before the signed finish;
+   ``entered``; a seam: ``key_check``)
 10. golden artifacts, when the submission carries them: the manifest is a signed subject, every
     file it lists is intact and nothing else is under golden/, and a sample of programs
     (``golden_sample``, seeded by the run id) re-run with the reference runtimes gives the
@@ -33,7 +34,10 @@ submission; (3) with the auditor's trust roots, the roots signed keyring.json, i
 key file, and it is no older (its ``version``) than any keyring.json the roots signed in the
 repository's history (``keyring_history``: no rollback to before a revocation); (4) with
 ``--changed-since REF``, nothing under ``submissions/`` was deleted since REF: history is
-append-only, so a deleted submission (or a file of one) is a failure naming its path.
+append-only, so a deleted submission (or a file of one) is a failure naming its path; (5) with
+``--changed-since REF``, the pull request changes nothing outside ``submissions/``, or, when it
+changes no submission, it is a maintainers' pull request whose every path is listed for review
+and (6) whose ``ckit/`` policy files load (``pull_request``).
 """
 
 from __future__ import annotations
@@ -46,7 +50,6 @@ from pathlib import Path, PurePosixPath
 from kit.errors import InputError, VerificationError
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.printable import printable
-from kit.repository import git
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE, check_golden_sample
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.keyring_history import rollback_problem
@@ -57,6 +60,14 @@ from kit.repository.layout import (
     LayoutError,
     SubmissionKey,
     is_valid_segment,
+)
+from kit.repository.pull_request import (
+    POLICY_FILES_CHECK,
+    POLICY_FILES_TITLE,
+    SCOPE_CHECK,
+    SCOPE_TITLE,
+    changed_paths,
+    scope_checks,
 )
 from kit.repository.submission_checks import (
     DERIVED,
@@ -109,6 +120,8 @@ REPOSITORY_TITLES = {
     TREE_CHECK: f"{SUBMISSIONS_DIR}/ holds only submission directories",
     TRUST_CHECK: "the keyring is signed by the trust roots, lists every key file and is no "
                  "older than any signed before",
+    SCOPE_CHECK: SCOPE_TITLE,
+    POLICY_FILES_CHECK: POLICY_FILES_TITLE,
 }
 
 
@@ -304,16 +317,6 @@ def _keyring_check(repo_root: Path) -> CheckResult:
     return CheckResult(KEYRING_CHECK, title, True, note)
 
 
-def _changed_paths(repo_root: Path, ref: str, *, deleted: bool) -> list[PurePosixPath]:
-    """Paths changed (or only those deleted) between ``ref`` and HEAD (``git diff REF...HEAD``);
-    without rename detection, so a moved submission shows its old path as deleted."""
-    git.refuse_option_like(ref, "--changed-since ref")
-    only_deleted = ["--diff-filter=D"] if deleted else []
-    names = git.output(["diff", "--name-only", "--no-renames", *only_deleted, "-z", "--relative",
-                        f"{ref}...HEAD", "--"], repo_root)
-    return [PurePosixPath(name) for name in names.split("\0") if name]
-
-
 def _key_of(path: PurePosixPath) -> SubmissionKey | None:
     parts = path.parts
     if len(parts) > len(SEGMENTS) and parts[0] == SUBMISSIONS_DIR:
@@ -326,7 +329,7 @@ def _key_of(path: PurePosixPath) -> SubmissionKey | None:
 
 def changed_submissions(repo_root: Path, ref: str) -> frozenset[SubmissionKey]:
     """The submissions with a file changed between ``ref`` and HEAD (``git diff REF...HEAD``)."""
-    keys = (_key_of(path) for path in _changed_paths(repo_root, ref, deleted=False))
+    keys = (_key_of(path) for path in changed_paths(repo_root, ref))
     return frozenset(key for key in keys if key is not None)
 
 
@@ -334,7 +337,7 @@ def deleted_submission_paths(repo_root: Path, ref: str) -> tuple[str, ...]:
     """What was deleted under ``submissions/`` since ``ref``: a whole submission directory as
     one path, else each deleted file."""
     found: dict[str, None] = {}  # ordered and unique
-    for path in _changed_paths(repo_root, ref, deleted=True):
+    for path in changed_paths(repo_root, ref, deleted=True):
         if not path.parts or path.parts[0] != SUBMISSIONS_DIR:
             continue
         key = _key_of(path)
@@ -382,11 +385,14 @@ def audit_repository(
     released_kits = load_released_kits() if released_kits is None else released_kits
     repository_checks = [_keyring_check(repo_root)]
     identities: tuple[VendorIdentity, ...] = ()
+    # A pull request's submissions are not in the repository yet: they enter now, when merged.
+    changed = (changed_submissions(repo_root, changed_since) if changed_since is not None
+               else frozenset())
     if trust_roots is not None and key_check is None:
         refs = ["HEAD", *([changed_since] if changed_since is not None else [])]
         trusted, trust_check = _trusted_keyring(repo_root, trust_roots, refs)
         repository_checks.append(trust_check)
-        key_check = KeyValidAtSigning(trusted, trust_check.why, repo_root, now)
+        key_check = KeyValidAtSigning(trusted, trust_check.why, repo_root, now, pending=changed)
         identities = trusted.manifest.identities if trusted is not None else ()
     if policy_file is not None and policy is None:
         policy = PolicyFromFile(policy_file, released_kits, now)
@@ -403,9 +409,9 @@ def audit_repository(
     )
     selected = tree.keys
     if changed_since is not None:
-        changed = changed_submissions(repo_root, changed_since)
         selected = tuple(key for key in tree.keys if key in changed)
         repository_checks += _deletion_checks(repo_root, changed_since)
+        repository_checks += scope_checks(repo_root, changed_since)
     if only is not None:
         selected = tuple(key for key in selected if key in only)
     return RepositoryAudit(

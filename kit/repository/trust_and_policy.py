@@ -9,14 +9,14 @@ report names, as the kit carries it), so a pull request can neither add a key no
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from kit.acceptance import load_policy
 from kit.errors import VerificationError
 from kit.grading.released import ReleasedKit
 from kit.printable import printable
-from kit.repository.entered import committed_times, entered_at
+from kit.repository.entered import committed_times, entered_at, uncommitted
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import KEY, POLICY, TITLES, failed, passed
@@ -64,16 +64,18 @@ class PolicyFromFile:
 class KeyValidAtSigning:
     """Check 9: every signer's key is listed in the root-signed keyring for the submission's
     vendor, not revoked, and inside its window when the submission entered the repository
-    (``kit.repository.entered``: its commit's time, never before the signed finish; now when
-    not yet committed), not at the finish time its signer wrote."""
+    (``kit.repository.entered``: its commit's repository time, never before the signed finish;
+    now when not yet committed or brought by the pull request audited, ``pending``), not at the
+    finish time its signer wrote."""
 
     def __init__(self, trusted: TrustedKeyring | None, problem: str | None,
-                 repo_root: Path, now: dt.datetime) -> None:
+                 repo_root: Path, now: dt.datetime,
+                 pending: Collection[SubmissionKey] = ()) -> None:
         self.trusted = trusted
         self.problem = problem
         self.now = now
         #: Every committed submission's entry time, read from the history in one pass.
-        self.committed = committed_times(repo_root)
+        self.committed = uncommitted(committed_times(repo_root), frozenset(pending))
 
     def __call__(self, key: SubmissionKey, verified: VerifiedReport) -> CheckResult:
         if self.trusted is None:

@@ -5,14 +5,27 @@ A plain module (not conftest) so test files can import it by a name no other are
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import kit
-from kit.hashing import kit_digest
+from kit.cli import main
+from kit.errors import ExitCode
+from kit.formats.files import render_derived
+from kit.hashing import kit_digest, sha256_bytes
+from kit.report.model import Report
+from kit.repository.layout import SubmissionKey, required_files, submission_key_for
+from kit.rundir import ENVELOPE_NAME
+from kit.signing.dsse import decode_envelope
+from kit.signing.keys import keyid_of, load_private_key
+from kit.signing.sign import sign_output_dir
+from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
@@ -167,3 +180,56 @@ def build_shared_repo(base: Path) -> SharedRepo:
     keys = {v: base / "config" / "ckit" / "keys" / f"{v}.pem" for v in VENDORS}
     finished = {vendor: done for vendor, (_, done) in ran.items()}
     return SharedRepo(base, env, seed, origin, runs, keys, branches, checkout, finished)
+
+
+# Runs re-signed and filed by hand, and commits dated at will (repository time)
+
+
+def retire_cpu_key(shared: SharedRepo, clone: Path, at: dt.datetime) -> str:
+    """The maintainers retire cpu's key as of ``at`` and the roots sign the keyring; committed."""
+    keyid = keyid_of(load_private_key(shared.keys["cpu"], None).public_key())
+    manifest = clone / "keyring" / "keyring.json"
+    document = json.loads(manifest.read_text())
+    for entry in document["keys"]:
+        if entry["keyid"] == keyid:
+            entry.update(status="retired", changed_at=at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                         reason="rotated")
+    manifest.write_text(json.dumps(document, indent=2) + "\n")
+    (clone / "keyring" / "keyring.json.sig").unlink()
+    assert main(["keys", "sign-keyring", "--keyring", str(clone / "keyring"),
+                 "--root-key", str(shared.root_key)]) == ExitCode.OK
+    commit_all(clone, "Retire cpu's key")
+    return keyid
+
+
+def commit_all(clone: Path, message: str, at: dt.datetime | None = None) -> None:
+    """Commit everything, at ``at`` (the history's time) or now."""
+    git(["add", "-A"], clone)
+    env = {**os.environ, **({"GIT_COMMITTER_DATE": at.isoformat()} if at else {})}
+    subprocess.run(["git", *TEST_AUTHOR, "commit", "--quiet", "-m", message], cwd=clone,
+                   env=env, check=True, capture_output=True)
+
+
+def signed_run(shared: SharedRepo, tmp_path: Path, finished: dt.datetime) -> Path:
+    """cpu's real run, its times set to end at ``finished``, signed with cpu's key."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(shared.runs["cpu"], run_dir)
+    report = json.loads((run_dir / "report.json").read_text())
+    report["run"]["started_at"] = (finished - dt.timedelta(minutes=5)).isoformat()
+    report["run"]["finished_at"] = finished.isoformat()
+    report_json = (json.dumps(report, indent=2) + "\n").encode("utf-8")
+    (run_dir / "report.json").write_bytes(report_json)
+    for name, data in render_derived(report_json).items():
+        (run_dir / name).write_bytes(data)
+    sign_output_dir(run_dir, shared.keys["cpu"], None)
+    return run_dir
+
+
+def file_submission(run_dir: Path, clone: Path) -> SubmissionKey:
+    report = Report.from_json(json.loads((run_dir / "report.json").read_text()))
+    envelope = decode_envelope(loads_strict((run_dir / ENVELOPE_NAME).read_bytes()))
+    key = submission_key_for(report, sha256_bytes(envelope.payload))
+    key.directory(clone).mkdir(parents=True)
+    for name in required_files():
+        shutil.copy(run_dir / name, key.directory(clone) / name)
+    return key

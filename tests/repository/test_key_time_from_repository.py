@@ -8,26 +8,22 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import shutil
-import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from repository_helpers import TEST_AUTHOR, SharedRepo, git
+from repository_helpers import (
+    SharedRepo,
+    commit_all,
+    file_submission,
+    git,
+    retire_cpu_key,
+    signed_run,
+)
 
 from kit.cli import main
-from kit.errors import ExitCode
-from kit.formats.files import render_derived
-from kit.hashing import sha256_bytes
-from kit.report.model import Report
-from kit.repository.layout import SubmissionKey, required_files, submission_key_for
+from kit.repository.layout import SubmissionKey
 from kit.repository.submission_checks import KEY
-from kit.rundir import ENVELOPE_NAME
-from kit.signing.dsse import decode_envelope
-from kit.signing.keys import keyid_of, load_private_key
-from kit.signing.sign import sign_output_dir
-from kit.signing.strict_json import loads_strict
 
 
 def _clone(shared: SharedRepo, tmp_path: Path) -> tuple[Path, str]:
@@ -36,61 +32,15 @@ def _clone(shared: SharedRepo, tmp_path: Path) -> tuple[Path, str]:
     return clone, git(["rev-parse", "HEAD"], clone).strip()
 
 
-def _retire_cpu_key(shared: SharedRepo, clone: Path, at: dt.datetime) -> str:
-    """The maintainers retire cpu's key as of ``at`` and the roots sign the keyring; committed."""
-    keyid = keyid_of(load_private_key(shared.keys["cpu"], None).public_key())
-    manifest = clone / "keyring" / "keyring.json"
-    document = json.loads(manifest.read_text())
-    for entry in document["keys"]:
-        if entry["keyid"] == keyid:
-            entry.update(status="retired", changed_at=at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                         reason="rotated")
-    manifest.write_text(json.dumps(document, indent=2) + "\n")
-    (clone / "keyring" / "keyring.json.sig").unlink()
-    assert main(["keys", "sign-keyring", "--keyring", str(clone / "keyring"),
-                 "--root-key", str(shared.root_key)]) == ExitCode.OK
-    _commit(clone, "Retire cpu's key")
-    return keyid
-
-
-def _commit(clone: Path, message: str, at: dt.datetime | None = None) -> None:
-    """Commit everything, at ``at`` (the history's time) or now."""
-    git(["add", "-A"], clone)
-    env = {**os.environ, **({"GIT_COMMITTER_DATE": at.isoformat()} if at else {})}
-    subprocess.run(["git", *TEST_AUTHOR, "commit", "--quiet", "-m", message], cwd=clone,
-                   env=env, check=True, capture_output=True)
-
-
-def _signed_run(shared: SharedRepo, tmp_path: Path, finished: dt.datetime) -> Path:
-    """cpu's real run, its times set to end at ``finished``, signed with cpu's key."""
-    run_dir = tmp_path / "run"
-    shutil.copytree(shared.runs["cpu"], run_dir)
-    report = json.loads((run_dir / "report.json").read_text())
-    report["run"]["started_at"] = (finished - dt.timedelta(minutes=5)).isoformat()
-    report["run"]["finished_at"] = finished.isoformat()
-    report_json = (json.dumps(report, indent=2) + "\n").encode("utf-8")
-    (run_dir / "report.json").write_bytes(report_json)
-    for name, data in render_derived(report_json).items():
-        (run_dir / name).write_bytes(data)
-    sign_output_dir(run_dir, shared.keys["cpu"], None)
-    return run_dir
-
-
-def _file(run_dir: Path, clone: Path) -> SubmissionKey:
-    report = Report.from_json(json.loads((run_dir / "report.json").read_text()))
-    envelope = decode_envelope(loads_strict((run_dir / ENVELOPE_NAME).read_bytes()))
-    key = submission_key_for(report, sha256_bytes(envelope.payload))
-    key.directory(clone).mkdir(parents=True)
-    for name in required_files():
-        shutil.copy(run_dir / name, key.directory(clone) / name)
-    return key
-
-
-def _key_check(shared: SharedRepo, clone: Path, since: str,
+def _key_check(shared: SharedRepo, clone: Path, since: str | None, key: SubmissionKey,
                capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    """Check 9 of ``key``: in a pull request's audit (``since``, its base) or, with None, in
+    the audit of the repository's history (as the gate and the portal read it)."""
     capsys.readouterr()  # what signing the keyring printed
-    main(["audit", str(clone), "--changed-since", since, *shared.audit_args, "--json"])
-    (submission,) = json.loads(capsys.readouterr().out)["submissions"]
+    changed = ["--changed-since", since] if since is not None else []
+    main(["audit", str(clone), *changed, *shared.audit_args, "--json"])
+    submissions = json.loads(capsys.readouterr().out)["submissions"]
+    (submission,) = [s for s in submissions if s["submission"] == str(key)]
     return next(c for c in submission["checks"] if c["number"] == KEY)
 
 
@@ -99,12 +49,12 @@ def test_retired_key_backdating_finished_at_is_refused(
 ) -> None:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     clone, before = _clone(shared, tmp_path)
-    keyid = _retire_cpu_key(shared, clone, now - dt.timedelta(minutes=10))
+    keyid = retire_cpu_key(shared, clone, now - dt.timedelta(minutes=10))
     # Signed after the retirement, dated before it.
-    run_dir = _signed_run(shared, tmp_path, now - dt.timedelta(minutes=20))
-    _file(run_dir, clone)
-    _commit(clone, "Submit cpu")
-    check = _key_check(shared, clone, before, capsys)
+    run_dir = signed_run(shared, tmp_path, now - dt.timedelta(minutes=20))
+    key = file_submission(run_dir, clone)
+    commit_all(clone, "Submit cpu")
+    check = _key_check(shared, clone, before, key, capsys)
     assert not check["passed"]
     assert f"after key {keyid[:16]} of vendor cpu was retired" in str(check["why"])
 
@@ -113,11 +63,15 @@ def test_submission_committed_before_its_key_retired_still_passes(
     shared: SharedRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    clone, before = _clone(shared, tmp_path)
-    run_dir = _signed_run(shared, tmp_path, now - dt.timedelta(minutes=20))
-    _file(run_dir, clone)
-    _commit(clone, "Submit cpu", at=now - dt.timedelta(minutes=15))
-    _retire_cpu_key(shared, clone, now - dt.timedelta(minutes=10))
-    check = _key_check(shared, clone, before, capsys)
+    clone, _ = _clone(shared, tmp_path)
+    run_dir = signed_run(shared, tmp_path, now - dt.timedelta(minutes=20))
+    key = file_submission(run_dir, clone)
+    # Committed now: a date before its parent's (main's, made minutes ago) is not believed.
+    commit_all(clone, "Submit cpu")
+    time.sleep(2)
+    retire_cpu_key(shared, clone, dt.datetime.now(dt.UTC).replace(microsecond=0))
+    time.sleep(1)  # the retirement in the past when the audit judges
+    # On main since before the retirement: the history's time, not the audit's now.
+    check = _key_check(shared, clone, None, key, capsys)
     assert check["passed"], check
     assert str(check["why"]).startswith("1 key(s) active for cpu when it entered the repository")
