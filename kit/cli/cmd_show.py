@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from kit.cli import add_command
+from kit.cli.comment_baseline import check_baseline, with_baseline_check
 from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
 from kit.rundir import REPORT_JSON
@@ -26,7 +27,11 @@ def _show(args: argparse.Namespace) -> int:
         raise InputError("--against goes with --format comment (`ckit diff` compares two runs)")
     if args.format == "comment":
         baseline = read_report(args.against) if args.against is not None else None
-        print("\n".join(comment_lines(view, baseline, args.limit)))
+        lines = comment_lines(view, baseline, args.limit)
+        if args.against is not None:
+            trust = check_baseline(args.against, source.report.vendor_id, args.keyring)
+            lines = with_baseline_check(lines, trust)
+        print("\n".join(lines))
     elif args.json or args.format == "json":
         # ASCII-only JSON: no byte of a report field reaches the terminal unescaped.
         print(json.dumps(view.to_json(), indent=2, ensure_ascii=True))
@@ -54,5 +59,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                              "comment for a pull request")
     parser.add_argument("--against", type=Path, metavar="BASELINE",
                         help="with --format comment: list the tests that regressed against "
-                             "this run (the vendor's last certified one) first")
+                             "this run (the vendor's last certified one) first; it is verified "
+                             "(signature, vendor, standard), or the comment's first line says "
+                             "it is not")
+    parser.add_argument("--keyring", type=Path, metavar="DIR",
+                        help="with --against: the keyring the baseline is verified with "
+                             "(default: the kit's signing/keyring)")
     parser.set_defaults(handler=_show)

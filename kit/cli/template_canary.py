@@ -3,6 +3,9 @@
 The RFC's event-triggered mode (an upstream pull request dispatches the run, the comment goes
 back to it) and its periodic mode (a nightly run against the nightly torch, for a dashboard), as
 the workflow, CronJob or scrontab entry a vendor installs (``kit.engines.canary``).
+
+A canary is unsigned unless asked (``--canary-key PATH``, for Kubernetes ``--canary-key-secret
+NAME``), and then signed with a separate canary key, never the vendor's signing key.
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kit.cli import add_command
-from kit.engines.canary import NIGHTLY_INDEX, WHEEL_HOST, CanaryRun
+from kit.engines.canary import CANARY_KEY_NAME, NIGHTLY_INDEX, WHEEL_HOST, CanaryRun
 from kit.engines.github_canary import OUT as GITHUB_OUT
 from kit.engines.github_canary import GithubCanaryOptions, render_github_canary
 from kit.engines.kube_names import DeviceResource
 from kit.engines.kubernetes_cronjob import OUT_VARIABLE as KUBE_OUT
-from kit.engines.kubernetes_cronjob import CronJobOptions, render_canary_cronjob
+from kit.engines.kubernetes_cronjob import (
+    CronJobOptions,
+    canary_key_path,
+    render_canary_cronjob,
+)
 from kit.engines.slurm import SlurmOptions
 from kit.engines.slurm_scrontab import OUT_VARIABLE as SLURM_OUT
 from kit.engines.slurm_scrontab import ScrontabOptions, render_scrontab
@@ -40,13 +47,21 @@ DEFAULT_CRON = "0 3 * * *"
 Handler = Callable[[argparse.Namespace], int]
 
 
+def _canary_key(args: argparse.Namespace) -> str | None:
+    """The separate canary key's path where the job runs, or None: unsigned (the default)."""
+    if args.engine == KUBERNETES_CRONJOB:
+        return canary_key_path(args.vendor) if args.canary_key_secret else None
+    key: str | None = args.canary_key
+    return key
+
+
 def _canary_run(args: argparse.Namespace) -> CanaryRun:
     ckit, python = DEFAULT_TOOLS[args.engine]
     return CanaryRun(
         vendor=args.vendor, ckit=args.ckit or ckit, python=args.python or python,
         out=OUT_WORD[args.engine], baseline=args.baseline, run_args=tuple(args.run_args),
         index=args.torch_index, wheel_host=getattr(args, "wheel_host", WHEEL_HOST),
-        sign=not args.no_sign,
+        key=_canary_key(args),
     )
 
 
@@ -70,9 +85,15 @@ def _kubernetes(args: argparse.Namespace) -> str:
     if not args.image:
         raise InputError(f"{KUBERNETES_CRONJOB}: --image is required (the vendor's image with "
                          "the kit and its stack installed)")
+    if args.key_secret is not None:
+        raise InputError(
+            f"{KUBERNETES_CRONJOB}: --key-secret would mount the vendor's signing key in a pod "
+            "that installs an untrusted torch; a canary is unsigned, or signed with a separate "
+            "canary key: --canary-key-secret NAME"
+        )
     options = CronJobOptions(
         name=_name(args), image=args.image, device=DeviceResource.parse(args.resource),
-        pvc=args.pvc, root=args.root, key_secret=args.key_secret, cron=args.cron,
+        pvc=args.pvc, root=args.root, canary_key_secret=args.canary_key_secret, cron=args.cron,
     )
     return render_canary_cronjob(_canary_run(args), options)
 
@@ -107,7 +128,7 @@ def _add_common(parser: argparse.ArgumentParser, engine: str, handler: Handler,
                         help=f"when the periodic run starts, five cron fields, UTC (default "
                         f"{DEFAULT_CRON!r})")
     parser.add_argument("--no-sign", action="store_true",
-                        help="the canary's report unsigned (no vendor key where it runs)")
+                        help="the canary's report unsigned: the default, kept for old scripts")
     parser.add_argument("--out", type=Path, metavar="FILE",
                         help="write the template to FILE (never overwritten)")
     parser.add_argument("run_args", nargs="*", metavar="-- RUN_OPTION",
@@ -124,6 +145,11 @@ def _add_github(engines: argparse._SubParsersAction, handler: Handler) -> None: 
          "/srv/ckit/acme-certified -- --tier unit"],
     )
     _add_common(parser, GITHUB_CANARY, handler, _github)
+    parser.add_argument(
+        "--canary-key", metavar="PATH",
+        help=f"sign the canary with this separate canary key where the job runs (e.g. "
+        f"{CANARY_KEY_NAME.format(vendor='<vendor>')}), never the vendor's signing key; "
+        "default: unsigned")
     parser.add_argument("--runner-label", action="append", metavar="L",
                         help="a label the self-hosted runner must carry (repeatable; default "
                         "the vendor id)")
@@ -146,7 +172,7 @@ def _add_kubernetes(engines: argparse._SubParsersAction, handler: Handler) -> No
     parser = add_command(
         engines, KUBERNETES_CRONJOB, "a CronJob: the canary on the nightly torch, every night",
         [f"ckit template {KUBERNETES_CRONJOB} --vendor acme --image registry/acme-ckit:1 "
-         "--resource acme.com/npu=1 --key-secret acme-key --baseline /ckit/acme-certified"],
+         "--resource acme.com/npu=1 --baseline /ckit/acme-certified"],
     )
     _add_common(parser, KUBERNETES_CRONJOB, handler, _kubernetes)
     parser.add_argument("--image", metavar="IMG", help="the vendor's image (required)")
@@ -158,8 +184,12 @@ def _add_kubernetes(engines: argparse._SubParsersAction, handler: Handler) -> No
     parser.add_argument("--root", default="/ckit", metavar="DIR",
                         help="the claim's mount path; runs go to DIR/canary-<time> (default "
                         "/ckit)")
-    parser.add_argument("--key-secret", metavar="NAME",
-                        help="a Secret holding <vendor>.pem (needed unless --no-sign)")
+    parser.add_argument(
+        "--canary-key-secret", metavar="NAME",
+        help=f"sign the canary with the separate canary key a Secret holds as "
+        f"{CANARY_KEY_NAME.format(vendor='<vendor>')} (never the vendor's signing key); "
+        "default: unsigned")
+    parser.add_argument("--key-secret", metavar="NAME", help=argparse.SUPPRESS)
 
 
 def _add_slurm(engines: argparse._SubParsersAction, handler: Handler) -> None:  # type: ignore[type-arg]
@@ -170,6 +200,11 @@ def _add_slurm(engines: argparse._SubParsersAction, handler: Handler) -> None:  
          "/shared/ckit/acme-certified --partition gpu --gres gpu:1 --time 4:00:00"],
     )
     _add_common(parser, SLURM_SCRONTAB, handler, _slurm)
+    parser.add_argument(
+        "--canary-key", metavar="PATH",
+        help=f"sign the canary with this separate canary key where the job runs (e.g. "
+        f"{CANARY_KEY_NAME.format(vendor='<vendor>')}), never the vendor's signing key; "
+        "default: unsigned")
     parser.add_argument("--root", required=True, metavar="DIR",
                         help="storage every node sees: runs go to DIR/canary-<job id>")
     parser.add_argument("--partition", help="the partition (#SCRON --partition)")

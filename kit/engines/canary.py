@@ -26,8 +26,13 @@ INDEX_VARIABLE = "TORCH_INDEX"
 #: PyTorch's nightly wheels (CPU builds: a PrivateUse1 backend brings its own device).
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
 WHEEL_HOST = "download.pytorch.org"
-#: ``ckit run`` options the canary line sets itself (the canary is never sharded or resumed).
+#: ``ckit run`` options the canary line sets itself (the canary is never sharded or resumed,
+#: and signs with nothing but the canary key it is given).
 CANARY_RESERVED = (*RESERVED_RUN_OPTIONS, "--canary", "--list")
+#: The separate key a canary signs with when asked (``ckit keys generate --vendor V --out
+#: V-canary.pem --keyring DIR``, DIR a keyring of its own): never the key that signs the vendor's
+#: certified runs, which no job installing an untrusted torch should hold.
+CANARY_KEY_NAME = "{vendor}-canary.pem"
 #: A PEP 440 release as PyTorch publishes it: 2.7.0, 2.7.0rc1, 2.8.0.dev20250601+cpu.
 VERSION_SHAPE = r"^[0-9]+(\.[0-9]+){1,3}((a|b|rc|\.dev|\.post)[0-9]+)*(\+[a-z0-9]+)?$"
 _HOST = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+")
@@ -59,14 +64,16 @@ class CanaryRun:
     run_args: tuple[str, ...] = ()
     index: str = NIGHTLY_INDEX
     wheel_host: str = WHEEL_HOST
-    #: ``--no-sign``: the canary's report unsigned (no key where the job runs).
-    sign: bool = True
+    #: A separate canary key's path where the job runs (``CANARY_KEY_NAME``), or None: the
+    #: canary is unsigned. Never the vendor's signing key: the job installs an untrusted torch,
+    #: and a canary is never a certificate.
+    key: str | None = None
 
     def run_line(self) -> str:
         words = [self.ckit, "run", "--vendor", self.vendor, "--canary"]
-        unsigned = [] if self.sign else ["--no-sign"]
+        signing = ["--key", self.key] if self.key is not None else ["--no-sign"]
         return " ".join([*map(shlex.quote, words), "--out", self.out,
-                         *map(shlex.quote, [*unsigned, *self.run_args])])
+                         *map(shlex.quote, [*signing, *self.run_args])])
 
     def comment_line(self, comment: str) -> str:
         """The comment for the pull request (or the dashboard) into the file ``comment``."""
@@ -92,6 +99,8 @@ def check_canary_run(run: CanaryRun) -> CanaryRun:
     check_vendor_id(run.vendor)
     if not run.baseline:
         raise InputError("--baseline: give the vendor's last certified run directory")
+    if run.key is not None and not run.key:
+        raise InputError("--canary-key: give the separate canary key's path where the job runs")
     if not _HOST.fullmatch(run.wheel_host):
         raise InputError(f"--wheel-host: {run.wheel_host!r} is not a host name")
     if not _INDEX.fullmatch(run.index):

@@ -11,6 +11,9 @@ dashboard's input).
 The payload is untrusted text: it reaches the job only as environment variables of the steps
 that read them, never inside a ``run:`` script (GitHub's script-injection guidance), and each
 value is checked for its shape in the job before anything uses it.
+
+The job installs that untrusted torch, so it signs with no vendor key: the canary is unsigned
+unless a separate canary key is named (``CanaryRun.key``, ``--canary-key PATH`` on the runner).
 """
 
 from __future__ import annotations
@@ -65,7 +68,9 @@ class GithubCanaryOptions:
 
 def _check(run: CanaryRun, options: GithubCanaryOptions) -> None:
     check_canary_run(run)
-    refuse_expressions((run.baseline, run.ckit, run.python, *run.run_args, *options.install))
+    keys = (run.key,) if run.key is not None else ()
+    refuse_expressions((run.baseline, run.ckit, run.python, *keys, *run.run_args,
+                        *options.install))
     refuse_bad_runner_labels(options.runner_labels)
     if not _REPO.fullmatch(options.upstream):
         raise InputError(f"--upstream: {options.upstream!r} is not a repository (OWNER/NAME)")

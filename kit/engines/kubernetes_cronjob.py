@@ -5,6 +5,9 @@ installed, pip in it): it installs the newest torch on the nightly index over th
 image's certified one, runs ``ckit run --canary`` into a dated directory on the shared claim,
 and writes the comment against the vendor's last certified run beside it (the dashboard's
 input). A run whose tests were all fine ends the pod Succeeded, whatever grade a canary gets.
+
+The pod never mounts the vendor's signing key: its canary is unsigned, or, with
+``canary_key_secret``, signed with a separate canary key (``CANARY_KEY_NAME``) from that Secret.
 """
 
 from __future__ import annotations
@@ -13,9 +16,15 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from kit.engines.canary import CanaryRun, check_canary_run, check_cron, periodic_lines
+from kit.engines.canary import (
+    CANARY_KEY_NAME,
+    CanaryRun,
+    check_canary_run,
+    check_cron,
+    periodic_lines,
+)
 from kit.engines.kube_names import DeviceResource, check_job_name, check_object_name
-from kit.engines.kubernetes import KEY_MOUNT, KEY_VOLUME, VOLUME, kube_escaped
+from kit.engines.kubernetes import VOLUME, kube_escaped
 from kit.engines.template_text import check_rendered, yaml_text
 from kit.errors import InputError
 
@@ -25,6 +34,14 @@ JOB_SCHEMA = "kubernetes-job.schema.json"
 OUT_VARIABLE = "CKIT_OUT"
 #: A night missed by more than this (the controller was down) is skipped, not run late.
 STARTING_DEADLINE_SECONDS = 3600
+#: Where the pod finds the canary key: the Secret's ``<vendor>-canary.pem``, read-only.
+CANARY_KEY_MOUNT = "/var/run/ckit-canary-key"
+CANARY_KEY_VOLUME = "ckit-canary-key"
+
+
+def canary_key_path(vendor: str) -> str:
+    """The canary key's path in the pod (``CanaryRun.key`` when a signed canary is asked)."""
+    return f"{CANARY_KEY_MOUNT}/{CANARY_KEY_NAME.format(vendor=vendor)}"
 
 
 @dataclass(frozen=True)
@@ -35,7 +52,9 @@ class CronJobOptions:
     pvc: str
     #: Where the claim is mounted; each run writes ``<root>/canary-<UTC time>``.
     root: str
-    key_secret: str | None
+    #: A Secret holding ``<vendor>-canary.pem``, a separate canary key: the canary is signed
+    #: with it. None: unsigned (the default).
+    canary_key_secret: str | None = None
     cron: str = "0 3 * * *"
     time_zone: str = "Etc/UTC"
 
@@ -49,11 +68,10 @@ def _check(run: CanaryRun, options: CronJobOptions) -> None:
         if not path.startswith("/"):
             raise InputError(f"{option}: {path!r} is a path in the pod and must be absolute")
     check_object_name(options.pvc, "--pvc")
-    if options.key_secret is None and run.sign:
-        raise InputError(f"the canary signs its report in the pod: give --key-secret NAME (a "
-                         f"Secret holding {run.vendor}.pem), or --no-sign")
-    if options.key_secret is not None:
-        check_object_name(options.key_secret, "--key-secret")
+    if (options.canary_key_secret is None) != (run.key is None):
+        raise InputError("a signed canary's key comes from --canary-key-secret alone")
+    if options.canary_key_secret is not None:
+        check_object_name(options.canary_key_secret, "--canary-key-secret")
     check_cron(options.cron)
 
 
@@ -71,19 +89,18 @@ def _container(run: CanaryRun, options: CronJobOptions) -> dict[str, Any]:
         "resources": {"requests": device, "limits": dict(device)},
         "volumeMounts": [{"name": VOLUME, "mountPath": options.root}],
     }
-    if options.key_secret is not None:
-        key = f"{KEY_MOUNT}/{run.vendor}.pem"
-        container["env"] = [{"name": "CKIT_SIGNING_KEY", "value": key}]
+    if options.canary_key_secret is not None:
         container["volumeMounts"].append(
-            {"name": KEY_VOLUME, "mountPath": KEY_MOUNT, "readOnly": True})
+            {"name": CANARY_KEY_VOLUME, "mountPath": CANARY_KEY_MOUNT, "readOnly": True})
     return container
 
 
 def _job_spec(run: CanaryRun, options: CronJobOptions, labels: dict[str, str]) -> dict[str, Any]:
     volumes: list[dict[str, Any]] = [
         {"name": VOLUME, "persistentVolumeClaim": {"claimName": options.pvc}}]
-    if options.key_secret is not None:
-        volumes.append({"name": KEY_VOLUME, "secret": {"secretName": options.key_secret}})
+    if options.canary_key_secret is not None:
+        volumes.append({"name": CANARY_KEY_VOLUME,
+                        "secret": {"secretName": options.canary_key_secret}})
     return {
         # A night's run is not retried: the next night runs a newer torch anyway.
         "backoffLimit": 0,

@@ -37,7 +37,7 @@ def _given(run: CanaryRun, options: ScrontabOptions) -> list[tuple[str, str]]:
     return [
         (options.root, "--root"), (run.baseline, "--baseline"), (run.ckit, "--ckit"),
         (run.python, "--python"), (run.index, "--torch-index"),
-        (options.slurm.container_cmd or "", "--container-cmd"),
+        (options.slurm.container_cmd or "", "--container-cmd"), (run.key or "", "--canary-key"),
         *((arg, "ckit run option") for arg in run.run_args),
     ]
 

@@ -186,7 +186,8 @@ def test_comment_format_is_short_markdown_listing_regressions_first(
                          "--against", str(baseline))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("### ckit canary run (not a certificate): `cpu` on torch `2.13")
+    assert lines[0].startswith("**Baseline not verified**: ")  # unsigned
+    assert lines[2].startswith("### ckit canary run (not a certificate): `cpu` on torch `2.13")
     assert "| unit |" in out and "Grade **`" in out
     regressed = [line for line in lines if line.startswith("- `unit/opinfo/")]
     assert {line.split("`")[1] for line in regressed} == set(OUTCOMES)

@@ -154,7 +154,7 @@ def test_kubernetes_variable_in_the_cronjob_baseline_is_escaped(
 
 @pytest.mark.parametrize("kind", [
     ("github-canary",),
-    ("kubernetes-cronjob", "--image", "r/a:1", "--no-sign"),
+    ("kubernetes-cronjob", "--image", "r/a:1"),
     ("slurm-scrontab", "--root", "/s"),
 ])
 def test_cron_carrying_a_second_entry_is_refused(
@@ -164,3 +164,79 @@ def test_cron_carrying_a_second_entry_is_refused(
                    "--cron", "0 3 * * * true\n* * * * *")
     assert line == ("ckit: error: --cron: '0 3 * * * true\\n* * * * *' is not five cron fields "
                     "(numbers, *, -, ',', /)")
+
+
+def _cronjob_pod(text: str) -> dict[str, Any]:
+    (cronjob,) = yaml.safe_load_all(text)
+    pod: dict[str, Any] = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    return pod
+
+
+def test_canary_cronjob_never_mounts_the_vendor_signing_key_by_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """The pod installs an untrusted nightly torch: by default it holds no key at all and its
+    canary is unsigned."""
+    text = render(capsys, "kubernetes-cronjob", "--vendor", "acme", "--image", "r/a:1",
+                  "--root", str(tmp_path / "claim"), "--baseline", "/ckit/acme-cert")
+    pod = _cronjob_pod(text)
+    (container,) = pod["containers"]
+    assert "env" not in container and "secret" not in text
+    assert [v["name"] for v in pod["volumes"]] == ["ckit-root"]
+    stubs = make_stubs(tmp_path / "bin")
+    done = stubs.run(["sh", "-c", container["command"][2].replace("$$", "$")],
+                     {"STUB_RUN_EXIT": "11"}, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "--no-sign" in stubs.calls()[1] and "--key" not in stubs.calls()[1]
+
+
+def test_canary_cronjob_asked_for_the_vendor_key_secret_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = refused(capsys, "kubernetes-cronjob", "--vendor", "acme", "--image", "r/a:1",
+                   "--key-secret", "acme-signing-key", "--baseline", "/ckit/acme-cert")
+    assert line == (
+        "ckit: error: kubernetes-cronjob: --key-secret would mount the vendor's signing key in a "
+        "pod that installs an untrusted torch; a canary is unsigned, or signed with a separate "
+        "canary key: --canary-key-secret NAME")
+
+
+def test_signed_canary_cronjob_holds_only_the_separate_canary_key(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = render(capsys, "kubernetes-cronjob", "--vendor", "acme", "--image", "r/a:1",
+                  "--canary-key-secret", "acme-canary-key", "--baseline", "/ckit/acme-cert")
+    pod = _cronjob_pod(text)
+    (container,) = pod["containers"]
+    assert pod["volumes"][1] == {"name": "ckit-canary-key",
+                                 "secret": {"secretName": "acme-canary-key"}}
+    assert container["volumeMounts"][1]["readOnly"] is True
+    assert "--key /var/run/ckit-canary-key/acme-canary.pem" in container["command"][2]
+    assert "env" not in container  # no CKIT_SIGNING_KEY: the vendor's key is never named
+
+
+@pytest.mark.parametrize("kind", [
+    ("github-canary",),
+    ("slurm-scrontab", "--root", "/s"),
+])
+def test_canary_workflow_and_scrontab_sign_with_nothing_by_default(
+    capsys: pytest.CaptureFixture[str], kind: tuple[str, ...],
+) -> None:
+    """Before, the workflow's canary signed with the runner's default key: the vendor's."""
+    text = render(capsys, *kind, "--vendor", "acme", "--baseline", "/s/c")
+    run_lines = [line for line in text.splitlines() if "run --vendor acme --canary" in line]
+    assert run_lines and all("--no-sign" in line for line in run_lines), run_lines
+    signed = render(capsys, *kind, "--vendor", "acme", "--baseline", "/s/c",
+                    "--canary-key", "/srv/keys/acme-canary.pem")
+    assert "--key /srv/keys/acme-canary.pem" in signed and "--no-sign" not in signed
+
+
+def test_kubernetes_variable_in_canary_select_is_not_expanded(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 36's leftover: ``$(VAR)`` in ``--select`` reaches the container as ``$$(VAR)``."""
+    text = render(capsys, "kubernetes-cronjob", "--vendor", "acme", "--image", "r/a:1",
+                  "--baseline", "/ckit/acme-cert", "--", "--select", "unit/$(HOME)/*")
+    script = _cronjob_pod(text)["containers"][0]["command"][2]
+    assert "--select 'unit/$$(HOME)/*'" in script
+    assert _kube_expanded(script, {"HOME": "/root"}).count("$(HOME)") == 1

@@ -68,7 +68,8 @@ def test_github_canary_steps_install_run_comment_and_post(
     assert done.returncode == 0, done.stderr
     assert stubs.calls() == [
         [*PIP, "torch==2.8.0.dev20250601+cpu", "--index-url", NIGHTLY_INDEX],
-        ["ckit", "run", "--vendor", "acme", "--canary", "--out", "ckit-canary", "--tier", "unit"],
+        ["ckit", "run", "--vendor", "acme", "--canary", "--out", "ckit-canary", "--no-sign",
+         "--tier", "unit"],
         ["ckit", "show", "ckit-canary", "--format", "comment", "--against", "/srv/acme-cert"],
         ["gh", "pr", "comment", "12345", "--repo", "pytorch/pytorch", "--body-file",
          "ckit-canary/comment.md"],
@@ -106,7 +107,7 @@ def test_kubernetes_cronjob_runs_the_nightly_canary_on_the_claim(
 ) -> None:
     root = tmp_path / "claim"
     text = render(capsys, "kubernetes-cronjob", "--vendor", "acme", "--image", "r/a:1",
-                  "--resource", "acme.com/npu=1", "--key-secret", "acme-key", "--root", str(root),
+                  "--resource", "acme.com/npu=1", "--root", str(root),
                   "--baseline", "/ckit/acme-cert", "--", "--tier", "unit")
     (cronjob,) = yaml.safe_load_all(text)
     assert _schema_errors(cronjob, "kubernetes-cronjob.schema.json") == []
@@ -120,7 +121,8 @@ def test_kubernetes_cronjob_runs_the_nightly_canary_on_the_claim(
     assert out.name.startswith("canary-") and out.name.endswith("Z")
     assert stubs.calls() == [
         [*PIP, "torch", "--index-url", NIGHTLY_INDEX],
-        ["ckit", "run", "--vendor", "acme", "--canary", "--out", str(out), "--tier", "unit"],
+        ["ckit", "run", "--vendor", "acme", "--canary", "--out", str(out), "--no-sign",
+         "--tier", "unit"],
         ["ckit", "show", str(out), "--format", "comment", "--against", "/ckit/acme-cert"],
     ]
     assert (out / "comment.md").read_text(encoding="utf-8") == "### ckit canary run\n"
