@@ -1,4 +1,7 @@
-"""The date a run judges skip-manifest expiry on: the system clock's.
+"""The date a run judges skip-manifest expiry on: the system clock's, in UTC.
+
+Every date the kit judges is a UTC date (``utc_today``), never the machine's local one: a skip
+entry expires at the same moment wherever the run is, whatever ``TZ`` says.
 
 ``CKIT_TODAY`` (``ckit run``) and ``--ckit-today`` (plain pytest) set another date for the kit's
 own tests. A report records both dates and that the clock was overridden, and such a report is
@@ -19,7 +22,7 @@ OVERRIDE_ENV = "CKIT_TODAY"
 
 @dataclass(frozen=True)
 class RunDate:
-    #: What the system clock said when the run started.
+    #: What the system clock said when the run started (a UTC date).
     clock_today: dt.date
     #: The date set by ``CKIT_TODAY``; None when the clock decides.
     override: dt.date | None = None
@@ -52,11 +55,16 @@ class RunDate:
         return cls(clock_today, today if overridden else None)
 
 
+def utc_today() -> dt.date:
+    """Today's date in UTC (``dt.date.today()`` is the local one, which ``TZ`` moves)."""
+    return dt.datetime.now(dt.UTC).date()
+
+
 def run_date(override: str | None, source: str = OVERRIDE_ENV) -> RunDate:
-    """Today by the system clock, and the override ``source`` gave (empty or None: none)."""
+    """Today by the system clock (UTC), and the override ``source`` gave (empty or None: none)."""
     if not override:
-        return RunDate(dt.date.today())
+        return RunDate(utc_today())
     try:
-        return RunDate(dt.date.today(), dt.date.fromisoformat(override))
+        return RunDate(utc_today(), dt.date.fromisoformat(override))
     except ValueError:
         raise InputError(f"{source}: expected a date YYYY-MM-DD, got {override!r}") from None

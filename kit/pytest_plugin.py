@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from kit import paths
+from kit.clock import utc_today
 from kit.context import KitContext
 from kit.device import enable_device
 from kit.errors import DeviceError, KitError
@@ -127,7 +128,7 @@ def stable_id(item: pytest.Item) -> str | None:
 
 def _today(config: pytest.Config) -> dt.date:
     value = config.getoption("ckit_today")
-    return dt.date.fromisoformat(value) if value else dt.date.today()
+    return dt.date.fromisoformat(value) if value else utc_today()
 
 
 def build_context(

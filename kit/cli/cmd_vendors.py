@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kit import paths
 from kit.cli import add_command
+from kit.clock import utc_today
 from kit.errors import ExitCode, InputError, KitError
 from kit.standard import Standard, load_standard
 from kit.vendors import (
@@ -227,7 +228,7 @@ def run_init(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else paths.vendors_dir()
     request = ScaffoldRequest(args.vendor_id, args.device_type, args.display_name)
     standard = load_standard()
-    written = scaffold_vendor(request, root, standard, dt.date.today())
+    written = scaffold_vendor(request, root, standard, utc_today())
     directory = root / request.vendor_id
     # Well-formed from the first minute; validate passes once a device is named.
     profile, _ = load_well_formed(str(directory), standard, LockedTests({}, False))
@@ -299,9 +300,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     checking.add_argument(
         "--today",
         type=_date,
-        default=dt.date.today(),
+        default=utc_today(),
         metavar="YYYY-MM-DD",
-        help="date used to judge skip-entry expiry (default: today)",
+        help="date used to judge skip-entry expiry (default: today in UTC)",
     )
     checking.set_defaults(handler=run_validate)
 

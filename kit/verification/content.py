@@ -22,8 +22,8 @@ from kit.standard import Standard, load_standard
 KIT_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 #: How far the run machine's clock may run ahead of the verifier's.
 CLOCK_SKEW = dt.timedelta(minutes=10)
-#: ``run.today`` is a local date and the run's times are UTC: a day either side is the same
-#: moment somewhere on Earth.
+#: ``run.today`` is UTC's date (``kit.clock.utc_today``), but older kits judged on the machine's
+#: local date while the run's times are UTC: a day either side is the same moment somewhere.
 TODAY_SLACK = dt.timedelta(days=1)
 
 
