@@ -117,7 +117,7 @@ def _release(value: str) -> str:
 
 def _gate(args: argparse.Namespace) -> int:
     # A bad policy is refused before any audit work.
-    policy = load_gate_policy(gate_policy_path(args))
+    policy = load_gate_policy(gate_policy_path(args), release=args.release)
     if args.max_age_hours is not None:
         policy = with_test_window(policy, args.max_age_hours)
     if not args.repo.is_dir():
@@ -175,7 +175,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         type=Path,
         metavar="FILE",
         dest="gate_policy",
-        help="gate policy YAML (default: the gate.yaml of the standard `ckit standard show` names)",
+        help="gate policy YAML (default: the gate.yaml of the newest standard certifying "
+        "--release, else of the one `ckit standard show` names)",
     )
     parser.add_argument(
         "--max-age-hours",

@@ -46,9 +46,12 @@ GATE_POLICY_NAME = "gate.yaml"
 POLICY_KEYS = ("min_pass_rate", "min_grade", "required_vendors", "max_failing_age_hours")
 
 
-def default_policy_path() -> Path:
-    """The ``gate.yaml`` of the kit's current standard (its own or inherited)."""
-    return load_standard().file(GATE_POLICY_NAME)
+def default_policy_path(release: str | None = None) -> Path:
+    """The ``gate.yaml`` (its own or inherited) of the newest carried standard certifying
+    ``release`` (``2.14``), else of the kit's current standard."""
+    certifying = [v for v in carried_versions()
+                  if torch_release_of(load_standard(v).torch_release) == release]
+    return load_standard(certifying[-1] if certifying else None).file(GATE_POLICY_NAME)
 
 
 @dataclass(frozen=True)
@@ -102,9 +105,9 @@ def parse_gate_policy(data: Any, path: Path) -> GatePolicy:
     )
 
 
-def load_gate_policy(path: Path | None = None) -> GatePolicy:
-    """The policy at ``path`` (default: the standard's ``gate.yaml``)."""
-    path = path or default_policy_path()
+def load_gate_policy(path: Path | None = None, release: str | None = None) -> GatePolicy:
+    """The policy at ``path`` (default: the ``gate.yaml`` of ``release``'s standard)."""
+    path = path or default_policy_path(release)
     return parse_gate_policy(load_yaml(path), path)
 
 

@@ -82,11 +82,23 @@ class Run:
     docs_url: str | None = None
     #: A ``ckit run --canary`` (``run.canary`` signed in the report).
     canary: bool = False
+    #: The standard the run is judged by (default: the current one), and so the torch release
+    #: its environment records (a build of that release's: ``<release>+cpu``).
+    standard: str | None = None
 
 
 @functools.cache
 def _environment() -> dict[str, Any]:
     return collect_environment(DeviceInfo("cpu", 1, "x86_64"))
+
+
+def _environment_of(release: str | None) -> dict[str, Any]:
+    """This machine's environment; with ``release``, as a build of that torch release records
+    it (the kit certifies one release per standard; only one is installed here)."""
+    environment = _environment()
+    if release is None:
+        return environment
+    return {**environment, "torch": {**environment["torch"], "version": f"{release}+cpu"}}
 
 
 def _record(test_id: str, outcome: Outcome | None) -> TestRecord:
@@ -96,7 +108,7 @@ def _record(test_id: str, outcome: Outcome | None) -> TestRecord:
 
 
 def build_run_report(run: Run) -> dict[str, Any]:
-    standard = load_standard()
+    standard = load_standard(run.standard)
     vendor = dataclasses.replace(
         load_vendor("cpu"), id=run.vendor, display_name=f"{run.vendor.title()} Accelerators"
     )
@@ -116,7 +128,7 @@ def build_run_report(run: Run) -> dict[str, Any]:
         standard=standard,
         vendor=vendor,
         skips=SkipManifest(entries=()),
-        environment=_environment(),
+        environment=_environment_of(standard.torch_release if run.standard else None),
         run={
             "tiers": ran_tiers,
             "select": list(run.select),

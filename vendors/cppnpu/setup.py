@@ -7,8 +7,23 @@ free of CPython symbols. Build it against the torch it will run with, hence no b
     pip install --no-build-isolation vendors/cppnpu     # what `ckit vendors install` runs
 """
 
+from pathlib import Path
+
+import torch
 from setuptools import setup
+from setuptools.command.build_py import build_py
 from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+
+class BuildPyWithTorchVersion(build_py):
+    """Records the torch the library is compiled against (``cppnpu/_built_with.py``): its C++
+    ABI is that release's, so ``import cppnpu`` refuses another torch in one line."""
+
+    def run(self) -> None:
+        super().run()
+        target = Path(self.build_lib) / "cppnpu" / "_built_with.py"
+        target.write_text(f"TORCH_VERSION = {torch.__version__!r}\n", encoding="utf-8")
+
 
 setup(
     ext_modules=[
@@ -22,5 +37,5 @@ setup(
             py_limited_api=True,
         )
     ],
-    cmdclass={"build_ext": BuildExtension},
+    cmdclass={"build_ext": BuildExtension, "build_py": BuildPyWithTorchVersion},
 )

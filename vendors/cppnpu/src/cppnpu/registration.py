@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import torch
@@ -22,8 +23,22 @@ def library_path() -> Path:
     return found[0]
 
 
+def refuse_another_torch() -> None:
+    """The library runs only with the torch it was compiled against (its C++ ABI)."""
+    try:  # written by setup.py at build time
+        built_with = importlib.import_module("cppnpu._built_with").TORCH_VERSION
+    except ImportError:
+        return  # built before the build recorded it: the loader's own error, if any, stands
+    if built_with != torch.__version__:
+        raise ImportError(
+            f"cppnpu was compiled against torch {built_with}, this is torch "
+            f"{torch.__version__}: rebuild it with `ckit vendors install cppnpu`"
+        )
+
+
 def register() -> None:
     """Load the kernels, name PrivateUse1 ``cppnpu`` and install ``torch.cppnpu``."""
+    refuse_another_torch()
     # load_library registers the library's kernels, allocator, guard and hooks (static
     # initializers): the C++ side needs no Python bindings.
     torch.ops.load_library(str(library_path()))
