@@ -4,9 +4,10 @@
 1. the manifest parses: a regular file within its limit, strict JSON, the exact shape
 2. every listed file is a regular file under the directory with its sha256 and size, and
    nothing under ``golden/`` is left unlisted
-3. each sampled entry's program, loaded from the checked bytes into the reference runtime, run
-   on the stored inputs, gives the stored outputs within its flow's criterion
-   (``kit.golden.criteria``)
+3. each sampled entry's program is one self-contained file (``kit.golden.self_contained``: an
+   ONNX program naming external data is refused, never run: it would read the auditor's files)
+   and, loaded from the checked bytes into the reference runtime, run on the stored inputs,
+   gives the stored outputs within its flow's criterion (``kit.golden.criteria``)
 
 An entry with a changed file is never re-run: those bytes are not what the run signed.
 """
@@ -26,6 +27,7 @@ from kit.errors import InputError, KitError
 from kit.golden.criteria import criterion_of, mismatch
 from kit.golden.manifest import Manifest, ManifestEntry, ManifestFile, load_manifest
 from kit.golden.runtimes import load_program
+from kit.golden.self_contained import outside_references
 from kit.golden.tensors import tensor_from
 from kit.hashing import sha256_bytes
 from kit.printable import printable
@@ -146,8 +148,13 @@ def _rerun(entry: ManifestEntry, files: dict[str, bytes]) -> str:
     inputs = _tensors(files, entry.tensor_files("inputs"))
     expected = _tensors(files, entry.tensor_files("outputs"))
     assert entry.program is not None and entry.program_path is not None
+    program = files[entry.program_path]
+    outside = outside_references(entry.program, program)
+    if outside:  # never handed to a runtime: it would read the auditor's files
+        return (f"the program names data outside itself ({', '.join(outside)}): a golden program "
+                "is one self-contained file; export it with its data inside")
     try:
-        actual = load_program(entry.program, files[entry.program_path])(inputs)
+        actual = load_program(entry.program, program)(inputs)
     except KitError:
         raise  # the reference runtime is not installed: no verdict on any entry
     except Exception as exc:  # noqa: BLE001 - whatever the runtime raises is the verdict
