@@ -71,7 +71,9 @@ def _resign_and_refile(repo: Repo, vendor: str, change: Callable[[dict[str, Any]
     directory = repo.directory(vendor)
     report = json.loads((directory / "report.json").read_text())
     change(report)
-    report_json = (json.dumps(report, indent=2) + "\n").encode("utf-8")
+    # As the kit writes it (canonical JSON and a newline): verify's step 8 takes no other text.
+    text = json.dumps(report, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    report_json = (text + "\n").encode("utf-8")
     (directory / "report.json").write_bytes(report_json)
     for name, data in render_derived(report_json).items():
         (directory / name).write_bytes(data)
