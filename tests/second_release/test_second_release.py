@@ -1,0 +1,155 @@
+"""The kit on a second PyTorch release, for real: in an environment of that release's torch
+(``make install TORCH=X.Y.Z VENV=.venv-X.Y.Z``), the newest carried standard certifying it is
+remade by ``ckit standard new`` from its parent (every list the same), a canary of the parent
+runs there with no ERROR (its tests the release lacks are not applicable, not-in-release), and
+the built-in ``cpu`` vendor is conformant on a complete run.
+
+The environment is found by ``CKIT_SECOND_RELEASE_PYTHON`` (its interpreter), else the
+repository's ``.venv-<release>/`` of the newest carried release other than the installed one's.
+Without one these tests skip with the reason; ``CKIT_REQUIRE_SECOND_RELEASE=1`` (CI) makes that
+a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kit import paths
+from kit.standard import load_standard
+from kit.standard.catalogue import carried_versions, installed_torch_version, torch_release_of
+
+pytestmark = [pytest.mark.heavy, pytest.mark.slow(seconds=420)]
+
+KIT_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class SecondRelease:
+    python: Path
+    #: The newest carried standard certifying the release, and the one it extends.
+    standard: str
+    parent: str
+    release: str
+
+
+def _other_release_standard() -> str | None:
+    installed = torch_release_of(installed_torch_version() or "")
+    others = [v for v in carried_versions() if load_standard(v).torch_release != installed]
+    return others[-1] if others else None
+
+
+def _interpreter(release: str) -> Path | None:
+    named = os.environ.get("CKIT_SECOND_RELEASE_PYTHON")
+    if named:
+        return Path(named)
+    found = KIT_ROOT / f".venv-{release}" / "bin" / "python"
+    return found if found.is_file() else None
+
+
+@pytest.fixture(scope="module")
+def second() -> SecondRelease:
+    version = _other_release_standard()
+    required = os.environ.get("CKIT_REQUIRE_SECOND_RELEASE") == "1"
+    problem = None
+    python = None
+    if version is None:
+        problem = "the kit carries no standard for another torch release"
+    else:
+        release = load_standard(version).torch_release
+        python = _interpreter(release)
+        if python is None:
+            problem = (f"no torch {release} environment: make install TORCH={release} "
+                       f"VENV=.venv-{release}, or set CKIT_SECOND_RELEASE_PYTHON")
+    if problem is not None or python is None or version is None:
+        if required:
+            pytest.fail(f"{problem} (CKIT_REQUIRE_SECOND_RELEASE=1)")
+        pytest.skip(f"{problem} (CKIT_REQUIRE_SECOND_RELEASE=1 turns this skip into a failure)")
+    standard = load_standard(version)
+    assert standard.extends is not None, f"{version} extends no standard to remake it from"
+    return SecondRelease(python, version, standard.extends, standard.torch_release)
+
+
+def ckit(second: SecondRelease, args: list[str], home: Path | None = None,
+         timeout: float = 1500) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("CKIT_HOME", None)
+    if home is not None:
+        env["CKIT_HOME"] = str(home)
+    return subprocess.run([str(second.python), "-m", "kit", *args], cwd=KIT_ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="module")
+def remade(second: SecondRelease, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A kit home carrying the standards before the second release's (its parent and up): a
+    canary of the parent there, then ``ckit standard new --from <parent>``."""
+    home = tmp_path_factory.mktemp("home")
+    chain = carried_versions()[: carried_versions().index(second.parent) + 1]
+    for version in chain:
+        shutil.copytree(paths.standards_dir() / version, home / "standards" / version)
+    shutil.copy(paths.standards_dir() / "released-kits.yaml", home / "standards")
+    shutil.copytree(paths.vendors_dir() / "cpu", home / "vendors" / "cpu")
+    canary = home.parent / "canary"
+    ran = ckit(second, ["run", "--vendor", "cpu", "--tier", "unit", "--canary", "--no-sign",
+                        "--out", str(canary)], home)
+    assert (canary / "report.json").is_file(), ran.stderr[-3000:]
+    made = ckit(second, ["standard", "new", "--from", second.parent, "--version",
+                         second.standard], home)
+    assert made.returncode == 0, made.stderr[-3000:]
+    return {"home": home, "canary": canary}
+
+
+def test_standard_new_remakes_the_committed_standard(
+    second: SecondRelease, remade: dict[str, Path]
+) -> None:
+    ours = paths.standards_dir() / second.standard
+    theirs = remade["home"] / "standards" / second.standard
+    lists = sorted(p.relative_to(ours) for p in (ours / "tests").iterdir())
+    assert lists == sorted(p.relative_to(theirs) for p in (theirs / "tests").iterdir())
+    for name in lists:
+        assert (theirs / name).read_text() == (ours / name).read_text(), name
+    assert (theirs / "acceptance.yaml").read_text() == (ours / "acceptance.yaml").read_text()
+    dated = re.compile(r"(?m)^released: .*$")  # the day it was made
+    assert (dated.sub("", (theirs / "standard.yaml").read_text())
+            == dated.sub("", (ours / "standard.yaml").read_text()))
+
+
+def test_a_canary_of_the_parent_has_no_error_and_lists_what_the_release_lacks(
+    second: SecondRelease, remade: dict[str, Path]
+) -> None:
+    report = json.loads((remade["canary"] / "report.json").read_text())
+    assert report["run"]["canary"] is True
+    assert report["standard"]["version"] == second.parent
+    statuses = [r["status"] for r in report["records"]]
+    assert "ERROR" not in statuses and "CRASH" not in statuses
+    absent = sorted(r["id"] for r in report["records"]
+                    if r["details"].get("na_reason") == "not-in-release")
+    changes = yaml.safe_load(
+        (paths.standards_dir() / second.standard / "tests" / "changes.yaml").read_text())
+    assert absent == changes["tiers"]["unit"]["vanished"]["tests"]
+    # Every changed-input test that ran says so; none other does.
+    changed = set(changes["tiers"]["unit"]["changed-inputs"]["tests"])
+    marked = {r["id"] for r in report["records"] if r["details"].get("inputs_changed")}
+    ran = {r["id"] for r in report["records"] if r["status"] not in ("NOT_APPLICABLE", "SKIPPED")}
+    assert marked == changed & ran and marked
+
+
+def test_cpu_is_conformant_on_a_complete_run_of_the_second_release(
+    second: SecondRelease, tmp_path: Path
+) -> None:
+    out = tmp_path / "cpu"
+    ran = ckit(second, ["run", "--vendor", "cpu", "--no-sign", "--out", str(out)])
+    report = json.loads((out / "report.json").read_text())
+    assert (report["standard"]["version"], report["environment"]["torch"]["version"]
+            .split("+")[0]) == (second.standard, second.release)
+    assert report["grade"]["name"] == "conformant", (report["grade"], ran.stderr[-2000:])
+    assert ran.returncode == 0
