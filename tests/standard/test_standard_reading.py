@@ -136,3 +136,18 @@ def test_an_exit_code_two_grades_share_names_the_later_grade_in_its_file(standar
         f"{parent}: grades.3 (not-certifiable).exit_code: 11 is already the exit_code of grade "
         "'conformant-with-exceptions'; each grade needs its own"
     )
+
+
+def test_the_readme_table_of_standards_is_the_carried_standards() -> None:
+    """standards/README.md's table names each carried standard, its release and its parent."""
+    import re
+
+    from kit import paths
+    from kit.standard import load_standard
+    from kit.standard.catalogue import carried_versions
+
+    text = (paths.standards_dir() / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"(?m)^\| `(v\d+)` \| ([\d.]+) \| ?(?:`(v\d+)` )?\|", text)
+    carried = [(v, load_standard(v).torch_release, load_standard(v).extends or "")
+               for v in carried_versions()]
+    assert rows == carried
