@@ -82,6 +82,15 @@ def grade_mark(report: Mapping[str, Any]) -> str:
     return standard.grade(view.grade_name(report)).mark
 
 
+def vendor_title(vendor: Mapping[str, Any]) -> str:
+    """The vendor as the title names it: its id, which is all a kit since 2026-11-29 writes as
+    the display name (who it is comes only from the root-signed keyring); an older report's
+    display name kept as its summary always showed it, so that summary still regenerates."""
+    if vendor["display_name"] == vendor["id"]:
+        return code(vendor["id"])
+    return f"{text(vendor['display_name'])} ({code(vendor['id'])})"
+
+
 def heading(report: Mapping[str, Any]) -> list[str]:
     vendor, kit, standard = report["vendor"], report["kit"], report["standard"]
     grade = view.grade_name(report)
@@ -91,7 +100,7 @@ def heading(report: Mapping[str, Any]) -> list[str]:
     container = env["container"]
     inside = f" · container {code(container['image'])}" if container else ""
     return [
-        f"# {mark} {text(vendor['display_name'])} ({code(vendor['id'])}): {grade}",
+        f"# {mark} {vendor_title(vendor)}: {grade}",
         "",
         f"Kit {text(kit['version'])} · standard {text(standard['version'])} · "
         f"PyTorch {text(standard['torch_release'])} (ran {text(env['torch']['version'])}) · "

@@ -34,6 +34,14 @@ from kit.vendors import SkipManifest, VendorProfile
 SCHEMA_VERSION = 2
 
 
+def vendor_section(vendor: VendorProfile) -> dict[str, Any]:
+    """What the report records about the vendor. Its display name is its id: the profile's
+    ``display_name`` is the vendor's own word, and who a vendor id is comes only from the
+    root-signed keyring (``kit.signing.keyring.VendorIdentity``), which the run's machine may
+    not hold; verify with trusted roots refuses any other name the keyring does not give it."""
+    return {**vendor.summary(), "display_name": vendor.id}
+
+
 def build_report(
     *,
     records: Iterable[TestRecord],
@@ -47,7 +55,7 @@ def build_report(
     return assemble_report(
         records=records,
         standard=standard,
-        vendor=vendor.summary(),
+        vendor=vendor_section(vendor),
         skips=skips,
         skip_path=_manifest_path(skips, vendor),
         environment=environment,

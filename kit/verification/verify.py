@@ -8,7 +8,8 @@ Integrity: who signed what.
 3. there is at least one signature
 4. every signature is by a keyring key (keyid recomputed from the key) and verifies over PAE
 5. the verified payload bytes parse strictly as a Statement v1 with a known predicate type
-6. the report's vendor is the keyring vendor of every signing key
+6. the report's vendor is the keyring vendor of every signing key (with trusted roots, its
+   display name is its vendor id or the root-signed keyring's name for it)
 7. every subject file (the report files, and the golden manifest when the run wrote one) is a
    regular file in the files directory (no symlink out of it), within
    ``MAX_SUBJECT_BYTES``, and has its signed sha256
@@ -55,6 +56,7 @@ from kit.formats.derived import derived_differences
 from kit.grading.regrade import check_grade
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import sha256_bytes
+from kit.printable import printable
 from kit.report.model import Report
 from kit.rundir import OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
@@ -239,6 +241,30 @@ def step6_check_vendor_binding(
         problem = trusted.key_problem(signer.keyid, claimed, signed_at)
         if problem is not None:
             _fail(6, problem)
+    _check_display_name(statement, trusted)
+
+
+#: Kits write the vendor id as the report's display name since this day; a report signed before
+#: it carries its profile's name, which verifies as it did (its summary.md shows what it says).
+DISPLAY_NAME_IS_ID_SINCE = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
+
+
+def _check_display_name(statement: Statement, trusted: TrustedKeyring) -> None:
+    """The report's display name is its vendor id (what a kit writes) or the name the
+    root-signed keyring gives that vendor: never the vendor's own word, which the run's own
+    summary.md would show."""
+    if _signing_time(statement) < DISPLAY_NAME_IS_ID_SINCE:
+        return
+    vendor = statement.report.get("vendor")
+    shown = vendor.get("display_name") if isinstance(vendor, dict) else None
+    identity = trusted.manifest.identity(statement.vendor_id)
+    allowed = {statement.vendor_id, *([identity.name] if identity else [])}
+    if shown in allowed:
+        return
+    vouched = f"names it {identity.name!r}" if identity else "names none"
+    _fail(6, f"the report's display name {printable(str(shown))!r} for vendor "
+             f"{statement.vendor_id} is not the root-signed keyring's (it {vouched}); a report "
+             "names its vendor by id or by the keyring's name")
 
 
 def _read_subject(files_dir: Path, name: str) -> bytes:

@@ -70,7 +70,8 @@ def test_report_sections(make_report, vendor):
     report = make_report(baseline_records())
     assert report["schema_version"] == SCHEMA_VERSION == 2
     assert report["kit"]["torch_release"] == report["standard"]["torch_release"] == "2.13.0"
-    assert report["vendor"] == vendor.summary()
+    # Named by id: the profile's display name is the vendor's own word (issue 36).
+    assert report["vendor"] == {**vendor.summary(), "display_name": vendor.id}
     assert report["records"][0] == {
         "id": "deploy/import/0",
         "tier": "deploy",
