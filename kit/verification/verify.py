@@ -19,7 +19,9 @@ Integrity: who signed what.
 Content: whether what was signed holds up (``kit.verification.content`` and
 ``kit.grading.regrade``).
 
-9. the report names a standard this kit knows and validates against its report schema
+9. the report names a standard this kit knows and validates against its report schema, and
+   its records' ``details.dispatch`` name only operators of its torch release (where that
+   release is the installed torch: ``kit.attribution.op_names``)
 10. the kit that judged the run is a released one (listed digest, same version), or the report
     says plainly it is not (then verify prints a note)
 11. the run's times are consistent: in order, not before ckit existed, not after this
@@ -72,7 +74,13 @@ from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statem
 from kit.signing.strict_json import canonical_json, collector_paused, loads_strict
 from kit.signing.trust import TrustedKeyring
 from kit.standard import Standard
-from kit.verification.content import KitStanding, check_run_times, kit_standing, report_standard
+from kit.verification.content import (
+    KitStanding,
+    check_op_names,
+    check_run_times,
+    kit_standing,
+    report_standard,
+)
 
 
 @dataclass(frozen=True)
@@ -377,13 +385,16 @@ def step8_check_report_matches(
     if report_bytes in (canonical_json(signed) + b"\n", older_kit_layout(signed)):
         return
     _fail(8, f"{REPORT_JSON} is not the signed report as the kit writes it "
-             f"({_what_differs(report_bytes, statement)}); verify the report.json the kit wrote")
+             f"({_what_differs(report_bytes, statement)}); verify the {REPORT_JSON} the kit "
+             "wrote")
 
 
 def step9_read_report(statement: Statement) -> tuple[Report, Standard]:
     try:
         report = Report.from_json(statement.report)
-        return report, report_standard(report)
+        standard = report_standard(report)
+        check_op_names(report)  # attribution is the vendor process's word: no made-up ops
+        return report, standard
     except VerificationError as exc:
         _fail(9, str(exc))
 
