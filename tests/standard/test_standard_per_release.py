@@ -146,6 +146,27 @@ def test_standard_new_refuses_in_one_line_and_writes_nothing(
     assert sorted(p.name for p in (home / "standards").iterdir()) == before
 
 
+def test_standard_new_interrupted_half_way_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while the lists are written: no half a standard stays (it would be carried)."""
+    import kit.cli.standard_new as standard_new
+
+    home = _home_copy(tmp_path)
+    monkeypatch.setenv("CKIT_HOME", str(home))
+    before = sorted(p.name for p in (home / "standards").iterdir())
+
+    def interrupted(standard: object, tiers: object, **_: object) -> None:
+        (home / "standards" / carried_versions()[-1] / "tests").mkdir()
+        (home / "standards" / carried_versions()[-1] / "tests" / "deploy.txt").write_text("x")
+        raise KeyboardInterrupt
+
+    version = f"v{int(carried_versions()[-1][1:]) + 1}"
+    monkeypatch.setattr(standard_new, "lock_tiers", interrupted)
+    assert main(["standard", "new", "--from", "v2", "--version", version]) == ExitCode.INTERRUPTED
+    assert sorted(p.name for p in (home / "standards").iterdir()) == before
+
+
 @pytest.mark.heavy
 @pytest.mark.slow(seconds=150)
 def test_standard_new_on_the_same_torch_round_trips_with_no_change(
