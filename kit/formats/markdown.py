@@ -15,6 +15,7 @@ from kit.formats import view
 from kit.formats.interface import ReportFormat
 from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
+from kit.report.attribution_summary import says_who_reported
 from kit.report.op_dtype import FailureGroup, group_failures
 from kit.report.summary import in_tier_order
 from kit.report.training_summary import passed_words, training_steps
@@ -188,12 +189,14 @@ def attribution_section(report: Mapping[str, Any]) -> list[str]:
         return []
     rate = totals["native_rate"]
     shown_rate = "—" if rate is None else percent(rate)
+    who = ("As reported by the vendor's process, not measured by the kit: "
+           if says_who_reported(report["run"]["finished_at"]) else "")
     lines = [
         "## What ran on the device",
         "",
-        f"{shown_rate} of the device ops of {totals['tests']} test(s) ran natively (a kernel of "
-        f"the device's own, not the backend's fallback); {totals['tests_with_fallback']} "
-        "test(s) used the fallback.",
+        f"{who}{shown_rate} of the device ops of {totals['tests']} test(s) ran natively (a "
+        f"kernel of the device's own, not the backend's fallback); "
+        f"{totals['tests_with_fallback']} test(s) used the fallback.",
     ]
     rows = [[code(op), str(c["fallback"]), str(c["native"])]
             for op, c in sorted(totals["ops"].items(), key=lambda i: (-i[1]["fallback"], i[0]))

@@ -8,12 +8,26 @@ keeps its report's summary as it was.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kit.attribution.dispatch import Where, dispatch_places
 from kit.results import DISPATCH_KEY, TestRecord
+
+#: What attribution is, said wherever it is shown: the dispatcher of the vendor's own process
+#: placed each op (``kit.attribution``), so it is the vendor's word, not the kit's measurement.
+REPORTED_BY = "reported by the vendor's process"
+#: Runs finished since then have summary.md say so; an older report's summary.md regenerates
+#: as it was signed (verify's step 13 compares it byte for byte).
+REPORTED_BY_SINCE = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
+
+
+def says_who_reported(finished_at: str) -> bool:
+    """Whether a summary of a run finished at ``finished_at`` (ISO) says ``REPORTED_BY``."""
+    return dt.datetime.fromisoformat(finished_at) >= REPORTED_BY_SINCE
+
 
 #: The places counted per op: an op that only ever ran on CPU tensors is no device op.
 COUNTED = (Where.NATIVE, Where.FALLBACK, Where.DECOMPOSED)

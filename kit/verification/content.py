@@ -13,9 +13,12 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kit.attribution.dispatch import dispatch_places
+from kit.attribution.op_names import release_op_names
 from kit.errors import InputError
 from kit.grading.released import ReleasedKit
 from kit.report.model import Report, ReportError, RunInfo
+from kit.results import DISPATCH_KEY
 from kit.standard import Standard, load_standard
 
 #: No ckit run happened before the kit existed: its first standard (v1) dates from 2026.
@@ -110,3 +113,35 @@ def _check_today(run: RunInfo) -> None:
             f"skip expiry was judged on {run.today}, outside the run "
             f"({run.started_at.date()} to {run.finished_at.date()})"
         )
+
+
+def check_op_names(report: Report) -> None:
+    """Every op a record's ``details.dispatch`` names is an operator of the report's torch
+    release: the list is written in the vendor's process, so one made up is refused. Checked
+    where the installed torch is that release (another's operators are not known here)."""
+    named_by = _dispatch_op_names(report)
+    if not named_by:  # a v1 report, or a v2 one without attribution: no torch asked
+        return
+    release = report.standard.torch_release
+    operators = release_op_names(release)
+    if operators is None:
+        return
+    unknown = operators.unknown(named_by)
+    if unknown:
+        raise ReportError(
+            f"op names: {named_by[unknown[0]]}'s details.dispatch names {unknown[0]!r}, not an "
+            f"operator of torch {release}" + (f" (and {len(unknown) - 1} more)"
+                                               if len(unknown) > 1 else "")
+            + ": attribution names only the release's operators"
+        )
+
+
+def _dispatch_op_names(report: Report) -> dict[str, str]:
+    """Each op name the records' ``details.dispatch`` give, with the first test naming it."""
+    named_by: dict[str, str] = {}
+    for record in report.records:
+        places = dispatch_places(record.details.get(DISPATCH_KEY))
+        for names in (places or {}).values():
+            for name in names:
+                named_by.setdefault(name, record.id)
+    return named_by

@@ -9,7 +9,9 @@ removed.
 
 from __future__ import annotations
 
+from kit.grading.grade_words import percent
 from kit.printable import printable
+from kit.report.attribution_summary import REPORTED_BY, AttributionTotals
 from kit.report.read import LoadedReport
 from kit.report.release_drift import drift_words
 from kit.views.diff import CATEGORIES, diff_reports
@@ -38,6 +40,7 @@ def comment_lines(view: ShowView, baseline: LoadedReport | None, limit: int) -> 
     for row in view.tiers:
         passed = row.statuses.get("PASS", 0)
         lines.append(f"| {row.tier} | {row.total} | {passed} | {row.total - passed} |")
+    lines += _attribution(report.attribution)
     if view.drift:
         lines += ["", f"Release: {drift_words(view.drift, report.standard.version)}."]
         lines += [f"- inputs changed: {_code(test_id)}"
@@ -45,6 +48,16 @@ def comment_lines(view: ShowView, baseline: LoadedReport | None, limit: int) -> 
     if baseline is not None:
         lines += ["", *_against(view.source, baseline, limit)]
     return lines
+
+
+def _attribution(totals: AttributionTotals | None) -> list[str]:
+    """The native rate, said to be the vendor's word (``kit.attribution``)."""
+    if totals is None:
+        return []
+    rate = "—" if totals.native_rate is None else percent(totals.native_rate)
+    return ["", f"Attribution, as {REPORTED_BY}: {rate} of the device ops of {totals.tests} "
+                f"test(s) ran natively; {totals.tests_with_fallback} test(s) used the backend's "
+                "fallback."]
 
 
 def _against(source: LoadedReport, baseline: LoadedReport, limit: int) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from kit.grading.certified import packages_text, where_it_ran
 from kit.printable import printable
-from kit.report.attribution_summary import AttributionTotals
+from kit.report.attribution_summary import REPORTED_BY, AttributionTotals
 from kit.report.figures import Figures, figures_of
 from kit.report.model import Report
 from kit.report.op_dtype import group_key
@@ -139,7 +139,8 @@ class ShowView:
 def _attribution_json(totals: AttributionTotals | None) -> dict[str, Any] | None:
     if totals is None:
         return None
-    return {"tests": totals.tests, "tests_with_fallback": totals.tests_with_fallback,
+    return {"reported_by": "vendor process",  # the vendor's word (kit.attribution)
+            "tests": totals.tests, "tests_with_fallback": totals.tests_with_fallback,
             "native_rate": totals.native_rate,
             "fallback_ops": [{"op": op, "tests": n} for op, n in totals.fallback_ops()]}
 
@@ -314,9 +315,9 @@ def _attribution_lines(totals: AttributionTotals | None, limit: int) -> list[str
     if totals is None:
         return []
     fallback = totals.fallback_ops()
-    lines = [f"what ran on the device: {_rate(totals.native_rate)} of the device ops of "
-             f"{totals.tests} test(s) ran natively; {totals.tests_with_fallback} test(s) used "
-             "the backend's fallback"]
+    lines = [f"what ran on the device ({REPORTED_BY}): {_rate(totals.native_rate)} of the "
+             f"device ops of {totals.tests} test(s) ran natively; "
+             f"{totals.tests_with_fallback} test(s) used the backend's fallback"]
     lines += [f"  fallback: {op} in {n} test(s)" for op, n in fallback[:limit]]
     if len(fallback) > limit:
         lines.append(f"  ... and {len(fallback) - limit} more op(s) (--limit, or --json)")

@@ -167,12 +167,16 @@ def test_show_says_which_ops_went_through_the_fallback(
     code, out, _ = _show(capsys, str(tmp_path / "run"))
     assert code == ExitCode.OK
     lines = out.splitlines()
-    assert ("what ran on the device: 50.00% of the device ops of 2 test(s) ran natively; 1 "
-            "test(s) used the backend's fallback") in lines
+    assert ("what ran on the device (reported by the vendor's process): 50.00% of the device "
+            "ops of 2 test(s) ran natively; 1 test(s) used the backend's fallback") in lines
     assert "  fallback: aten::add.Tensor in 1 test(s)" in lines
     code, out, _ = _show(capsys, str(tmp_path / "run"), "--json")
     assert json.loads(out)["attribution"]["fallback_ops"] == [{"op": "aten::add.Tensor",
                                                                "tests": 1}]
+    assert json.loads(out)["attribution"]["reported_by"] == "vendor process"
+    code, out, _ = _show(capsys, str(tmp_path / "run"), "--format", "comment")
+    assert ("Attribution, as reported by the vendor's process: 50.00% of the device ops of 2 "
+            "test(s) ran natively; 1 test(s) used the backend's fallback.") in out.splitlines()
 
 
 def test_comment_format_is_short_markdown_listing_regressions_first(

@@ -213,6 +213,8 @@ def test_every_vendor_with_its_grade_native_coverage_and_clock(world: PortalWorl
     assert "<td>non-conformant</td>" in rows["cpu"]  # a narrowed run
     assert re.search(r"<td>fixing \(\d+h left\)</td>", rows["acme"])
     assert '<td class="num">–</td>' in rows["bolt"]  # no dispatch recorded: no native figure
+    # The native figure is the vendor's word, and the column says so.
+    assert "native ops (vendor-reported)</th>" in vendors.split("<tr")[1]
 
 
 def test_matrix_is_one_row_per_model_with_flows_as_sub_columns(world: PortalWorld) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 import jsonschema
-from report_helpers import baseline_records
+from report_helpers import baseline_records, run_info
 
 from kit.formats.markdown import MarkdownFormat
 from kit.portal.model import result_detail
@@ -53,6 +53,18 @@ def test_summary_md_names_the_ops_that_went_through_the_fallback(make_report):
     assert "75.00% of the device ops of 3 test(s) ran natively" in section
     assert "| `aten::flip` | 1 | 0 |" in section
     assert "aten::add.Tensor" not in section
+
+
+def test_summary_md_says_attribution_is_the_vendors_word(make_report):
+    finished = {"started_at": "2026-11-29T10:00:00+00:00",
+                "finished_at": "2026-11-29T10:05:00+00:00"}
+    report = make_report(_attributed(baseline_records()), run=run_info(**finished))
+    section = MarkdownFormat().render(report).decode().split("## What ran on the device", 1)[1]
+    assert section.lstrip().startswith("As reported by the vendor's process, not measured by "
+                                       "the kit: 75.00% of the device ops of 3 test(s)")
+    # A run finished before the kit said so: its signed summary.md regenerates as it was.
+    older = MarkdownFormat().render(make_report(_attributed(baseline_records()))).decode()
+    assert "As reported by the vendor's process" not in older
 
 
 def test_the_portal_says_what_ran_on_the_device(make_report):

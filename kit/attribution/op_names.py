@@ -1,0 +1,111 @@
+"""The operator names of the installed torch release, to refuse a report's ``details.dispatch``
+that names an op no dispatcher of that release has (a vendor writing the list itself).
+
+Read without importing torch into the reader: verify and the audit read whole runs' reports
+and import no torch. The names come once per torch version from a child interpreter (isolated,
+with no device-backend autoload, so no installed vendor package adds ops of its own), then from
+a cache file beside the user's other caches; a process reads that file once.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The child's program: every operator the dispatcher of a bare ``import torch`` knows.
+_LIST_OPS = (
+    "import sys, torch\n"
+    "sys.stdout.write('\\n'.join(sorted(torch._C._dispatch_get_all_op_names())))\n"
+)
+#: How long the child may take (importing torch on a loaded machine takes seconds).
+_LIST_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class OpNames:
+    """The operators of one torch release: qualified overloads (``aten::add.Tensor``,
+    ``aten::mm``) and their packets (``aten::add``), which ``decomposed`` names."""
+
+    release: str
+    overloads: frozenset[str]
+    packets: frozenset[str]
+
+    def unknown(self, names: Iterable[str]) -> list[str]:
+        """Those of ``names`` that are neither an overload nor a packet of the release, sorted."""
+        return sorted({n for n in names if n not in self.overloads and n not in self.packets})
+
+
+def base_release(version: str) -> str:
+    """``2.13.0`` of ``2.13.0+cpu``: the release, without the local build label."""
+    return version.split("+", 1)[0]
+
+
+def installed_torch_version() -> str | None:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ckit"
+
+
+def _listed_by_torch() -> str:
+    """The operator names, one a line, from a child interpreter that imports torch alone."""
+    env = {**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+    done = subprocess.run([sys.executable, "-I", "-c", _LIST_OPS], capture_output=True,
+                          text=True, env=env, timeout=_LIST_TIMEOUT_S, check=True)
+    return done.stdout
+
+
+def _cached_names(version: str) -> str:
+    """The names of torch ``version``, from the cache, listed once per version (written whole,
+    then renamed: a reader never sees half a list)."""
+    path = _cache_dir() / f"operators-torch-{version}.txt"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    listed = _listed_by_torch()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+                                         delete=False) as out:
+            out.write(listed)
+        os.replace(out.name, path)
+    except OSError:
+        pass  # an unwritable cache costs the next process the child again, nothing else
+    return listed
+
+
+@functools.cache
+def installed_op_names() -> OpNames | None:
+    """The installed torch's operators; None without torch, or where it cannot list them."""
+    version = installed_torch_version()
+    if version is None:
+        return None
+    try:
+        text = _cached_names(version)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    overloads = frozenset(line for line in text.splitlines() if line)
+    if not overloads:
+        return None
+    packets = frozenset(name.split(".", 1)[0] for name in overloads)
+    return OpNames(base_release(version), overloads, packets)
+
+
+def release_op_names(release: str) -> OpNames | None:
+    """The operators of torch ``release`` where it is the installed one; None otherwise (another
+    release's operators are not this interpreter's to know)."""
+    names = installed_op_names()
+    return names if names is not None and names.release == base_release(release) else None
