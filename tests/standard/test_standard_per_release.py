@@ -132,6 +132,7 @@ def test_standard_list_names_each_release_and_the_current_one(
     (["--torch", "2.99.0"], "install torch 2.99.0 first"),
     (["--version", "v1"], "already exists"),
     (["--version", "three"], "expected vN"),
+    (["--from", "v9"], "standard 'v9' is not carried"),  # a parent that does not exist
 ])
 def test_standard_new_refuses_in_one_line_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
