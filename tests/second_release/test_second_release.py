@@ -1,8 +1,9 @@
 """The kit on a second PyTorch release, for real: in an environment of that release's torch
 (``make install TORCH=X.Y.Z VENV=.venv-X.Y.Z``), the newest carried standard certifying it is
 remade by ``ckit standard new`` from its parent (every list the same), a canary of the parent
-(the ops whose tests the release changed or lacks) runs there with no ERROR (its tests the release lacks are not applicable, not-in-release), and
-the built-in ``cpu`` vendor is conformant on a complete run.
+(the ops whose tests the release changed or lacks) runs there with no ERROR (its tests the
+release lacks are not applicable, not-in-release), and the built-in ``cpu`` vendor is conformant
+on a complete run.
 
 The environment is found by ``CKIT_SECOND_RELEASE_PYTHON`` (its interpreter), else the
 repository's ``.venv-<release>/`` of the newest carried release other than the installed one's.
