@@ -8,13 +8,14 @@ list.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kit.context import KitContext
 from kit.errors import InputError
 from kit.execution import run_split
-from kit.outcomes import SemanticMismatch
+from kit.outcomes import ResultMismatch, SemanticMismatch
 from kit.results import DISPATCH_KEY
 from kit.standard import Standard
 from kit.tiers.unit.autocast_ids import autocast_dtype
@@ -120,15 +121,44 @@ def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attributio
             failure="cpu-fallback",
             ops=fell_back,
         )
-    return evidence
+    # The list travels with the evidence too: the judge compares it with its own CPU trace.
+    return (*evidence, dispatch.to_json())
 
 
 def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
     """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps."""
     from kit.outcomes import numerics_details
     from kit.tiers.unit.checking import judge_case
-    return numerics_details(judge_case(standard, unit_case(standard, test_id), evidence,
-                                       draws_random=draws_random(standard, test_id)))
+    case = unit_case(standard, test_id)
+    claimed = None
+    if load_unit_config(standard).attribution is not None:
+        evidence, claimed = claimed_dispatch(evidence)
+    details = numerics_details(judge_case(standard, case, evidence,
+                                          draws_random=draws_random(standard, test_id)))
+    if claimed is not None:
+        details.update(dispatch_check(case, claimed))
+    return details
+
+
+def claimed_dispatch(evidence: Any) -> tuple[Any, Mapping[str, list[str]]]:
+    """The device's evidence without its trailing ``details.dispatch`` (``execute_attributed``),
+    and that list; a ``ResultMismatch`` where it is absent or malformed."""
+    from kit.attribution.dispatch import dispatch_places
+    places = dispatch_places(evidence[-1]) if isinstance(evidence, tuple) and evidence else None
+    if places is None:
+        raise ResultMismatch("the device evidence does not end with the call's op list "
+                             "(details.dispatch), which this standard's attribution requires")
+    return evidence[:-1], places
+
+
+def dispatch_check(case: UnitCase, claimed: Mapping[str, list[str]]) -> dict[str, Any]:
+    """``details.dispatch_check`` where the device's list and the ops the same call reaches on
+    CPU disagree (``kit.attribution.check``); empty where they agree."""
+    from kit.attribution.check import DISPATCH_CHECK_KEY, compare, cpu_dispatched
+    inputs = case.make_inputs("cpu", False)
+    reached = cpu_dispatched(lambda: case.call("cpu", False, inputs))
+    found = compare(claimed, reached, case.aten_ops).to_json()
+    return {DISPATCH_CHECK_KEY: found} if found else {}
 
 
 def draws_random(standard: Standard, test_id: str) -> bool:
