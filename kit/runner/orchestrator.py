@@ -45,23 +45,25 @@ _RESTART_STATUSES = frozenset({Status.CRASH, Status.TIMEOUT})
 #: test leaves hundreds of MiB, and the run directory's disk holds them all until judged.
 JUDGE_HELD_BYTES = 1 << 30
 
-#: After this many failures in a row of one op, its later failures skip the health probe.
+#: After this many failures in a row of one op confirmed on fresh workers, its later failures
+#: are no longer judged again (they are still probed: the probe tells a broken op from a broken
+#: device).
 BREAKER_FAILURES = 3
 
-
-def group_of(test_id: str) -> str:
-    """``unit/opinfo/add/float32/3`` -> ``unit/opinfo/add/float32``: one op in one dtype."""
-    return test_id.rsplit("/", 1)[0]
+#: The failures a device's state can fake, judged again on a fresh worker after a failed probe.
+_REJUDGED_STATUSES = frozenset({Status.FAIL_NUMERIC, Status.FAIL_SEMANTIC})
 
 
 class ProbeLedger:
     """What the run has learned about ops, shared by the worker threads.
 
-    - ``streak``: failures in a row of each suspect op (a pass resets it): the circuit breaker.
-      Past ``BREAKER_FAILURES`` the op is broken for every input as far as the run can tell, and
-      probing after each of its failures would only repeat the same answer (or, when a pool op
-      is what is broken, restart a worker per test).
-    - ``failed``: suspect ops with a failure so far; the probe leaves out the ops they implicate.
+    - ``streak``: failures in a row of each suspect op confirmed on a fresh worker (a pass
+      resets it): the circuit breaker. Past ``BREAKER_FAILURES`` the op is broken for every
+      input as far as the run can tell, and judging each of its failures again would only
+      repeat the same answer at a worker start each. It never stops the probe: only the probe
+      tells a broken op from a device a fatal error left poisoned.
+    - ``failed``: suspect ops with a recorded failure; the probe leaves out the ops they
+      implicate (a failure judged again and passed on a fresh worker is not one).
     - ``broken``: pool ops the probe found wrong on a fresh worker that had run no test: a broken
       kernel, not a poisoned device, so they prove nothing about device state.
     """
@@ -72,17 +74,27 @@ class ProbeLedger:
         self._failed: set[str] = set()
         self._broken: set[str] = set()
 
-    def observe(self, suspect: str | None, status: Status) -> int:
-        """Count ``status`` into ``suspect``'s streak; returns the streak (0 after a pass)."""
+    def observe(self, suspect: str | None, status: Status) -> None:
+        """Learn from a recorded verdict: a pass resets ``suspect``'s streak, a failure puts it
+        among the failed ops."""
         if suspect is None:
-            return 0
+            return
         with self._lock:
-            if not status.is_failure:
+            if status.is_failure:
+                self._failed.add(suspect)
+            else:
                 self._streaks[suspect] = 0
-                return 0
-            self._failed.add(suspect)
-            self._streaks[suspect] = self._streaks.get(suspect, 0) + 1
-            return self._streaks[suspect]
+
+    def refailed(self, suspect: str | None) -> None:
+        """Count a failure ``suspect`` repeated on a fresh worker into its streak."""
+        if suspect is not None:
+            with self._lock:
+                self._streaks[suspect] = self._streaks.get(suspect, 0) + 1
+
+    def tripped(self, suspect: str | None) -> bool:
+        """Whether ``suspect`` failed on fresh workers ``BREAKER_FAILURES`` times in a row."""
+        with self._lock:
+            return suspect is not None and self._streaks.get(suspect, 0) >= BREAKER_FAILURES
 
     def suspects(self, current: str | None) -> list[str]:
         """Names the probe must not rely on: ``current``, every failed op, every broken one."""
@@ -100,15 +112,16 @@ class ProbeLedger:
 
 @dataclass(frozen=True)
 class AfterTest:
-    """The worker to go on with, the record to journal, and a probe owed before another group.
+    """The worker to go on with, the record to journal, and why the record is in doubt.
 
-    ``owed`` is the test group (op and dtype) whose failure skipped the probe: the worker is
-    probed before it runs a test of any other group, so a poisoned state never reaches one.
+    ``doubt`` (the failed probe's verdict) is set on a numeric or semantic failure whose probe
+    found the device unhealthy: garbage the device's state left may be all that failed, so the
+    test is judged again on the fresh worker before anything is recorded (``_rejudge``).
     """
 
     worker: WorkerProcess
     record: TestRecord
-    owed: str | None = None
+    doubt: str | None = None
 
 
 @dataclass
@@ -121,8 +134,6 @@ class _Lane:
         default_factory=collections.deque)
     #: Tests to run (again) before any pending one, in order.
     again: collections.deque[str] = field(default_factory=collections.deque)
-    #: The group whose probe a tripped breaker deferred (``AfterTest.owed``).
-    owed: str | None = None
     #: Whether the last verdict recorded passed: only then does the worker run ahead.
     passed: bool = True
 
@@ -472,9 +483,6 @@ class Orchestrator:
                         return
                     self._settle_oldest(lane, judges)  # a failure sends tests back to run
                     continue
-                # A probe is owed only after a failure, which emptied the judge's queue.
-                if lane.owed is not None and group_of(test_id) != lane.owed:
-                    lane.worker, lane.owed = self._settle(lane.worker, lane.owed), None
                 executed = lane.worker.run(test_id, self.timeout_for(test_id))
                 if not self._settle_held(lane, judges, test_id, wait=False):
                     continue  # a verdict that came meanwhile failed: ``test_id`` runs again
@@ -482,8 +490,9 @@ class Orchestrator:
                         and judges.accepting):
                     self._queue(lane, judges, executed)
                 elif self._settle_held(lane, judges, test_id, wait=True):
-                    self._conclude(lane, self.annotate(judges.verdict(
-                        lane.worker, executed, self.judge_timeout_for(test_id))))
+                    self._conclude(lane, judges, self.annotate(judges.verdict(
+                        lane.worker, executed, self.judge_timeout_for(test_id))),
+                        fatal=_fatal(executed))
         finally:
             lane.worker.stop()  # the slot's current worker (restarts replaced the first)
 
@@ -521,62 +530,86 @@ class Orchestrator:
                 judges.drop(later, self.judge_timeout_for(later.id))
             lane.judged.clear()
             lane.again.extendleft(reversed([*void, *([running] if running else [])]))
-            self._conclude(lane, record)
+            self._conclude(lane, judges, record)
             return False
         # Passed: the worker goes on as it is (a later test that killed it is replaced when
         # that test is recorded).
-        self.ledger.observe(suspect_of(record.id), record.status)
-        lane.worker, lane.owed = self._record(AfterTest(lane.worker, record))
+        lane.worker = self._record(AfterTest(lane.worker, record))
         lane.passed = True
         return True
 
-    def _conclude(self, lane: _Lane, record: TestRecord) -> None:
+    def _conclude(self, lane: _Lane, judges: JudgeSlot, record: TestRecord, *,
+                  fatal: bool = False) -> None:
         """Record a verdict nothing run after it depends on: the worker is replaced, or probed
-        after a failure, first (``_after``)."""
-        lane.worker, lane.owed = self._record(self._after(lane.worker, record))
-        lane.passed = not record.status.is_failure
+        after a failure, first (``_after``); a failure the probe casts doubt on is judged again
+        on the fresh worker (``_rejudge``) and that verdict is recorded instead."""
+        after = self._after(lane.worker, record, fatal=fatal)
+        if after.doubt is not None:
+            after = self._rejudge(after, judges)
+        lane.worker = self._record(after)
+        lane.passed = not after.record.status.is_failure
 
-    def _record(self, after: AfterTest) -> tuple[WorkerProcess, str | None]:
-        """Journal a final record; the worker and owed probe to go on with."""
+    def _record(self, after: AfterTest) -> WorkerProcess:
+        """Journal a final record, learn from it; the worker to go on with."""
+        self.ledger.observe(suspect_of(after.record.id), after.record.status)
         self.journal.append(after.record)
         assert self._progress is not None
         self._progress.advance(after.record.status.is_failure)
-        return after.worker, after.owed
+        return after.worker
 
-    def _after(self, worker: WorkerProcess, record: TestRecord) -> AfterTest:
-        """Replace a dead worker; probe a live one after a failure (device poisoning).
+    def _after(self, worker: WorkerProcess, record: TestRecord, *, fatal: bool = False,
+               doubting: bool = True) -> AfterTest:
+        """Replace a dead worker, retire one a fatal device error may have poisoned, probe a
+        live one after any other failure (device poisoning).
 
         Only the worker decision changes here, never the record's status: the probe's verdict
-        (or why it was skipped) goes into ``details["probe"]``.
+        (or why none ran) goes into ``details["probe"]``. A numeric or semantic failure whose
+        probe fails is returned in doubt (``doubting``; the breaker aside), to be judged again.
         """
         assert self._progress is not None
         suspect = suspect_of(record.id)
-        streak = self.ledger.observe(suspect, record.status)
         if record.status in _RESTART_STATUSES or not worker.alive:
             self._progress.note(f"{record.status.value}: {record.id}: {record.message}; new worker")
             worker.kill()
             return AfterTest(self.start_worker(), record)
         if not record.status.is_failure:
             return AfterTest(worker, record)
-        if suspect is not None and streak > BREAKER_FAILURES:
-            why = f"skipped: {suspect} failed {BREAKER_FAILURES} times in a row"
-            return AfterTest(worker, _with_probe(record, why), owed=group_of(record.id))
+        if fatal:  # the device raised: nothing else runs there, not even the probe
+            self._progress.note(f"device error in {record.id}; new worker")
+            worker.kill()
+            return AfterTest(self.start_worker(), _with_probe(record, _RETIRED))
         report = worker.probe(self.ledger.suspects(suspect))
         if report.ok:
             return AfterTest(worker, _with_probe(record, report.message))
         self._progress.note(f"device unhealthy after {record.id} ({report.message}); new worker")
         fresh = self._replace(worker, suspect)
-        return AfterTest(fresh, _with_probe(record, f"unhealthy: {report.message}; new worker"))
+        verdict = f"unhealthy: {report.message}; new worker"
+        doubt = doubting and record.status in _REJUDGED_STATUSES
+        if doubt and self.ledger.tripped(suspect):
+            skipped = (f"skipped: {suspect} failed on a fresh worker {BREAKER_FAILURES} times "
+                       "in a row")
+            details = {**record.details, "probe": verdict, "rejudged": skipped}
+            return AfterTest(fresh, replace(record, details=details))
+        return AfterTest(fresh, _with_probe(record, verdict), verdict if doubt else None)
 
-    def _settle(self, worker: WorkerProcess, group: str) -> WorkerProcess:
-        """The probe a tripped breaker deferred: due before the worker runs another group."""
-        suspect = suspect_of(f"{group}/0")
-        report = worker.probe(self.ledger.suspects(suspect))
-        if report.ok:
-            return worker
-        assert self._progress is not None
-        self._progress.note(f"device unhealthy after {group}/* ({report.message}); new worker")
-        return self._replace(worker, suspect)
+    def _rejudge(self, after: AfterTest, judges: JudgeSlot) -> AfterTest:
+        """Judge a failure in doubt again on the fresh worker; the second verdict stands.
+
+        A failure the same test repeats on a worker that ran nothing before it is the op's
+        (it feeds the breaker); a pass there was garbage the previous worker's device state
+        left. Either way the record says what happened first (``details["rejudged"]``).
+        """
+        first, worker = after.record, after.worker
+        executed = worker.run(first.id, self.timeout_for(first.id))
+        again = self.annotate(judges.verdict(worker, executed,
+                                             self.judge_timeout_for(first.id)))
+        if again.status.is_failure:
+            self.ledger.refailed(suspect_of(first.id))
+        assert after.doubt is not None
+        said = (f"{first.status.value} ({first.message}) on a worker whose probe then failed "
+                f"({after.doubt}); judged again on a fresh worker")
+        again = replace(again, details={**again.details, "rejudged": said})
+        return self._after(worker, again, fatal=_fatal(executed), doubting=False)
 
     def _replace(self, worker: WorkerProcess, suspect: str | None) -> WorkerProcess:
         """A fresh worker, probed once more: what is wrong there too is a broken kernel.
@@ -729,6 +762,16 @@ def _with_worker_details(judged: TestRecord, executed: TestRecord) -> TestRecord
 
 def _with_probe(record: TestRecord, verdict: str) -> TestRecord:
     return replace(record, details={**record.details, "probe": verdict})
+
+
+#: ``details["probe"]`` of a test whose fatal device error retired its worker unprobed.
+_RETIRED = "skipped: a fatal device error retires its worker; new worker"
+
+
+def _fatal(executed: TestRecord) -> bool:
+    """Whether the vendor's process ended the test with a device error (an exception other
+    than not-implemented): the device's state afterwards is unknown, so its worker retires."""
+    return executed.status is Status.ERROR
 
 
 def _worker_env(workers: int) -> dict[str, str]:
