@@ -126,6 +126,19 @@ def _on_host(values: Any) -> bool:
                for leaf in tree_leaves(values))
 
 
+def _scalar_for_tensor(func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    """Whether a Python number stands for a Tensor argument (a dispatch mode sees
+    ``add(t, 2.5)``'s wrapped number as 2.5): a redispatch, which takes the schema's types
+    literally, would refuse the call, so such a call is placed without watching its kernel."""
+    for position, argument in enumerate(func._schema.arguments):
+        if not isinstance(argument.type, torch.TensorType):
+            continue
+        value = args[position] if position < len(args) else kwargs.get(argument.name)
+        if isinstance(value, (bool, int, float, complex)):
+            return True
+    return False
+
+
 def _plain_device_call(args: Any, device_type: str) -> bool:
     """Whether the call's device tensors are plain tensors of a C++ backend: a tensor subclass
     (a Python device such as simnpu) is served by its own ``__torch_dispatch__``, which a
@@ -160,7 +173,7 @@ class _Recorder(TorchDispatchMode):
         if not isinstance(func, torch._ops.OpOverload):  # a higher-order op: its parts dispatch
             return func(*args, **kwargs)
         name = qualified_name(func)
-        if self._watches(name, args, kwargs):
+        if self._watches(name, args, kwargs) and not _scalar_for_tensor(func, args, kwargs):
             result, moved = watched_call(func, args, kwargs, self.dispatch_key,
                                          self.log.device_type)
             # Recorded once the op ran: a call the backend refused ran nowhere.
