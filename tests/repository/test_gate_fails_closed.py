@@ -20,7 +20,7 @@ from submission_helpers import NOW, SMALL_SELECT, Repository, Run, audit  # noqa
 
 from kit.cli import main  # noqa: E402
 from kit.errors import ExitCode  # noqa: E402
-from kit.repository.gate import evaluate_gate, load_gate_policy  # noqa: E402
+from kit.repository.gate import evaluate_gate, known_releases, load_gate_policy  # noqa: E402
 from kit.tiers.registry import complete_run_tiers  # noqa: E402
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
@@ -74,12 +74,13 @@ def test_unknown_release_without_submissions_closes_the_gate(
     repository = Repository(tmp_path / "repo")
     repository.submit(Run("acme", NOW, select=SMALL_SELECT))
     repo = _commit_all(repository.root)
-    code, lines = _gate("2.15", repo, _policy(tmp_path), capsys)
+    code, lines = _gate("99.0", repo, _policy(tmp_path), capsys)
     assert code == ExitCode.GATE_NOTHING_TO_JUDGE
     closed = [line for line in lines if line.startswith("closed: ")]
     assert closed == [
-        "closed: release 2.15 is certified by no standard this kit carries (they certify 2.13)",
-        "closed: the repository holds no submission for release 2.15",
+        "closed: release 99.0 is certified by no standard this kit carries (they certify "
+        f"{', '.join(known_releases())})",
+        "closed: the repository holds no submission for release 99.0",
     ]
     assert re.match(r"acme \* +(- +){6,}missing \(required\)", lines[2]), lines
 
