@@ -46,3 +46,8 @@ def register() -> None:
     torch._register_device_module(runtime.DEVICE_TYPE, runtime)
     # tensor.cppnpu(), tensor.is_cppnpu, module.cppnpu(), storage methods.
     torch.utils.generate_methods_for_privateuse1_backend()
+    # Module.to("cppnpu") would replace each Parameter by a new one (a PrivateUse1 TensorImpl
+    # is not shallow-copy compatible with CPU's), so weights a model ties (an LM head and its
+    # embedding) would come apart and train apart; swapping the tensors in place keeps every
+    # Parameter, and so every tie, as CPU and CUDA do.
+    torch.__future__.set_swap_module_params_on_conversion(True)
