@@ -5,8 +5,11 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
 from kit import paths
 from kit.errors import InputError
+from kit.standard import current_torch_release
 from kit.vendors import VendorProfile
 from kit.vendors.requirement_syntax import is_local_requirement, requirement_problem
 
@@ -19,7 +22,8 @@ def kit_pyproject() -> Path:
 
 
 def kit_runtime_requirements(pyproject: Path | None = None) -> list[str]:
-    """``[project].dependencies`` of the kit's pyproject.toml: what the kit imports at run time.
+    """``[project].dependencies`` of the kit's pyproject.toml, torch pinned to the current
+    standard's release: what the kit imports at run time.
 
     The image installs these, not the kit itself: the checkout is mounted at run time, so one
     image serves every commit that keeps the same dependencies.
@@ -32,7 +36,15 @@ def kit_runtime_requirements(pyproject: Path | None = None) -> list[str]:
     dependencies = data.get("project", {}).get("dependencies")
     if not isinstance(dependencies, list) or not dependencies:
         raise InputError(f"{source}: no [project].dependencies list")
-    return [str(dep) for dep in dependencies]
+    return [_pinned_torch(str(dep)) for dep in dependencies]
+
+
+def _pinned_torch(requirement: str) -> str:
+    """The kit admits each release it carries a standard for; an image holds one: the release
+    of the kit's current standard (its wheelhouse's), never a newer build from an index."""
+    if is_local_requirement(requirement) or Requirement(requirement).name.lower() != "torch":
+        return requirement
+    return f"torch=={current_torch_release()}"
 
 
 def render_requirements(lines: list[str], origin: str, source: Path) -> str:

@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from kit import paths
 from kit.cli import main
@@ -166,30 +165,3 @@ def test_standard_new_interrupted_half_way_leaves_nothing_behind(
     monkeypatch.setattr(standard_new, "lock_tiers", interrupted)
     assert main(["standard", "new", "--from", "v2", "--version", version]) == ExitCode.INTERRUPTED
     assert sorted(p.name for p in (home / "standards").iterdir()) == before
-
-
-@pytest.mark.heavy
-@pytest.mark.slow(seconds=150)
-def test_standard_new_on_the_same_torch_round_trips_with_no_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    home = _home_copy(tmp_path)
-    monkeypatch.setenv("CKIT_HOME", str(home))
-    parent = load_standard("v2")
-    version = f"v{int(carried_versions()[-1][1:]) + 1}"
-    assert main(["standard", "new", "--from", "v2"]) == 0
-    out = capsys.readouterr().out
-    new = home / "standards" / version
-    child = load_standard(version)
-    assert (child.extends, child.torch_release) == ("v2", parent.torch_release)
-    assert child.numerics == parent.numerics  # carried over, not copied
-    for tier in child.test_lists:
-        assert child.own_test_list_path(tier).read_text() == parent.test_list_path(tier).read_text()
-        same = len(parent.test_ids(tier))
-        assert f"{tier}: {same} same, 0 changed-inputs, 0 vanished, 0 added (against v2)" in out
-    changes = yaml.safe_load((new / "tests" / "changes.yaml").read_text())
-    assert changes["against"] == "v2"
-    assert all(count["count"] == 0 for tier in changes["tiers"].values()
-               for kind, count in tier.items() if kind != "same")
-    assert f"standard: {version}" in (new / "acceptance.yaml").read_text()
-    assert carried_versions()[-1] == version
