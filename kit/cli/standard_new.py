@@ -14,6 +14,7 @@ import argparse
 import datetime
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,7 +185,7 @@ def _tier_changes(parent: Standard, child: Standard, tier: str) -> TierChanges:
     })
 
 
-def _locked(standard: Standard, tier: str) -> dict[str, str]:
+def _locked(standard: Standard, tier: str) -> Mapping[str, str]:
     """Per locked id, its input digest ("" where the tier's list records none)."""
     path = standard.test_list_path(tier)
     if not path.is_file():

@@ -10,8 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from kit.config_reader import Node
@@ -138,13 +140,14 @@ class Standard:
             raise InputError(f"{path}: missing; regenerate it with `ckit standard lock`")
         return list(_locked_ids(path.read_text(encoding="utf-8")))
 
-    def input_digests(self, tier: str) -> dict[str, str]:
+    def input_digests(self, tier: str) -> Mapping[str, str]:
         """Per locked id of ``tier``, the input digest its list records (none for a tier whose
-        list records no digests, or has no list)."""
+        list records no digests, or has no list); parsed once per list text (a canary asks
+        for every test)."""
         if tier not in self.test_lists:
             return {}
         path = self.test_list_path(tier)
-        return dict(_locked_digests(path.read_text(encoding="utf-8"))) if path.exists() else {}
+        return _locked_digests(path.read_text(encoding="utf-8")) if path.exists() else {}
 
     def is_required(self, test_id: str) -> bool:
         tier = test_id.split("/", 1)[0]
@@ -193,9 +196,9 @@ def _locked_ids(text: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=8)
-def _locked_digests(text: str) -> tuple[tuple[str, str], ...]:
+def _locked_digests(text: str) -> Mapping[str, str]:
     lines = (line.split() for line in text.splitlines() if line and not line.startswith("#"))
-    return tuple((fields[0], fields[1]) for fields in lines if len(fields) == 2)
+    return MappingProxyType({fields[0]: fields[1] for fields in lines if len(fields) == 2})
 
 
 def current_torch_release() -> str:
