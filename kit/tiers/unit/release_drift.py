@@ -9,6 +9,7 @@ missing sample is a stale list, the kit's own error.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from kit.applicability import Inapplicable
@@ -19,10 +20,16 @@ from kit.standard.catalogue import installed_torch_version, torch_release_of
 
 def foreign_release(standard: Standard) -> str | None:
     """The installed torch's release where ``standard`` certifies another, else None."""
+    installed = _installed_release()
+    return None if installed in (None, standard.torch_release) else installed
+
+
+@functools.cache
+def _installed_release() -> str | None:
+    # Asked for every judged unit test: the distribution's metadata is read once a process
+    # (about 1 ms a read), the torch a process imported never changes under it.
     installed = installed_torch_version()
-    if installed is None or torch_release_of(installed) == standard.torch_release:
-        return None
-    return torch_release_of(installed)
+    return None if installed is None else torch_release_of(installed)
 
 
 def absent_from_release(standard: Standard, test_id: str) -> Inapplicable | None:
