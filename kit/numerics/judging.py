@@ -9,14 +9,11 @@ that outcome, or returns the measurements.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from kit.numerics.comparison import Measurement, measure, paired_tensors, signal_to_noise
+from kit.numerics.comparison import Bound, Measurement, measure, paired_tensors, signal_to_noise
 from kit.outcomes import KitOutcome, NumericMismatch, worst_of
 from kit.results import Status
-
-if TYPE_CHECKING:
-    from kit.numerics.criteria import Criterion, SqnrFloor
 
 
 class SignalBelowFloor(KitOutcome, AssertionError):
@@ -61,13 +58,27 @@ class Judgement:
             raise failure
 
 
-def judge_elementwise(criterion: Criterion, actual: Any, expected: Any, where: str) -> Judgement:
+class Judges(Protocol):
+    """What ``assert_close`` asks of a criterion (``kit.numerics.criteria`` has them): declared
+    here, so that judging imports nothing of the criteria that call it."""
+
+    def judge(self, actual: Any, expected: Any, where: str = "output") -> Judgement: ...
+
+
+class Floor(Bound, Protocol):
+    """A bound with a signal-to-noise floor (``kit.numerics.criteria.SqnrFloor``)."""
+
+    @property
+    def db(self) -> float: ...
+
+
+def judge_elementwise(criterion: Bound, actual: Any, expected: Any, where: str) -> Judgement:
     """Every tensor of ``actual`` against ``expected`` under the criterion's bound."""
     pairs = paired_tensors(actual, expected, where)
     return Judgement(tuple(measure(a, e, criterion, at) for at, a, e in pairs))
 
 
-def judge_signal_to_noise(floor: SqnrFloor, actual: Any, expected: Any, where: str) -> Judgement:
+def judge_signal_to_noise(floor: Floor, actual: Any, expected: Any, where: str) -> Judgement:
     """Every tensor measured (integers exact, NaN and infinities where the reference has them),
     then the signal-to-noise ratio of the floating ones against the floor."""
     pairs = list(paired_tensors(actual, expected, where))
@@ -80,7 +91,7 @@ def judge_signal_to_noise(floor: SqnrFloor, actual: Any, expected: Any, where: s
 
 
 def assert_close(
-    actual: Any, expected: Any, criterion: Criterion, where: str = "output"
+    actual: Any, expected: Any, criterion: Judges, where: str = "output"
 ) -> list[Measurement]:
     """Raise the failure (``NumericMismatch``, ...; ``ResultMismatch`` for a structure that
     differs) unless ``actual`` meets ``criterion`` against ``expected``.

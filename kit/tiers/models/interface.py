@@ -7,14 +7,12 @@ import contextlib
 import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kit.numerics.criteria import Tolerance
 
 if TYPE_CHECKING:
     import torch
-
-    from kit.tiers.models.config import ModelsConfig
 
 #: Example inputs: keyword arguments (Hugging Face style) or positional arguments.
 ModelInputs = Mapping[str, "torch.Tensor"] | tuple["torch.Tensor", ...]
@@ -57,6 +55,13 @@ class BuiltModel:
     inputs: ModelInputs
 
 
+class CasesBySource(Protocol):
+    """What a source reads of ``models.yaml`` (``kit.tiers.models.config.ModelsConfig``, which
+    imports this module): declared here, so that the two do not import each other."""
+
+    def cases_of(self, source: str) -> list[ModelCase]: ...
+
+
 class ModelSource(abc.ABC):
     """One extension axis of the model tier: where models come from (HF, TIMM, TorchBench)."""
 
@@ -81,7 +86,7 @@ class ModelSource(abc.ABC):
     def build(self, case: ModelCase) -> BuiltModel:
         """Build ``case``'s model with seeded weights and inputs: the same case, the same bits."""
 
-    def cases(self, models_config: ModelsConfig) -> list[ModelCase]:
+    def cases(self, models_config: CasesBySource) -> list[ModelCase]:
         """Every (model, flow) case this source contributes to the standard."""
         return models_config.cases_of(self.name)
 
