@@ -20,6 +20,7 @@ from kit.results import DISPATCH_KEY
 from kit.standard import Standard
 from kit.tiers.unit.autocast_ids import autocast_dtype
 from kit.tiers.unit.config import Attribution, UnitConfig, load_unit_config
+from kit.tiers.unit.evidence import UnitEvidence
 
 if TYPE_CHECKING:
     from kit.tiers.unit.checking import UnitCase
@@ -92,13 +93,14 @@ def run_unit_case(ckit: KitContext, test_id: str) -> None:
     attribution = load_unit_config(ckit.standard).attribution
     details = run_split(
         ckit.evidence_path,
-        lambda: execute_attributed(ckit, case, attribution),
-        lambda evidence: judge_unit_evidence(ckit.standard, test_id, evidence),
+        lambda: execute_attributed(ckit, case, attribution).to_tree(),
+        lambda tree: judge_unit_evidence(ckit.standard, test_id, UnitEvidence.from_tree(tree)),
     )
     ckit.notes.update(details or {})
 
 
-def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attribution | None) -> Any:
+def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attribution | None
+                       ) -> UnitEvidence:
     """The device half; where the standard asks (``attribution``), where its ops ran goes into
     the record as ``details.dispatch`` whatever the verdict, and a required op that went
     through the backend's fallback fails the test as ``cpu-fallback``."""
@@ -122,17 +124,18 @@ def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attributio
             ops=fell_back,
         )
     # The list travels with the evidence too: the judge compares it with its own CPU trace.
-    return (*evidence, dispatch.to_json())
+    return replace(evidence, dispatch=dispatch.to_json())
 
 
-def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict[str, Any]:
+def judge_unit_evidence(standard: Standard, test_id: str, evidence: UnitEvidence
+                        ) -> dict[str, Any]:
     """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps."""
     from kit.outcomes import numerics_details
     from kit.tiers.unit.checking import judge_case
     case = unit_case(standard, test_id)
     claimed = None
     if load_unit_config(standard).attribution is not None:
-        evidence, claimed = claimed_dispatch(evidence)
+        claimed = claimed_dispatch(evidence)
     details = numerics_details(judge_case(standard, case, evidence,
                                           draws_random=draws_random(standard, test_id)))
     if claimed is not None:
@@ -140,15 +143,15 @@ def judge_unit_evidence(standard: Standard, test_id: str, evidence: Any) -> dict
     return details
 
 
-def claimed_dispatch(evidence: Any) -> tuple[Any, Mapping[str, list[str]]]:
-    """The device's evidence without its trailing ``details.dispatch`` (``execute_attributed``),
-    and that list; a ``ResultMismatch`` where it is absent or malformed."""
+def claimed_dispatch(evidence: UnitEvidence) -> Mapping[str, list[str]]:
+    """The ``details.dispatch`` the device's evidence holds (``execute_attributed``); a
+    ``ResultMismatch`` where it is absent or malformed."""
     from kit.attribution.dispatch import dispatch_places
-    places = dispatch_places(evidence[-1]) if isinstance(evidence, tuple) and evidence else None
+    places = dispatch_places(evidence.dispatch)
     if places is None:
-        raise ResultMismatch("the device evidence does not end with the call's op list "
+        raise ResultMismatch("the device evidence does not hold the call's op list "
                              "(details.dispatch), which this standard's attribution requires")
-    return evidence[:-1], places
+    return places
 
 
 def dispatch_check(case: UnitCase, claimed: Mapping[str, list[str]]) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from kit.results import NotApplicableReason
 from kit.standard import Standard, load_standard
 from kit.tiers.unit.centring import uncentred_magnitude
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
+from kit.tiers.unit.evidence import UnitEvidence
 from kit.tiers.unit.repeat import (
     Repeat,
     assert_not_stale,
@@ -155,8 +156,8 @@ def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
 
 def execute_case(
     device: str, case: UnitCase, dispatch: DispatchLog | None = None
-) -> tuple[Any, ...]:
-    """The vendor half: ``(result, inputs after the call)`` from the device, on CPU, then the
+) -> UnitEvidence:
+    """The vendor half: the result and the inputs after the call from the device, on CPU, the
     facts the case observes on the device (only where it observes any), then the repeated
     calls' results (only where it repeats: ``kit.tiers.unit.repeat``).
 
@@ -169,22 +170,24 @@ def execute_case(
         device_inputs = case.make_inputs(device, False)
         with recording(dispatch) if dispatch is not None else nullcontext():
             result = case.call(device, False, device_inputs)
-        outcome: tuple[Any, ...] = (to_cpu(result), to_cpu(device_inputs))
+        # On CPU before any observation: an observer may write through the result.
+        on_cpu = to_cpu(result), to_cpu(device_inputs)
+        facts = None
         if case.observe is not None:
             # Plain name -> value pairs: the evidence file holds no kit classes, and what each
             # fact means (its failure) is the judge's to say, from its own CPU observation.
-            facts = case.observe(device_inputs, result)
-            outcome = (*outcome, {fact.name: fact.value for fact in facts})
+            facts = {fact.name: fact.value for fact in case.observe(device_inputs, result)}
+        repeated = None
         if case.repeat is not None:
             again = to_cpu(case.call(device, False, case.make_inputs(device, False)))
-            outcome = (*outcome, repeat_evidence(again, other))
-        return outcome
+            repeated = repeat_evidence(again, other)
+        return UnitEvidence(*on_cpu, facts, repeated)
 
 
 def judge_case(
     standard: Standard,
     case: UnitCase,
-    actual: tuple[Any, ...],
+    evidence: UnitEvidence,
     references: References | None = None,
     *,
     draws_random: bool = False,
@@ -197,15 +200,15 @@ def judge_case(
         references = references or cpu_references(case)
         expected_like, reference = references.same_dtype, references.reference
         cpu_inputs = case.make_inputs("cpu", False)
-    expected_length = 2 + (case.observe is not None) + (case.repeat is not None)
-    if not (isinstance(actual, tuple) and len(actual) == expected_length):
+    if (evidence.facts is None) != (case.observe is None) or (
+            evidence.repeated is None) != (case.repeat is None):
         raise ResultMismatch("the device evidence is not (result, inputs after the call"
                              + (", facts" if case.observe else "")
                              + (", repeated calls)" if case.repeat else ")"))
-    repeated = actual[-1] if case.repeat is not None else None
+    repeated = evidence.repeated
     if case.observe is not None:
-        assert_same_facts(actual[2], cpu_facts(case))
-    actual = actual[:2]
+        assert_same_facts(evidence.facts, cpu_facts(case))
+    actual = (evidence.result, evidence.inputs)
     if draws_random:
         assert_inputs_unchanged(actual[1], cpu_inputs, allowed=case.comparison.mutates)
         _values_not_compared(actual, expected_like, case.comparison)

@@ -108,11 +108,12 @@ class UnitTier(Tier):
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.unit.cases import judge_unit_evidence
+        from kit.tiers.unit.evidence import UnitEvidence
         from kit.tiers.unit.release_drift import inputs_changed
 
         # A canary's pass on other inputs than the standard's says so (a failure's record has
         # it from ``failure_details``).
-        details = judge_unit_evidence(context.standard, test_id, evidence)
+        details = judge_unit_evidence(context.standard, test_id, UnitEvidence.from_tree(evidence))
         return {**details, **inputs_changed(context.standard, test_id)}
 
     def blame_dtype(self, test_id: str) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +49,15 @@ def test_autocast_ids_lock_per_input_and_autocast_dtype_and_stay_few() -> None:
 def test_cpu_autocast_decides_the_dtypes_and_a_device_ignoring_it_fails_by_name(
         test_id: str, expected: tuple[str, ...]) -> None:
     case = unit_case(STANDARD, test_id)
-    result, inputs, facts = execute_case("cpu", case)
-    judge_case(STANDARD, case, (result, inputs, facts))
+    evidence = execute_case("cpu", case)
+    judge_case(STANDARD, case, evidence)
+    assert evidence.facts is not None
+    facts = evidence.facts
     assert tuple(facts.values()) == (expected,)
     plain = {name: ("torch.float32",) if value == ("torch.bfloat16",) else ("torch.bfloat16",)
              for name, value in facts.items()}
     with pytest.raises(SemanticMismatch) as caught:
-        judge_case(STANDARD, case, (result, inputs, plain))
+        judge_case(STANDARD, case, replace(evidence, facts=plain))
     assert caught.value.details()["failure"] == "autocast-dtype"
 
 

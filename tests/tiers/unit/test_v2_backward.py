@@ -6,6 +6,7 @@ version-counter error with CPU's."""
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,9 @@ def test_backward_ids_exist_for_differentiable_ops_in_float32_and_float64_only()
 
 def test_cpu_gradients_pass_and_a_wrong_or_unaccumulated_gradient_fails_by_name() -> None:
     case = unit_case(STANDARD, MM)
-    result, inputs = execute_case("cpu", case)[:2]
-    judge_case(STANDARD, case, (result, inputs))
+    evidence = execute_case("cpu", case)
+    judge_case(STANDARD, case, evidence)
+    result = evidence.result
     names = ["grad of args[0]", "grad of args[1]", "grad of args[0], accumulated twice",
              "grad of args[1], accumulated twice"]
     assert list(result) == names
@@ -45,11 +47,11 @@ def test_cpu_gradients_pass_and_a_wrong_or_unaccumulated_gradient_fails_by_name(
 
     wrong = {**result, "grad of args[1]": result["grad of args[1]"] * 1.01}
     with pytest.raises(NumericMismatch, match=r"grad of args\[1\]'"):
-        judge_case(STANDARD, case, (wrong, inputs))
+        judge_case(STANDARD, case, replace(evidence, result=wrong))
     # A device that overwrites .grad instead of adding to it.
     overwritten = {**result, names[2]: result[names[0]]}
     with pytest.raises(NumericMismatch, match="accumulated twice"):
-        judge_case(STANDARD, case, (overwritten, inputs))
+        judge_case(STANDARD, case, replace(evidence, result=overwritten))
 
 
 def test_inplace_backward_ids_exist_only_for_ops_with_an_inplace_variant() -> None:
@@ -61,13 +63,14 @@ def test_inplace_gradients_pass_on_cpu_and_a_version_counter_that_differs_fails(
     case = unit_case(STANDARD, MUL_INPLACE)
     evidence = execute_case("cpu", case)
     judge_case(STANDARD, case, evidence)
-    result, inputs, facts = evidence
+    facts, result = evidence.facts, evidence.result
+    assert facts is not None
     assert list(facts.values()) == ["raises: saved tensor changed"]  # mul saves its inputs
     assert "grad of args[0]" in result and "grad of args[1]" in result
     # A device whose own autograd kernel for mul saves nothing autograd can check.
     forgetful = {name: "no error" for name in facts}
     with pytest.raises(SemanticMismatch, match="raises") as caught:
-        judge_case(STANDARD, case, (result, inputs, forgetful))
+        judge_case(STANDARD, case, replace(evidence, facts=forgetful))
     assert caught.value.facts["failure"] == "version-counter"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -37,7 +38,7 @@ def test_cpu_refusing_passes_and_a_returned_value_fails_as_no_error() -> None:
     assert case.repeat is None  # a refusal is no computation to repeat
     evidence = execute_case("cpu", case)
     judge_case(STANDARD, case, evidence)
-    returned = (torch.tensor(False), evidence[1], {RAISES: False})
+    returned = replace(evidence, result=torch.tensor(False), facts={RAISES: False})
     with pytest.raises(SemanticMismatch) as caught:
         judge_case(STANDARD, case, returned)
     assert caught.value.details()["failure"] == FAILURE

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from kit.standard.catalogue import standard_directory
 from kit.tiers.unit.cases import draws_random, unit_case
 from kit.tiers.unit.checking import execute_case, judge_case
 from kit.tiers.unit.config import load_unit_config
+from kit.tiers.unit.evidence import UnitEvidence
 from kit.tiers.unit.locked_ids import RANDOM_DRAWS
 from kit.tiers.unit.random_draws import drawing_ids, draws_random_numbers
 
@@ -32,11 +34,11 @@ DROPOUT = f"{SDPA}2"  # dropout_p = 0.5
 PLAIN = f"{SDPA}0"  # dropout_p = 0.0: compared as usual
 
 
-def _other_draws(evidence: tuple[object, ...]) -> tuple[object, ...]:
+def _other_draws(evidence: UnitEvidence) -> UnitEvidence:
     """The evidence of a device whose generator drew otherwise: same shape, other values."""
-    result = evidence[0]
+    result = evidence.result
     assert isinstance(result, torch.Tensor)
-    return (result.flip(-1) * 2 + 1, *evidence[1:])
+    return replace(evidence, result=result.flip(-1) * 2 + 1)
 
 
 def test_only_the_samples_that_draw_are_told_random() -> None:
@@ -67,7 +69,7 @@ def test_other_draws_are_not_applicable_but_a_wrong_shape_still_fails() -> None:
     assert decided.value.details()["na_reason"] == NotApplicableReason.DRAWS_RANDOM_NUMBERS
     with pytest.raises(NumericMismatch):  # v1's judging: the draws compared by value
         judge_case(STANDARD, case, evidence, draws_random=False)
-    reshaped = (torch.as_tensor(evidence[0]).unsqueeze(0), *evidence[1:])
+    reshaped = replace(evidence, result=torch.as_tensor(evidence.result).unsqueeze(0))
     with pytest.raises(ResultMismatch) as wrong:
         judge_case(STANDARD, case, reshaped, draws_random=True)
     assert wrong.value.details()["failure"] == "wrong-shape"

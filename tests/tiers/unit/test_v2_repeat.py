@@ -109,11 +109,12 @@ def test_answers_differ_clearly_beyond_rounding_only() -> None:
 
 def test_a_repeated_call_that_differs_in_one_bit_fails_unless_declared_nondeterministic() -> None:
     case = unit_case(STANDARD, MUL)
-    result, inputs, repeated = execute_case("cpu", case)
-    judge_case(STANDARD, case, (result, inputs, repeated))
-    again = repeated[AGAIN].clone()
+    evidence = execute_case("cpu", case)
+    judge_case(STANDARD, case, evidence)
+    assert evidence.repeated is not None
+    again = evidence.repeated[AGAIN].clone()
     again.view(torch.int32).reshape(-1)[0] ^= 1
-    evidence = (result, inputs, {**repeated, AGAIN: again})
+    evidence = replace(evidence, repeated={**evidence.repeated, AGAIN: again})
     with pytest.raises(SemanticMismatch) as caught:
         judge_case(STANDARD, case, evidence)
     assert caught.value.details()["failure"] == FAILURE
@@ -122,9 +123,9 @@ def test_a_repeated_call_that_differs_in_one_bit_fails_unless_declared_nondeterm
 
 def test_evidence_without_the_repeated_calls_is_refused() -> None:
     case = unit_case(STANDARD, MUL)
-    result, inputs, _ = execute_case("cpu", case)
+    evidence = execute_case("cpu", case)
     with pytest.raises(AssertionError, match="repeated calls"):
-        judge_case(STANDARD, case, (result, inputs))
+        judge_case(STANDARD, case, replace(evidence, repeated=None))
 
 
 def test_nondeterministic_ops_need_a_reason() -> None:
