@@ -32,8 +32,8 @@ from kit.repository.layout import (
     torch_release_of,
 )
 from kit.repository.submission_checks import payload_digest
-from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
+from kit.strict_json import loads_strict
 
 GOAL_S = 60.0
 RELEASE = torch_release_of(load_standard().torch_release)

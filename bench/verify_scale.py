@@ -30,7 +30,7 @@ from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key
 from kit.signing.sign import sign_payload
 from kit.signing.statement import PAYLOAD_TYPE, Subject, build_statement
-from kit.signing.strict_json import canonical_json
+from kit.strict_json import canonical_json
 from kit.verification.verify import verify_envelope
 
 GOAL_S = 1.0

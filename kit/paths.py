@@ -8,6 +8,7 @@ or a test's temporary kit home whose ``standards/`` holds standards of its own.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import kit
@@ -29,6 +30,9 @@ def standards_dir() -> Path:
 
 
 
+#: The vendor id rule: a vendor's directory under ``vendors/``, its keys' file and directory
+#: names (``kit.signing.keys``) and its segment of a submission's path are all the id.
+VENDOR_ID = re.compile(r"[a-z][a-z0-9-]{1,31}")
 #: The environment variable naming the vendors directory (``ckit --vendors-dir`` sets it).
 VENDORS_DIR_VARIABLE = "CKIT_VENDORS_DIR"
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPORT_JSON = "report.json"
 JUNIT_XML = "junit.xml"
@@ -54,6 +55,13 @@ _report_files: list[str] = [REPORT_JSON, JUNIT_XML, RESULTS_CSV, SUMMARY_MD]
 #: Names the directory gives to other things: no report format may take one.
 _OTHER_NAMES = frozenset({ENVELOPE_NAME, GOLDEN_MANIFEST, RUN_FILE, JOURNAL_NAME, WORKERS_DIR,
                           GOLDEN_DIR})
+
+#: The largest file of a run directory a submission may hold (a full unit-tier report.json is a
+#: few MB): the repository's layout and the golden check read each within it.
+MAX_FILE_BYTES = 64 << 20
+#: Each report file a statement names (report.json, junit.xml, results.csv, summary.md), as
+#: signing and verification read it, and any reader of a report file.
+MAX_SUBJECT_BYTES = 64 << 20
 
 
 def report_files() -> tuple[str, ...]:
@@ -143,3 +151,16 @@ class RunDir:
     def is_finished(self) -> bool:
         """Both the report and its envelope are there: resuming would only re-sign the run."""
         return self.report_json.is_file() and self.envelope.is_file()
+
+
+@dataclass(frozen=True)
+class PreviousRun:
+    """The run a ``--rerun-failed`` run reruns the failures of, and the report it read (kept in
+    the rerun's ``run.json``)."""
+
+    dir: str
+    report_sha256: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PreviousRun:
+        return cls(dir=str(data["dir"]), report_sha256=str(data["report_sha256"]))

@@ -10,8 +10,8 @@ from typing import ClassVar
 
 from kit.errors import InputError
 from kit.grading.policy import EXPIRED_SKIP
+from kit.paths import VENDOR_ID
 from kit.report.model import Report
-from kit.signing.keys import VENDOR_ID
 from kit.standard import load_standard
 from kit.vendors import SkipEntry
 from kit.verification.content import KitStanding

@@ -17,7 +17,7 @@ from kit.signing.sign import (
     report_vendor_id,
     sign_output_dir,
 )
-from kit.signing.strict_json import loads_strict
+from kit.strict_json import loads_strict
 
 
 def _vendor(args: argparse.Namespace) -> str:

@@ -23,7 +23,7 @@ from kit.engines.interface import ShardedRun
 from kit.engines.template_text import check_sharded_run
 from kit.errors import EnvironmentProblem, InputError
 from kit.outfiles import make_real_dir, write_new_file
-from kit.signing.strict_json import loads_strict
+from kit.strict_json import loads_strict
 
 SLURM_DIR = "slurm"
 SHARDS_SCRIPT = "shards.sbatch"

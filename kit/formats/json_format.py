@@ -14,7 +14,7 @@ from typing import Any
 from kit.formats.interface import ReportFormat
 from kit.report.schema import validate_report
 from kit.rundir import REPORT_JSON
-from kit.signing.strict_json import canonical_json
+from kit.strict_json import canonical_json
 
 
 class JsonFormat(ReportFormat):

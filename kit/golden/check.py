@@ -31,8 +31,7 @@ from kit.golden.self_contained import outside_references
 from kit.golden.tensors import tensor_from
 from kit.hashing import sha256_bytes
 from kit.printable import printable
-from kit.repository.layout import MAX_FILE_BYTES
-from kit.rundir import RunDir
+from kit.rundir import MAX_FILE_BYTES, RunDir
 
 if TYPE_CHECKING:
     import torch

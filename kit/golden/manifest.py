@@ -21,11 +21,11 @@ from kit.bounded_read import read_regular_file
 from kit.errors import VerificationError
 from kit.golden.names import INPUTS, OUTPUTS, PROGRAM_NAMES, STAGING, entry_path
 from kit.hashing import kit_digest, sha256_file
+from kit.json_shape import exact_object
 from kit.outfiles import write_new_file
 from kit.printable import printable
 from kit.rundir import GOLDEN_MANIFEST, GOLDEN_UNWRITTEN_LOG, RunDir
-from kit.signing.shape import exact_object
-from kit.signing.strict_json import loads_strict
+from kit.strict_json import loads_strict
 
 FORMAT = "ckit-golden-manifest/v1"
 #: The manifest of a full run lists a few files per flow test: far below this.

@@ -14,9 +14,8 @@ from kit.bounded_read import FileMissing, read_regular_file
 from kit.errors import InputError
 from kit.hashing import sha256_bytes
 from kit.report.model import Report, ReportError
-from kit.rundir import REPORT_JSON, RunDir
-from kit.signing.limits import MAX_SUBJECT_BYTES
-from kit.signing.strict_json import loads_strict
+from kit.rundir import MAX_SUBJECT_BYTES, REPORT_JSON, RunDir
+from kit.strict_json import loads_strict
 
 
 @dataclass(frozen=True)

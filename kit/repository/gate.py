@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from kit.config_reader import Node
+from kit.paths import VENDOR_ID
 from kit.report.model import Report
 from kit.report.training_summary import passed_words, training_steps
 from kit.repository.failing_tests import FailingTest, breaches, failing_tests
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import torch_release_of
-from kit.signing.keys import VENDOR_ID
 from kit.standard import load_standard
 from kit.standard.catalogue import carried_versions
 from kit.tiers.registry import tier_names

@@ -29,8 +29,8 @@ from kit.signing.keyring import (
     MAX_MANIFEST_SIGNATURE_BYTES,
     parse_manifest,
 )
-from kit.signing.strict_json import loads_strict
 from kit.signing.trust import TrustedKeyring, check_manifest_signatures
+from kit.strict_json import loads_strict
 
 _MANIFEST = PurePosixPath(KEYRING_DIR, MANIFEST_NAME).as_posix()
 _SIGNATURE = PurePosixPath(KEYRING_DIR, MANIFEST_SIGNATURE_NAME).as_posix()

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kit.errors import InputError
+from kit.paths import VENDOR_ID
 from kit.report.model import Report
 from kit.rundir import ENVELOPE_NAME, OPTIONAL_REPORT_FILES, report_files
-from kit.signing.keys import VENDOR_ID
 
 #: The top directory of every submission.
 SUBMISSIONS_DIR = "submissions"
@@ -27,9 +27,8 @@ KEYRING_DIR = "keyring"
 #: digest the statement names when the run wrote one (the ``golden/`` directory it lists is
 #: ``kit.rundir.GOLDEN_DIR``).
 OPTIONAL_FILES: tuple[str, ...] = OPTIONAL_REPORT_FILES
-#: The largest file a submission may hold (a full unit-tier report.json is a few MB).
-MAX_FILE_BYTES = 64 << 20
-#: All golden artifacts of a submission together (each file is within ``MAX_FILE_BYTES``).
+#: All golden artifacts of a submission together (each file is within
+#: ``kit.rundir.MAX_FILE_BYTES``).
 MAX_GOLDEN_BYTES = 1 << 30
 #: The segments of a submission's path below ``submissions/``, in order.
 SEGMENTS = ("torch_release", "vendor", "kit_version", "run_id")

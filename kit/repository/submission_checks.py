@@ -25,14 +25,13 @@ from kit.printable import printable
 from kit.report.model import Report
 from kit.repository.interface import CheckResult
 from kit.repository.layout import (
-    MAX_FILE_BYTES,
     OPTIONAL_FILES,
     LayoutError,
     SubmissionKey,
     required_files,
     submission_key_for,
 )
-from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, REPORT_JSON, RunDir
+from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, MAX_FILE_BYTES, REPORT_JSON, RunDir
 from kit.standard import Standard
 from kit.verification.verify import (
     VerifiedReport,

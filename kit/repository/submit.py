@@ -27,14 +27,13 @@ from kit.repository import git
 from kit.repository.interface import SubmissionAudit
 from kit.repository.layout import (
     KEYRING_DIR,
-    MAX_FILE_BYTES,
     MAX_GOLDEN_BYTES,
     OPTIONAL_FILES,
     SubmissionKey,
     required_files,
     submission_key_for,
 )
-from kit.rundir import RunDir
+from kit.rundir import MAX_FILE_BYTES, RunDir
 from kit.verification.verify import (
     VerifiedReport,
     step1_read_envelope,

@@ -10,20 +10,8 @@ from typing import Any
 from kit.clock import RunDate
 from kit.errors import InputError
 from kit.outfiles import write_new_file
-from kit.rundir import RunDir
+from kit.rundir import PreviousRun, RunDir
 from kit.runner.plan import Shard
-
-
-@dataclass(frozen=True)
-class PreviousRun:
-    """The run a ``--rerun-failed`` run reruns the failures of, and the report it read."""
-
-    dir: str
-    report_sha256: str
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PreviousRun:
-        return cls(dir=str(data["dir"]), report_sha256=str(data["report_sha256"]))
 
 
 @dataclass(frozen=True)
@@ -108,7 +96,7 @@ def previous_run_of(run_dir: Path) -> PreviousRun | None:
     cannot be read that way is an error, not a silent "none".
     """
     from kit.bounded_read import FileMissing, read_regular_file
-    from kit.signing.strict_json import loads_strict
+    from kit.strict_json import loads_strict
 
     source = RunDir(run_dir).run_file
     try:

@@ -64,7 +64,7 @@ from kit.grading.sanitize import finite_or_text, json_safe
 from kit.outfiles import open_for_append
 from kit.results import TestRecord
 from kit.rundir import RUN_FILE, RunDir
-from kit.signing.strict_json import canonical_json, loads_strict
+from kit.strict_json import canonical_json, loads_strict
 
 PREV_FIELD = "prev"
 MAC_FIELD = "hmac"

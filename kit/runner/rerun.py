@@ -12,11 +12,11 @@ from pathlib import Path
 
 from kit.errors import InputError
 from kit.patterns import select_ids
+from kit.report.failing import failing_tests
 from kit.report.read import LoadedReport, read_report
 from kit.results import tier_of
-from kit.runner.config import PreviousRun
+from kit.rundir import PreviousRun
 from kit.tiers.registry import tier_names
-from kit.views.show import failing_tests
 
 _GLOB = frozenset("*?")
 

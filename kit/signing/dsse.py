@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import VerificationError
+from kit.json_shape import exact_object
 from kit.signing.limits import MAX_SIGNATURES
-from kit.signing.shape import exact_object
 
 _ENVELOPE_FIELDS = frozenset({"payloadType", "payload", "signatures"})
 _SIGNATURE_FIELDS = frozenset({"keyid", "sig"})

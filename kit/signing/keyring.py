@@ -26,17 +26,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from kit import paths
 from kit.bounded_read import FileMissing, read_regular_file
 from kit.errors import InputError, VerificationError
+from kit.json_shape import exact_object
+from kit.paths import VENDOR_ID
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
-from kit.signing.keys import (
-    KEYID,
-    VENDOR_ID,
-    keyid_of,
-    load_public_key,
-    public_key_pem,
-    write_atomically,
-)
-from kit.signing.shape import exact_object
-from kit.signing.strict_json import loads_strict
+from kit.signing.keys import KEYID, keyid_of, load_public_key, public_key_pem, write_atomically
+from kit.strict_json import loads_strict
 
 PUBLIC_KEY_SUFFIX = ".pub.pem"
 

@@ -18,12 +18,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from kit import paths
 from kit.errors import InputError
 from kit.hashing import sha256_bytes
+from kit.paths import VENDOR_ID
 
 KEY_ENV = "CKIT_SIGNING_KEY"
 PASSPHRASE_ENV = "CKIT_KEY_PASSPHRASE"
-#: The vendor id rule (``kit.vendors.profile`` reads ids with it); ids become file and directory
-#: names here.
-VENDOR_ID = re.compile(r"[a-z][a-z0-9-]{1,31}")
 KEYID = re.compile(r"[0-9a-f]{64}")
 
 

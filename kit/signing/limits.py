@@ -2,7 +2,9 @@
 memory.
 
 The limits are generous: a complete run of standard v1 (about 10,600 records) writes a report.json
-of a few MB, and its envelope (the report again, base64) a little more.
+of a few MB, and its envelope (the report again, base64) a little more. Each signed file's bound is
+``kit.rundir.MAX_SUBJECT_BYTES`` (report readers share it); a JSON document's depth,
+``kit.strict_json.MAX_JSON_DEPTH``.
 """
 
 from __future__ import annotations
@@ -13,11 +15,5 @@ _MiB = 1 << 20
 MAX_ENVELOPE_BYTES = 48 * _MiB
 #: The decoded payload (the in-toto statement holding the report).
 MAX_PAYLOAD_BYTES = 32 * _MiB
-#: Each report file the statement names (report.json, junit.xml, results.csv, summary.md).
-MAX_SUBJECT_BYTES = 64 * _MiB
 #: A report is signed by its vendor's keys; a handful covers key rotation and co-signing.
 MAX_SIGNATURES = 16
-#: How deep a JSON document the kit reads may nest: a report nests about 6 deep. Far deeper
-#: (a 988-deep report) would exhaust the recursion of whatever walks it next (the canonical
-#: encoding ``ckit sign`` hashes) and end in an internal error instead of one line.
-MAX_JSON_DEPTH = 64

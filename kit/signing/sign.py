@@ -13,7 +13,7 @@ from kit.rundir import OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keys import default_key_path, keyid_of, load_private_key, write_atomically
 from kit.signing.statement import PAYLOAD_TYPE, Subject, build_statement, parse_statement
-from kit.signing.strict_json import canonical_json, loads_strict
+from kit.strict_json import canonical_json, loads_strict
 
 __all__ = [
     "default_key_path",

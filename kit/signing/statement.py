@@ -9,7 +9,7 @@ from typing import Any
 
 import kit
 from kit.errors import VerificationError
-from kit.signing.shape import exact_object
+from kit.json_shape import exact_object
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://accelerator-conformance-kit.dev/conformance-report/v1"

@@ -53,7 +53,7 @@ from kit.signing.keyring import (
     read_manifest_bytes,
 )
 from kit.signing.keys import KEYID, keyid_of, load_public_key
-from kit.signing.strict_json import loads_strict
+from kit.strict_json import loads_strict
 
 ROOTS_CONFIG = "roots.yaml"
 #: Root public keys are small; a roots directory holding more is not one.

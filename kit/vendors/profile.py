@@ -12,7 +12,7 @@ from kit.config_reader import Node
 from kit.errors import InputError
 from kit.flows import flow_names
 from kit.hashing import sha256_file
-from kit.signing.keys import VENDOR_ID
+from kit.paths import VENDOR_ID
 from kit.vendors.requirement_syntax import (
     is_local_requirement,
     requirement_problem,

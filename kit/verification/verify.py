@@ -60,20 +60,15 @@ from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import sha256_bytes
 from kit.printable import printable
 from kit.report.model import Report
-from kit.rundir import OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
+from kit.rundir import MAX_SUBJECT_BYTES, OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
 from kit.signing.keys import KEYID, keyid_of
-from kit.signing.limits import (
-    MAX_ENVELOPE_BYTES,
-    MAX_PAYLOAD_BYTES,
-    MAX_SIGNATURES,
-    MAX_SUBJECT_BYTES,
-)
+from kit.signing.limits import MAX_ENVELOPE_BYTES, MAX_PAYLOAD_BYTES, MAX_SIGNATURES
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
-from kit.signing.strict_json import canonical_json, collector_paused, loads_strict
 from kit.signing.trust import TrustedKeyring
 from kit.standard import Standard
+from kit.strict_json import canonical_json, collector_paused, loads_strict
 from kit.verification.content import (
     KitStanding,
     check_op_names,

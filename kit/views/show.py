@@ -16,6 +16,7 @@ from typing import Any
 from kit.grading.certified import packages_text, where_it_ran
 from kit.printable import printable
 from kit.report.attribution_summary import REPORTED_BY, AttributionTotals
+from kit.report.failing import failing_tests
 from kit.report.figures import Figures, figures_of
 from kit.report.model import Report
 from kit.report.op_dtype import group_key
@@ -23,8 +24,7 @@ from kit.report.read import LoadedReport
 from kit.report.release_drift import ReleaseDrift, drift_words, release_drift
 from kit.report.training_summary import TrainingStep, passed_words, training_steps
 from kit.results import Status
-from kit.rundir import REPORT_JSON
-from kit.runner.config import PreviousRun
+from kit.rundir import REPORT_JSON, PreviousRun
 from kit.tiers.registry import tier_order
 
 #: Statuses always shown as a column; others only when some tier has one.
@@ -143,16 +143,6 @@ def _attribution_json(totals: AttributionTotals | None) -> dict[str, Any] | None
             "tests": totals.tests, "tests_with_fallback": totals.tests_with_fallback,
             "native_rate": totals.native_rate,
             "fallback_ops": [{"op": op, "tests": n} for op, n in totals.fallback_ops()]}
-
-
-def failing_tests(report: Report) -> dict[str, str]:
-    """Test id -> status of every test the grade counts as failed: failing records, and the
-    tests without an accepted result (``unaccounted``: missing, or skipped / not applicable
-    without a reason the kit accepts)."""
-    failing = {r.id: r.status.value for r in report.records if r.status.is_failure}
-    for entry in report.document.get("unaccounted", ()):
-        failing.setdefault(entry["test"], entry["status"])
-    return failing
 
 
 def tier_rows(report: Report) -> tuple[TierRow, ...]:

@@ -35,8 +35,8 @@ from kit.signing.dsse import decode_envelope
 from kit.signing.keyring import add_public_key
 from kit.signing.keys import generate_private_key, private_key_pem, write_private_key
 from kit.signing.sign import sign_output_dir
-from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
+from kit.strict_json import loads_strict
 from kit.tiers.registry import tier_names
 from kit.vendors import SkipManifest, load_vendor
 from kit.verification.verify import verify_envelope

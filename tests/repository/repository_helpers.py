@@ -25,8 +25,8 @@ from kit.rundir import ENVELOPE_NAME
 from kit.signing.dsse import decode_envelope
 from kit.signing.keys import keyid_of, load_private_key
 from kit.signing.sign import sign_output_dir
-from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
+from kit.strict_json import loads_strict
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
 #: One op of the unit tier: a real run in about 20 seconds (graded non-conformant, partial:

@@ -26,14 +26,14 @@ from kit.hashing import sha256_bytes, sha256_file
 from kit.report.model import Report
 from kit.repository.audit import REPOSITORY_TITLES, audit_repository
 from kit.repository.interface import CheckResult, RepositoryAudit
-from kit.repository.layout import MAX_FILE_BYTES, SubmissionKey, submission_key_for
+from kit.repository.layout import SubmissionKey, submission_key_for
 from kit.repository.submission_checks import TITLES
-from kit.rundir import ENVELOPE_NAME
+from kit.rundir import ENVELOPE_NAME, MAX_FILE_BYTES
 from kit.signing.dsse import decode_envelope
 from kit.signing.keys import keyid_of, load_private_key
 from kit.signing.sign import sign_output_dir
-from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
+from kit.strict_json import loads_strict
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from kit.runner.journal import (
     run_id_of,
     run_key_path,
 )
-from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
+from kit.strict_json import loads_strict
 from kit.vendors import SkipManifest, load_vendor
 
 ADD = "unit/opinfo/add/float32/"

@@ -33,8 +33,8 @@ from kit.signing.keys import (
 )
 from kit.signing.sign import sign_output_dir, sign_payload
 from kit.signing.statement import PAYLOAD_TYPE
-from kit.signing.strict_json import loads_strict
 from kit.standard import load_standard
+from kit.strict_json import loads_strict
 from kit.vendors import SkipManifest, load_vendor
 from kit.verification.verify import VerifiedReport, verify_envelope
 

@@ -23,7 +23,7 @@ from kit.hashing import sha256_bytes
 from kit.rundir import OPTIONAL_REPORT_FILES, report_files
 from kit.signing.sign import sign_output_dir
 from kit.signing.statement import parse_statement
-from kit.signing.strict_json import canonical_json, loads_strict
+from kit.strict_json import canonical_json, loads_strict
 from kit.verification.verify import _is_signed_with, older_kit_layout
 
 

@@ -21,7 +21,7 @@ from kit.rundir import report_files
 from kit.signing.dsse import Envelope, Signature
 from kit.signing.keys import keyid_of
 from kit.signing.sign import sign_output_dir, write_unsigned_envelope
-from kit.signing.strict_json import canonical_json
+from kit.strict_json import canonical_json
 
 Attack = Callable[[SignedRun], None]
 

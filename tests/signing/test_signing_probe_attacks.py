@@ -12,8 +12,7 @@ from signing_helpers import REPORT, VENDOR, SignedRun, write_report_files
 
 from kit.cli import main
 from kit.errors import ExitCode
-from kit.signing.limits import MAX_JSON_DEPTH
-from kit.signing.strict_json import canonical_json
+from kit.strict_json import MAX_JSON_DEPTH, canonical_json
 
 
 def _deep_report(depth: int) -> str:

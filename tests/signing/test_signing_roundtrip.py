@@ -21,7 +21,7 @@ from kit.signing.sign import (
     write_unsigned_envelope,
 )
 from kit.signing.statement import PAYLOAD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE
-from kit.signing.strict_json import loads_strict
+from kit.strict_json import loads_strict
 from kit.verification.verify import verify_envelope
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kit.errors import InputError, VerificationError
-from kit.signing.strict_json import canonical_json, loads_strict
+from kit.strict_json import canonical_json, loads_strict
 
 
 @pytest.mark.parametrize(

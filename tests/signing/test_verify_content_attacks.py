@@ -31,8 +31,8 @@ from kit.results import TestRecord
 from kit.signing.dsse import Envelope
 from kit.signing.limits import MAX_ENVELOPE_BYTES, MAX_SIGNATURES
 from kit.signing.sign import sign_output_dir
-from kit.signing.strict_json import canonical_json
 from kit.standard import load_standard
+from kit.strict_json import canonical_json
 from kit.verification.verify import verify_envelope
 
 Attack = Callable[[SignedRun], None]

@@ -1,4 +1,5 @@
-"""Exact-shape checks shared by the envelope and statement decoders."""
+"""Exact-shape checks of a decoded JSON object, shared by the envelope, statement, keyring and
+golden-manifest decoders."""
 
 from __future__ import annotations
 

@@ -16,7 +16,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from kit.errors import KitError, VerificationError
-from kit.signing.limits import MAX_JSON_DEPTH
+
+#: How deep a JSON document the kit reads may nest: a report nests about 6 deep. Far deeper
+#: (a 988-deep report) would exhaust the recursion of whatever walks it next (the canonical
+#: encoding ``ckit sign`` hashes) and end in an internal error instead of one line.
+MAX_JSON_DEPTH = 64
 
 
 class _Rejected(ValueError):
