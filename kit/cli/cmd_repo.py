@@ -8,9 +8,9 @@ from pathlib import Path
 
 import kit
 from kit.cli import add_command, help_when_no_action
-from kit.engines.github_audit import AuditWorkflowOptions
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
+from kit.repository.github_audit import AuditWorkflowOptions
 from kit.repository.repo_config import CONFIG_DIR
 from kit.repository.repo_init import RepoInitOptions, init_repository
 from kit.signing.keys import check_vendor_id, passphrase_from_env

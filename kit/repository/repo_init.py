@@ -10,7 +10,7 @@ It holds, from the start:
   kit pass the acceptance policy's ``released_kit``;
 - ``ckit/acceptance.yaml`` and ``ckit/gate.yaml``: the current standard's policies, with the
   maintainer's required vendors (and, for a pilot, narrowed runs accepted);
-- ``.github/workflows/ckit.yml``: the audit bot and the portal (``kit.engines.github_audit``);
+- ``.github/workflows/ckit.yml``: the audit bot and the portal (``kit.repository.github_audit``);
 - a README saying how to use it.
 """
 
@@ -26,12 +26,12 @@ import yaml
 
 import kit
 from kit.acceptance import load_policy
-from kit.engines.github_audit import AuditWorkflowOptions, render_audit_workflow
 from kit.errors import InputError
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import kit_digest
 from kit.repository import git
 from kit.repository.gate import GATE_POLICY_NAME, load_gate_policy
+from kit.repository.github_audit import AuditWorkflowOptions, render_audit_workflow
 from kit.repository.layout import KEYRING_DIR
 from kit.repository.repo_config import CONFIG_DIR, RepoConfig
 from kit.repository.trust_and_policy import ACCEPTANCE_POLICY_NAME
