@@ -16,7 +16,7 @@ from kit.errors import ExitCode, InputError
 
 
 def _check(args: argparse.Namespace) -> int:
-    from kit.golden.check import check_golden
+    from kit.golden_check.check import check_golden
 
     if args.sample is not None and args.sample < 0:
         raise InputError("--sample must be a non-negative number of entries")

@@ -30,7 +30,7 @@ def check_golden_sample(
         return passed(GOLDEN, "no golden artifacts")
     if GOLDEN_MANIFEST not in {subject.name for subject in verified.subjects}:
         return failed(GOLDEN, [f"{GOLDEN_MANIFEST} is not a subject of the signed statement"])
-    from kit.golden.check import check_golden
+    from kit.golden_check.check import check_golden
 
     try:
         result = check_golden(directory, sample, key.run_id)

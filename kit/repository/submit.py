@@ -83,8 +83,8 @@ def _stage_golden(run_dir: Path, staging: Path) -> None:
     Only listed files travel: what the manifest does not name is nobody's signed word. The
     staged copy is then checked like check 10 of the audit, without re-running programs.
     """
-    from kit.golden.check import check_golden
     from kit.golden.manifest import load_manifest
+    from kit.golden_check.check import check_golden
 
     manifest, _ = load_manifest(staging)
     total = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kit.golden.criteria import FALLBACK_FLOAT, FALLBACK_QUANTIZED, criterion_of, mismatch
+from kit.golden_check.criteria import FALLBACK_FLOAT, FALLBACK_QUANTIZED, criterion_of, mismatch
 from kit.numerics.criteria import SqnrFloor, Tolerance
 
 STORED = (torch.linspace(-1.0, 1.0, 64).reshape(8, 8), torch.arange(8))

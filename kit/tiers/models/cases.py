@@ -159,7 +159,7 @@ def judge_model_flow(
 
 def model_flow_criterion(standard: Standard, case: ModelCase) -> Criterion:
     """What a model's program flow is judged by: the model's tolerance, or for a quantized flow
-    the flows tier's SQNR floor (``kit.golden.criteria`` judges its re-runs by the same)."""
+    the flows tier's SQNR floor (``kit.golden_check.criteria`` judges its re-runs by the same)."""
     from kit.flows import get_flow
     from kit.tiers.flows.config import flows_config
 

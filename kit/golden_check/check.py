@@ -7,7 +7,7 @@
 3. each sampled entry's program is one self-contained file (``kit.golden.self_contained``: an
    ONNX program naming external data is refused, never run: it would read the auditor's files)
    and, loaded from the checked bytes into the reference runtime, run on the stored inputs,
-   gives the stored outputs within its flow's criterion (``kit.golden.criteria``)
+   gives the stored outputs within its flow's criterion (``kit.golden_check.criteria``)
 
 An entry with a changed file is never re-run: those bytes are not what the run signed.
 """
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, KitError
-from kit.golden.criteria import criterion_of, mismatch
 from kit.golden.manifest import Manifest, ManifestEntry, ManifestFile, load_manifest
 from kit.golden.runtimes import load_program
 from kit.golden.self_contained import outside_references
 from kit.golden.tensors import tensor_from
+from kit.golden_check.criteria import criterion_of, mismatch
 from kit.hashing import sha256_bytes
 from kit.printable import printable
 from kit.rundir import MAX_FILE_BYTES, RunDir
