@@ -44,6 +44,12 @@ PLANNED_IDS = "planned-ids.txt"
 #: In ``workers/``: one line per golden artifact a judge could not write.
 GOLDEN_UNWRITTEN_LOG = "golden-unwritten.log"
 
+#: The body of a report in the ``body`` format (``kit.formats.body``): the report without its
+#: records, then one record per line. The one list of them: written, signed and verified in
+#: this order.
+REPORT_HEAD = "report.head.json"
+RECORDS_JSONL = "records.jsonl"
+BODY_FILES: tuple[str, ...] = (REPORT_HEAD, RECORDS_JSONL)
 #: Files signed when the run wrote them: absent, the statement names them not.
 OPTIONAL_REPORT_FILES: tuple[str, ...] = (GOLDEN_MANIFEST,)
 
@@ -54,7 +60,7 @@ _report_files: list[str] = [REPORT_JSON, JUNIT_XML, RESULTS_CSV, SUMMARY_MD]
 
 #: Names the directory gives to other things: no report format may take one.
 _OTHER_NAMES = frozenset({ENVELOPE_NAME, GOLDEN_MANIFEST, RUN_FILE, JOURNAL_NAME, WORKERS_DIR,
-                          GOLDEN_DIR})
+                          GOLDEN_DIR, *BODY_FILES})
 
 #: The largest file of a run directory a submission may hold (a full unit-tier report.json is a
 #: few MB): the repository's layout and the golden check read each within it.

@@ -25,13 +25,18 @@ from kit.printable import printable
 from kit.rundir import ENVELOPE_NAME
 from kit.signing.keyring import default_keyring_dir
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
+from kit.verification.content import kit_standing
+from kit.verification.content_cache import ContentCache
 from kit.verification.verify import VerifiedReport, verify_envelope
+from kit.verification.verify_body import VerifiedBody, envelope_is_body, verify_body_envelope
 
 
-def _lines(verified: VerifiedReport, verdict_word: str = "OK") -> list[str]:
+def _lines(verified: VerifiedReport | VerifiedBody, verdict_word: str = "OK") -> list[str]:
+    kit_version = (verified.claim.kit_version if isinstance(verified, VerifiedBody)
+                   else verified.kit_version)
     verdict = (
         f"{verdict_word}: {verified.vendor} report signed by {verified.keyid[:16]}, "
-        f"kit {verified.kit_version}, grade {verified.grade_name}"
+        f"kit {kit_version}, grade {verified.grade_name}"
     )
     return [verdict, *(f"note: {note}" for note in verified.notes)]
 
@@ -81,11 +86,32 @@ def _trusted_keyring(args: argparse.Namespace) -> TrustedKeyring | None:
     return load_trusted_keyring(args.keyring or default_keyring_dir(), args.trust_roots)
 
 
+def _verify_body(args: argparse.Namespace, released: Sequence[ReleasedKit],
+                 policy: AcceptancePolicy | None, now: dt.datetime) -> int:
+    """A ``body``-format report; a policy judges the typed report, so it is read (no cache)."""
+    cache = ContentCache(args.content_cache) if args.content_cache and policy is None else None
+    verified = verify_body_envelope(
+        args.envelope, keyring_dir=args.keyring, files_dir=args.files, now=now,
+        released_kits=released, trusted=_trusted_keyring(args), cache=cache,
+    )
+    if policy is None or verified.report is None:
+        for line in _lines(verified):
+            print(printable(line))
+        return ExitCode.OK
+    outcomes = policy.evaluate(verified.report, kit_standing(verified.report, released), now)
+    lines = [*_lines(verified, "verified"), *map(_outcome_line, outcomes), _verdict(outcomes)]
+    for line in lines:
+        print(printable(line))
+    return ExitCode.OK if accepted(outcomes) else ExitCode.VERIFICATION_FAILED
+
+
 def _verify(args: argparse.Namespace) -> int:
     released = load_released_kits()
     # Built before the envelope is read: a bad option or policy file fails as an input error.
     policy = _policy(args, released)
     now = dt.datetime.now(dt.UTC)
+    if envelope_is_body(args.envelope):
+        return _verify_body(args, released, policy, now)
     verified = verify_envelope(
         args.envelope, keyring_dir=args.keyring, files_dir=args.files, now=now,
         released_kits=released, trusted=_trusted_keyring(args),
@@ -166,6 +192,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         type=Path,
         metavar="DIR",
         help="directory holding the report files (default: the envelope's directory)",
+    )
+    parser.add_argument(
+        "--content-cache",
+        type=Path,
+        metavar="DIR",
+        help="record the content checks' verdict of a body-format report in DIR, per signed "
+        "payload, and read it back instead of checking again (integrity is always checked)",
     )
     _add_acceptance_options(parser)
     parser.set_defaults(handler=_verify)

@@ -101,6 +101,21 @@ class Report:
         problem = schema_problem(document)
         if problem is not None:
             raise ReportError(problem)
+        return cls._typed(document)
+
+    @classmethod
+    def from_body(cls, head: Mapping[str, Any], records: list[Mapping[str, Any]]) -> Report:
+        """A ``body``-format report: ``head`` (the document less its records) validated against
+        the schema, ``records`` already read typed (``kit.formats.body.BodyRecord``, whose
+        fields are the schema's) and checked by their reader against the standard's statuses
+        and test ids; ``ReportError`` if not."""
+        problem = schema_problem({**head, "records": []})
+        if problem is not None:
+            raise ReportError(problem)
+        return cls._typed({**head, "records": records})
+
+    @classmethod
+    def _typed(cls, document: Mapping[str, Any]) -> Report:
         return cls(
             document=document,
             kit=_kit(document["kit"]),

@@ -50,6 +50,7 @@ from pathlib import Path, PurePosixPath
 from kit.errors import InputError, VerificationError
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.printable import printable
+from kit.repository.body_audit import audit_body_submission
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE, check_golden_sample
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.keyring_history import rollback_problem
@@ -100,8 +101,10 @@ from kit.repository.trust_and_policy import (
     PolicyFromFile,
     trusted_keyring_or_problem,
 )
+from kit.rundir import REPORT_HEAD
 from kit.signing.keyring import VendorIdentity, load_keyring
 from kit.signing.trust import TrustedKeyring
+from kit.verification.content_cache import ContentCache
 from kit.verification.verify import VerifiedReport
 
 __all__ = ["REPOSITORY_TITLES", "KeyCheck", "Policy", "SubmissionTree", "audit_repository",
@@ -151,21 +154,23 @@ class _Context:
     key_check: KeyCheck | None
     #: Golden programs re-run per submission (check 10).
     golden_sample: int = DEFAULT_GOLDEN_SAMPLE
+    #: The auditor's record of body content verdicts, per signed payload (None: none kept).
+    content_cache: ContentCache | None = None
 
 
 # 8 and 9: seams
 
 
-def _seam_checks(key: SubmissionKey, found: VerifiedSubmission | None, context: _Context
+def _seam_checks(key: SubmissionKey, verified: VerifiedReport | None, context: _Context
                  ) -> tuple[CheckResult, ...]:
-    if found is None:
+    if verified is None:
         return not_checked(POLICY), not_checked(KEY)
     if context.policy is not None:
-        policy = context.policy(key, found.verified)
+        policy = context.policy(key, verified)
     else:
         policy = (passed(POLICY, "no acceptance policy given"),)
     if context.key_check is not None:
-        key_result = context.key_check(key, found.verified)
+        key_result = context.key_check(key, verified)
     else:
         key_result = passed(KEY, "keyring membership only (check 2): no root-signed keyring given")
     return (*policy, key_result)
@@ -194,6 +199,8 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
     if audited is not None:
         return _audit_copy(key, audited, context)
     directory = key.directory(context.repo_root)
+    if (directory / REPORT_HEAD).is_file():
+        return _audit_body(key, directory, context)
     checks = [check_layout(directory)]
     found: VerifiedSubmission | None = None
     try:
@@ -212,7 +219,7 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
             check_grade(found.report, found.standard),
         ]
     checks.append(check_replay(key, context.payloads))
-    checks += _seam_checks(key, found, context)
+    checks += _seam_checks(key, found.verified if found else None, context)
     checks.append(
         not_checked(GOLDEN) if found is None
         else check_golden_sample(key, directory, found.verified, context.golden_sample)
@@ -225,6 +232,22 @@ def _audit_submission(key: SubmissionKey, context: _Context) -> SubmissionAudit:
         key, tuple(checks), report=found.report if found else None,
         payload_digest=context.payloads.digests.get(key),
     )
+
+
+def _audit_body(key: SubmissionKey, directory: Path, context: _Context) -> SubmissionAudit:
+    """A ``body``-format submission: checks 2-6 and 11 by ``audit_body_submission`` (the body
+    decoded once per signed payload), the others as for any submission."""
+    audited = audit_body_submission(key, directory, context.repo_root / KEYRING_DIR,
+                                    now=context.now, released_kits=context.released_kits,
+                                    cache=context.content_cache)
+    integrity, path, required, skips, grade, derived = audited.checks
+    golden = (not_checked(GOLDEN) if audited.verified is None
+              else check_golden_sample(key, directory, audited.verified, context.golden_sample))
+    checks = (check_layout(directory), integrity, path, required, skips, grade,
+              check_replay(key, context.payloads), *_seam_checks(key, audited.verified, context),
+              golden, derived)
+    return SubmissionAudit(key, checks, report=audited.report,
+                           payload_digest=context.payloads.digests.get(key))
 
 
 # The repository as a whole
@@ -369,6 +392,7 @@ def audit_repository(
     policy_file: Path | None = None,
     golden_sample: int = DEFAULT_GOLDEN_SAMPLE,
     only: frozenset[SubmissionKey] | None = None,
+    content_cache: ContentCache | None = None,
 ) -> RepositoryAudit:
     """Audit every submission of ``repo_root`` (a checkout, or a plain directory), or with
     ``changed_since`` those changed since that git ref, or with ``only`` those (``ckit submit``'s
@@ -377,6 +401,8 @@ def audit_repository(
     ``trust_roots`` (the roots that must sign the repository's keyring.json) gives check 9 and
     ``policy_file`` (an acceptance policy) check 8, unless ``key_check``/``policy`` are given.
     ``golden_sample``: how many golden programs of each submission check 10 re-runs.
+    ``content_cache``: where the content verdicts of body-format submissions are recorded and
+    read back (``kit.repository.body_audit``); without it every body is checked again.
     """
     if not repo_root.is_dir():
         raise InputError(f"{repo_root}: not a directory")
@@ -406,6 +432,7 @@ def audit_repository(
         policy=policy,
         key_check=key_check,
         golden_sample=golden_sample,
+        content_cache=content_cache,
     )
     selected = tree.keys
     if changed_since is not None:

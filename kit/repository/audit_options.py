@@ -17,6 +17,7 @@ from kit.repository.repo_config import RepoConfig
 from kit.repository.submit import Precheck
 from kit.repository.trust_and_policy import PolicyFromFile
 from kit.signing.trust import default_roots_dir
+from kit.verification.content_cache import ContentCache
 
 
 def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--policy") -> None:
@@ -40,6 +41,12 @@ def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--pol
         "--golden-sample", type=_golden_sample, default=DEFAULT_GOLDEN_SAMPLE, metavar="N",
         help="golden programs re-run per submission, drawn with its run id as seed (check 10; "
         f"default {DEFAULT_GOLDEN_SAMPLE})",
+    )
+    group.add_argument(
+        "--content-cache", type=Path, metavar="DIR",
+        help="the auditor's record of body-format reports' content verdicts, one per signed "
+        "payload: written when a report is first checked, read back after (integrity is "
+        "always checked); never a directory of the audited repository",
     )
     group.add_argument(
         "--repo-config", type=Path, metavar="DIR",
@@ -96,7 +103,13 @@ def audit_from_args(
         policy=PolicyFromFile(policy, released, now),
         golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
         only=only,
+        content_cache=_content_cache(args),
     )
+
+
+def _content_cache(args: argparse.Namespace) -> ContentCache | None:
+    directory: Path | None = getattr(args, "content_cache", None)
+    return ContentCache(directory) if directory is not None else None
 
 
 def precheck_from_args(args: argparse.Namespace) -> Precheck:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kit.errors import InputError
 from kit.paths import VENDOR_ID
 from kit.report.model import Report
-from kit.rundir import ENVELOPE_NAME, OPTIONAL_REPORT_FILES, report_files
+from kit.rundir import BODY_FILES, ENVELOPE_NAME, OPTIONAL_REPORT_FILES, REPORT_HEAD, report_files
 
 #: The top directory of every submission.
 SUBMISSIONS_DIR = "submissions"
@@ -36,8 +37,25 @@ SEGMENTS = ("torch_release", "vendor", "kit_version", "run_id")
 
 
 def required_files() -> tuple[str, ...]:
-    """Files every submission holds: the envelope and every report format's file it signs."""
+    """Files every submission of the ``report-json`` format holds: the envelope and every
+    report format's file it signs."""
     return (ENVELOPE_NAME, *report_files())
+
+
+def body_required_files() -> tuple[str, ...]:
+    """Files every submission of the ``body`` format holds: the envelope and the body."""
+    return (ENVELOPE_NAME, *BODY_FILES)
+
+
+def required_files_of(present: Collection[str]) -> tuple[str, ...]:
+    """The files a submission holding ``present`` must hold: a body's head makes it a body."""
+    return body_required_files() if REPORT_HEAD in present else required_files()
+
+
+def known_files_of(present: Collection[str]) -> tuple[str, ...]:
+    """The file names a submission holding ``present`` may hold: its format's, never the
+    other's (an unsigned file beside a body would be nobody's signed word)."""
+    return (*required_files_of(present), *OPTIONAL_FILES)
 
 
 _SEGMENT_SYNTAX = {
@@ -102,11 +120,18 @@ def run_id_for(finished_at: str, payload_digest: str) -> str:
 
 def submission_key_for(report: Report, payload_digest: str) -> SubmissionKey:
     """Where the report whose signed payload has sha256 ``payload_digest`` must be filed."""
-    finished = report.run.finished_at.astimezone(dt.UTC).isoformat()
+    return submission_key_of(report.standard.torch_release, report.vendor_id, report.kit.version,
+                             report.run.finished_at, payload_digest)
+
+
+def submission_key_of(torch_release: str, vendor: str, kit_version: str,
+                      finished_at: dt.datetime, payload_digest: str) -> SubmissionKey:
+    """Where a report of these facts is filed (a body's are its statement's claim)."""
+    finished = finished_at.astimezone(dt.UTC).isoformat()
     return SubmissionKey(
-        torch_release=torch_release_of(report.standard.torch_release),
-        vendor=report.vendor_id,
-        kit_version=report.kit.version,
+        torch_release=torch_release_of(torch_release),
+        vendor=vendor,
+        kit_version=kit_version,
         run_id=run_id_for(finished, payload_digest),
     )
 

@@ -25,10 +25,10 @@ from kit.printable import printable
 from kit.report.model import Report
 from kit.repository.interface import CheckResult
 from kit.repository.layout import (
-    OPTIONAL_FILES,
     LayoutError,
     SubmissionKey,
-    required_files,
+    known_files_of,
+    required_files_of,
     submission_key_for,
 )
 from kit.rundir import GOLDEN_DIR, GOLDEN_MANIFEST, MAX_FILE_BYTES, REPORT_JSON, RunDir
@@ -94,7 +94,7 @@ class VerifiedSubmission:
 # 1. layout and names
 
 
-def _entry_problem(child: Path) -> str | None:
+def _entry_problem(child: Path, known: tuple[str, ...]) -> str | None:
     name = printable(child.name)
     try:
         status = child.lstat()
@@ -108,7 +108,7 @@ def _entry_problem(child: Path) -> str | None:
         return f"{name} is a directory (a submission holds plain files only)"
     if not stat.S_ISREG(status.st_mode):
         return f"{name} is not a regular file"
-    if child.name not in (*required_files(), *OPTIONAL_FILES):
+    if child.name not in known:
         return f"unknown file {name}"
     if status.st_size > MAX_FILE_BYTES:
         return f"{name} is {status.st_size} bytes, over the limit of {MAX_FILE_BYTES}"
@@ -120,9 +120,11 @@ def check_layout(directory: Path) -> CheckResult:
         children = sorted(directory.iterdir())
     except OSError as exc:
         return failed(LAYOUT, [f"cannot list the directory: {exc.strerror}"])
-    problems = [p for p in map(_entry_problem, children) if p is not None]
     present = {child.name for child in children}
-    problems += [f"required file {n} is missing" for n in required_files() if n not in present]
+    known = known_files_of(present)
+    problems = [p for p in (_entry_problem(child, known) for child in children) if p is not None]
+    problems += [f"required file {n} is missing" for n in required_files_of(present)
+                 if n not in present]
     if GOLDEN_DIR in present and GOLDEN_MANIFEST not in present:
         problems.append(f"{GOLDEN_DIR}/ without {GOLDEN_MANIFEST} listing its files")
     return judged(LAYOUT, problems)

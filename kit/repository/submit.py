@@ -23,6 +23,7 @@ from kit.errors import InputError, VerificationError
 from kit.grading.released import ReleasedKit
 from kit.hashing import sha256_bytes
 from kit.printable import printable
+from kit.report.model import Report
 from kit.repository import git
 from kit.repository.interface import SubmissionAudit
 from kit.repository.layout import (
@@ -30,16 +31,17 @@ from kit.repository.layout import (
     MAX_GOLDEN_BYTES,
     OPTIONAL_FILES,
     SubmissionKey,
-    required_files,
+    required_files_of,
     submission_key_for,
 )
-from kit.rundir import MAX_FILE_BYTES, RunDir
+from kit.rundir import BODY_FILES, MAX_FILE_BYTES, RunDir
 from kit.verification.verify import (
     VerifiedReport,
     step1_read_envelope,
     step3_require_signatures,
     verify_envelope,
 )
+from kit.verification.verify_body import VerifiedBody, envelope_is_body, verify_body_envelope
 
 #: The audit of one submission filed in a clone (``audit_options.precheck_from_args``).
 Precheck = Callable[[Path, SubmissionKey], SubmissionAudit]
@@ -64,7 +66,7 @@ def _stage(run_dir: Path, staging: Path) -> None:
     if not run_dir.is_dir():
         raise InputError(f"{run_dir}: not a run directory")
     staging.mkdir()
-    required = required_files()
+    required = required_files_of({name for name in BODY_FILES if (run_dir / name).is_file()})
     for name in (*required, *OPTIONAL_FILES):
         try:
             data = read_regular_file(run_dir / name, limit=MAX_FILE_BYTES, what="run file")
@@ -124,11 +126,19 @@ def _keyring(clone: Path, keyring_dir: Path | None) -> Path | None:
 def _verify(
     staging: Path, run_dir: Path, keyring_dir: Path | None,
     now: dt.datetime | None, released_kits: Sequence[ReleasedKit] | None,
-) -> VerifiedReport:
+) -> tuple[VerifiedReport | VerifiedBody, Report]:
+    """The staged copy verified (a body's content checked in full: its verdict is then
+    recorded by the pre-check's audit, with the auditor's content cache); and its report."""
+    envelope = RunDir(staging).envelope
     try:
-        return verify_envelope(
-            RunDir(staging).envelope, keyring_dir, staging, now=now, released_kits=released_kits
-        )
+        if envelope_is_body(envelope):
+            body = verify_body_envelope(envelope, keyring_dir, staging, now=now,
+                                        released_kits=released_kits)
+            assert body.report is not None  # no cache: the content was checked here
+            return body, body.report
+        verified = verify_envelope(envelope, keyring_dir, staging, now=now,
+                                   released_kits=released_kits)
+        return verified, verified.content
     except VerificationError as exc:
         raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
 
@@ -144,7 +154,7 @@ def _check_branch_name(branch: str, clone: Path) -> str:
     return branch
 
 
-def _commit_message(key: SubmissionKey, verified: VerifiedReport) -> str:
+def _commit_message(key: SubmissionKey, verified: VerifiedReport | VerifiedBody) -> str:
     subject = (
         f"Submit {key.vendor} for torch {key.torch_release}, kit {key.kit_version}, "
         f"run {key.run_id}"
@@ -211,8 +221,9 @@ def submit_run(
         _stage(run_dir, staging)
         _refuse_unsigned(staging, run_dir)
         _clone(repo, clone)
-        verified = _verify(staging, run_dir, _keyring(clone, keyring_dir), now, released_kits)
-        key = submission_key_for(verified.content, _payload_digest(staging))
+        verified, report = _verify(staging, run_dir, _keyring(clone, keyring_dir), now,
+                                   released_kits)
+        key = submission_key_for(report, _payload_digest(staging))
         name = _check_branch_name(branch or default_branch(key), clone)
         git.git(["checkout", "--quiet", "-b", name], clone)
         _file(staging, clone, key)

@@ -1,22 +1,6 @@
 """Signed reports: Ed25519 keys, a per-vendor keyring, DSSE envelopes over in-toto statements.
 
-``sign_output_dir`` signs a run's report files; ``kit.verification`` checks what was signed.
+``kit.signing.sign.sign_output_dir`` signs a run's report files; ``kit.verification`` checks
+what was signed. The package imports none of its modules: a reader of ``kit.signing.keys``
+(a vendor profile's id syntax) does not load the signer and the report formats it reads.
 """
-
-from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
-from kit.signing.sign import (
-    default_key_path,
-    report_vendor_id,
-    sign_output_dir,
-    write_unsigned_envelope,
-)
-
-__all__ = [
-    "Keyring",
-    "KeyringEntry",
-    "default_key_path",
-    "load_keyring",
-    "report_vendor_id",
-    "sign_output_dir",
-    "write_unsigned_envelope",
-]

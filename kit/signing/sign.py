@@ -7,9 +7,25 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from kit.bounded_read import FileMissing, read_regular_file
 from kit.errors import InputError, VerificationError
+from kit.formats.body import decode_body
 from kit.hashing import sha256_bytes, sha256_file
-from kit.rundir import OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
+from kit.rundir import (
+    BODY_FILES,
+    MAX_SUBJECT_BYTES,
+    OPTIONAL_REPORT_FILES,
+    REPORT_HEAD,
+    REPORT_JSON,
+    RunDir,
+    report_files,
+)
+from kit.signing.body_statement import (
+    BodyStatement,
+    build_body_statement,
+    is_body_statement,
+    parse_body_statement,
+)
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keys import default_key_path, keyid_of, load_private_key, write_atomically
 from kit.signing.statement import PAYLOAD_TYPE, Subject, build_statement, parse_statement
@@ -48,8 +64,15 @@ def _read_report(out_dir: Path) -> tuple[bytes, dict[str, Any]]:
     return data, report
 
 
+def is_body_run(out_dir: Path) -> bool:
+    """Whether ``out_dir`` holds a ``body``-format report (its standard's ``report_format``)."""
+    return (out_dir / REPORT_HEAD).is_file() and not (out_dir / REPORT_JSON).exists()
+
+
 def report_vendor_id(out_dir: Path) -> str:
-    """The vendor a run's ``report.json`` claims."""
+    """The vendor a run's report (``report.json`` or the body's head) claims."""
+    if is_body_run(out_dir):
+        return _body_statement(out_dir).claim.vendor_id
     _, report = _read_report(out_dir)
     return _vendor_id(report, RunDir(out_dir).report_json)
 
@@ -66,8 +89,35 @@ def signed_files(out_dir: Path) -> tuple[str, ...]:
     return (*report_files(), *present)
 
 
+def _body_file(out_dir: Path, name: str) -> bytes:
+    """A body file as the verifier will read it (regular, bounded): one it would refuse is
+    refused here, before anything is signed."""
+    try:
+        return read_regular_file(out_dir / name, limit=MAX_SUBJECT_BYTES, what="body file")
+    except FileMissing:
+        raise InputError(f"{out_dir}: body file {name} is missing; nothing signed") from None
+    except InputError as exc:
+        raise InputError(f"{out_dir}: nothing signed: {exc}") from None
+
+
+def _body_statement(out_dir: Path) -> BodyStatement:
+    """The body's statement; the body is read strictly first (``decode_body``), so a body a
+    verifier would refuse (a duplicate key, another spelling) is never signed."""
+    files = {name: _body_file(out_dir, name) for name in BODY_FILES}
+    optional = [name for name in OPTIONAL_REPORT_FILES if (out_dir / name).is_file()]
+    subjects = [Subject(name, sha256_bytes(data)) for name, data in files.items()]
+    subjects += [Subject(name, sha256_file(out_dir / name)) for name in optional]
+    try:
+        return build_body_statement(subjects, decode_body(files).head)
+    except VerificationError as exc:
+        raise InputError(f"{out_dir}: nothing signed: {exc}") from None
+
+
 def statement_payload(out_dir: Path) -> tuple[bytes, str]:
     """The canonical in-toto statement for ``out_dir`` and the vendor its report claims."""
+    if is_body_run(out_dir):
+        body = _body_statement(out_dir)
+        return canonical_json(body.to_json()), body.claim.vendor_id
     report_bytes, report = _read_report(out_dir)
     subjects = [_subject(out_dir, name, report_bytes) for name in signed_files(out_dir)]
     statement = build_statement(subjects, report)
@@ -92,8 +142,10 @@ def _missing_key_hint(key_path: Path, vendor_id: str) -> str:
 
 
 def _subjects_of(payload: bytes) -> dict[str, str]:
-    statement = parse_statement(loads_strict(payload), report_files(), OPTIONAL_REPORT_FILES)
-    return {subject.name: subject.sha256 for subject in statement.subjects}
+    document = loads_strict(payload)
+    subjects = (parse_body_statement(document).subjects if is_body_statement(document) else
+                parse_statement(document, report_files(), OPTIONAL_REPORT_FILES).subjects)
+    return {subject.name: subject.sha256 for subject in subjects}
 
 
 def refuse_changes_since_unsigned_run(out_dir: Path) -> None:
@@ -113,7 +165,7 @@ def refuse_changes_since_unsigned_run(out_dir: Path) -> None:
     if envelope.signatures:
         return
     current = _subjects_of(statement_payload(out_dir)[0])
-    names = (*report_files(), *OPTIONAL_REPORT_FILES)
+    names = (*report_files(), *BODY_FILES, *OPTIONAL_REPORT_FILES)
     changed = [name for name in names if recorded.get(name) != current.get(name)]
     if changed:
         raise InputError(

@@ -83,7 +83,7 @@ def _parse_subject(value: Any, index: int) -> Subject:
     return Subject(name=name, sha256=sha256)
 
 
-def _parse_subjects(
+def parse_subjects(
     value: Any, required_names: Sequence[str], optional_names: Sequence[str]
 ) -> tuple[Subject, ...]:
     if not isinstance(value, list):
@@ -122,7 +122,7 @@ def parse_statement(
     predicate_type = fields["predicateType"]
     if not isinstance(predicate_type, str) or predicate_type not in KNOWN_PREDICATE_TYPES:
         raise VerificationError(f"unknown predicateType {predicate_type!r}")
-    subjects = _parse_subjects(fields["subject"], required_subjects, optional_subjects)
+    subjects = parse_subjects(fields["subject"], required_subjects, optional_subjects)
     predicate = exact_object(fields["predicate"], _PREDICATE_FIELDS, "statement predicate")
     kit_version = predicate["kit_version"]
     if not isinstance(kit_version, str):

@@ -28,8 +28,13 @@ from kit.standard.catalogue import current_version, standard_directory, torch_re
 from kit.standard.inheritance import EXTENDS, StandardSource, read_standard_source
 from kit.yamlio import load_yaml
 
-__all__ = ["REPORT_SCHEMA_FILE", "Grade", "Standard", "Tolerance", "current_torch_release",
-           "load_standard", "torch_release_of"]
+__all__ = ["REPORT_FORMATS", "REPORT_SCHEMA_FILE", "Grade", "Standard", "Tolerance",
+           "current_torch_release", "load_standard", "torch_release_of"]
+
+#: How a standard's runs write and sign their report (``report_format`` in standard.yaml):
+#: ``report-json`` (v1, v2: report.json and the files it renders, each a signed subject) or
+#: ``body`` (``kit.formats.body``: a head and JSON Lines records, the only signed subjects).
+REPORT_FORMATS = ("report-json", "body")
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ class Standard:
     inherited: tuple[Path, ...] = ()
     #: The model tier's training-step budget (``numerics.training``); None: no training tests.
     training: TrainingBudget | None = None
+    #: One of ``REPORT_FORMATS``; a standard that declares none keeps today's (``report-json``).
+    report_format: str = REPORT_FORMATS[0]
 
     @property
     def directories(self) -> tuple[Path, ...]:
@@ -220,7 +227,7 @@ def load_standard(version: str | None = None, directory: Path | None = None) -> 
 #: The top-level keys of ``standard.yaml``: required, then optional.
 _REQUIRED_KEYS = ("version", "torch_release", "released", "tolerances", "numerics", "timeouts",
                   "skip_policy", "required", "grades")
-_OPTIONAL_KEYS = (EXTENDS, "tiers", "test_lists")
+_OPTIONAL_KEYS = (EXTENDS, "tiers", "test_lists", "report_format")
 _GRADE_KEYS = ("name", "mark", "min_pass_rate", "all_required_passed", "max_policy_violations",
                "max_skipped_share", "certified_torch_release", "exit_code", "real_clock")
 
@@ -248,7 +255,12 @@ def _build(source: StandardSource, directory: Path) -> Standard:
         grades=_grades(fields["grades"]),
         inherited=tuple(member.directory for member in source.members[1:]),
         training=read_training_budget(fields["numerics"]),
+        report_format=_report_format(fields.get("report_format")),
     )
+
+
+def _report_format(node: Node | None) -> str:
+    return REPORT_FORMATS[0] if node is None else node.choice(REPORT_FORMATS)
 
 
 def _file_names(node: Node | None) -> dict[str, str]:

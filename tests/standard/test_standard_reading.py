@@ -23,7 +23,7 @@ grades:
     min_pass_rate: 0.9
 """
 TOP_KEYS = ("version, torch_release, released, tolerances, numerics, timeouts, skip_policy, "
-            "required, grades, extends, tiers, test_lists")
+            "required, grades, extends, tiers, test_lists, report_format")
 
 
 @pytest.fixture

@@ -1,0 +1,162 @@
+"""The ``body`` report format (a standard's ``report_format: body``): what a run signs.
+
+Two files, ``kit.rundir.BODY_FILES``, the only signed subjects besides the golden manifest:
+
+- ``report.head.json``: the report document without its records (kit, standard, vendor, run,
+  environment, skip manifest, summary, policy, grade): a few KB, so a reader of the summary
+  never decodes the records;
+- ``records.jsonl``: one record per line, in the report's order (sorted by id). The records
+  are 99.9 % of a report's bytes; one line each lets a run stream them, a reader take one
+  without the rest, and a verifier decode them typed (``BodyRecord``) in one pass.
+
+Both are canonical: msgspec's encoding with keys sorted, no spaces, UTF-8, every line ended by
+a newline. A reader decodes and encodes again and takes the body only when the bytes are the
+same: a duplicate key, a second spelling of a number or a string, whitespace or a field outside
+the record's type cannot survive that, so what the digest covers means one thing to every
+parser. junit.xml, results.csv and summary.md are no longer signed claims: they are rendered
+on demand from the body (``kit.formats.derived.body_derived``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+
+from kit.errors import InputError, VerificationError
+from kit.outfiles import write_new_file
+from kit.rundir import BODY_FILES, ENVELOPE_NAME, RECORDS_JSONL, REPORT_HEAD
+
+__all__ = ["Body", "BodyRecord", "decode_body", "decode_head", "encode_body",
+           "write_body_files"]
+
+#: The report's key whose value ``records.jsonl`` holds; the head holds every other key.
+RECORDS_KEY = "records"
+
+
+class BodyRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """One line of ``records.jsonl``: exactly a report record's fields (its schema's)."""
+
+    id: str
+    tier: str
+    status: str
+    duration_s: Annotated[float, msgspec.Meta(ge=0)]
+    message: str
+    details: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "tier": self.tier, "status": self.status,
+                "duration_s": self.duration_s, "message": self.message, "details": self.details}
+
+
+# One encoder for writer and reader: the canonical form is whatever it writes.
+_ENCODER = msgspec.json.Encoder(order="sorted")
+_HEAD_DECODER = msgspec.json.Decoder(dict[str, Any])
+_RECORDS_DECODER = msgspec.json.Decoder(BodyRecord)
+
+
+@dataclass(frozen=True)
+class Body:
+    """A body read strictly: the head (the report less its records) and the typed records."""
+
+    head: Mapping[str, Any]
+    records: tuple[BodyRecord, ...]
+
+    def document(self) -> dict[str, Any]:
+        """The report document the head and records make (what report.json would hold)."""
+        return {**self.head, RECORDS_KEY: [record.to_json() for record in self.records]}
+
+
+def _record(data: Mapping[str, Any]) -> BodyRecord:
+    # A record's duration may be built as an int: the body writes every duration as a float,
+    # so that decoding it typed and encoding it again gives the same bytes.
+    return BodyRecord(id=data["id"], tier=data["tier"], status=data["status"],
+                      duration_s=float(data["duration_s"]), message=data["message"],
+                      details=dict(data["details"]))
+
+
+def encode_body(report: Mapping[str, Any]) -> dict[str, bytes]:
+    """File name -> canonical bytes of the body of ``report`` (a built report document)."""
+    head = {key: value for key, value in report.items() if key != RECORDS_KEY}
+    records = [_record(item) for item in report[RECORDS_KEY]]
+    try:
+        encoded = {REPORT_HEAD: _ENCODER.encode(head) + b"\n",
+                   RECORDS_JSONL: _ENCODER.encode_lines(records)}
+    except (TypeError, ValueError, msgspec.EncodeError) as exc:
+        raise InputError(f"report body cannot be encoded: {exc}") from None
+    _refuse_unreadable(encoded)
+    return encoded
+
+
+def _refuse_unreadable(encoded: Mapping[str, bytes]) -> None:
+    """What would not read back is never written (a non-finite float encodes as null)."""
+    try:
+        decode_body(encoded)
+    except VerificationError as exc:
+        raise InputError(f"report body would not verify: {exc}") from None
+
+
+def _first_line_apart(found: bytes, canonical: bytes) -> int:
+    pairs = zip(found.split(b"\n"), canonical.split(b"\n"), strict=False)
+    return next((n for n, (a, b) in enumerate(pairs, start=1) if a != b), 1)
+
+
+def decode_head(data: bytes) -> dict[str, Any]:
+    """The head alone, read strictly (a reader of the claims, not of the records)."""
+    try:
+        head = _HEAD_DECODER.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise VerificationError(f"{REPORT_HEAD}: {_one_line(exc)}") from None
+    if RECORDS_KEY in head:
+        raise VerificationError(f"{REPORT_HEAD}: holds records; they belong in {RECORDS_JSONL}")
+    if _ENCODER.encode(head) + b"\n" != data:
+        raise VerificationError(f"{REPORT_HEAD}: not canonical JSON (a duplicate key, another "
+                                "spelling of a value, or whitespace); the kit writes one form")
+    return head
+
+
+def _decode_records(data: bytes) -> tuple[BodyRecord, ...]:
+    if data and not data.endswith(b"\n"):
+        raise VerificationError(f"{RECORDS_JSONL}: the last line has no newline")
+    try:
+        records = _RECORDS_DECODER.decode_lines(data)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise VerificationError(f"{RECORDS_JSONL}: {_one_line(exc)}") from None
+    canonical = _ENCODER.encode_lines(records)
+    if canonical != data:
+        line = _first_line_apart(data, canonical)
+        raise VerificationError(f"{RECORDS_JSONL} line {line}: not canonical JSON (a duplicate "
+                                "key, another spelling of a value, or whitespace)")
+    return tuple(records)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
+
+
+def decode_body(files: Mapping[str, bytes]) -> Body:
+    """The body of ``files`` (name -> bytes, as their digests were checked), read strictly;
+    ``VerificationError`` naming the file (and line) otherwise."""
+    missing = [name for name in BODY_FILES if name not in files]
+    if missing:
+        raise VerificationError(f"the body lacks {missing[0]}")
+    return Body(decode_head(files[REPORT_HEAD]), _decode_records(files[RECORDS_JSONL]))
+
+
+def write_body_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
+    """Write the body of ``report``; nothing when any body file or an envelope is there
+    already (a run never overwrites a report). Signing refuses a body over the verifier's
+    limits (``kit.signing.sign``)."""
+    out_dir = Path(out_dir)
+    present = [name for name in (*BODY_FILES, ENVELOPE_NAME) if (out_dir / name).exists()
+               or (out_dir / name).is_symlink()]
+    if present:
+        raise InputError(f"{out_dir} already holds {', '.join(present)}; the kit never "
+                         "overwrites a report")
+    encoded = encode_body(report)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return {name: write_new_file(out_dir / name, encoded[name]) for name in BODY_FILES}

@@ -1,0 +1,143 @@
+"""The audit of one ``body``-format submission: the checklist of ``kit.repository.audit`` with
+integrity and content apart.
+
+Check 2 is the body's integrity (``verify_body_integrity``: envelope, signatures, digests) and
+its content steps 8-11; checks 4 (required tests), 5 (skip policy) and 6 (grade, step 12) read
+the typed report. The content steps and checks 4-6 read the whole body, so they run once per
+signed payload: with the auditor's ``ContentCache`` their verdict is recorded when the audit
+first takes the submission (or at ``ckit submit``) and read back after, keyed by the payload
+whose signature and body digests this very audit checked. Checks 3 (path), 8 (policy) and 9
+(key) read the head alone, the few KB the statement's claim is checked against; 11 (derived
+files) has nothing to check: a body's derived files are rendered on demand, never signed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.errors import VerificationError
+from kit.formats.body import decode_head
+from kit.grading.released import ReleasedKit
+from kit.printable import printable
+from kit.report.model import Report
+from kit.repository.interface import CheckResult
+from kit.repository.layout import LayoutError, SubmissionKey, submission_key_of
+from kit.repository.submission_checks import (
+    DERIVED,
+    GRADE,
+    INTEGRITY,
+    PATH,
+    REQUIRED,
+    SKIPS,
+    TITLES,
+    check_required,
+    check_skips,
+    failed,
+    judged,
+    not_checked,
+    passed,
+)
+from kit.rundir import REPORT_HEAD, RunDir
+from kit.verification.body_content import ContentVerdict
+from kit.verification.content import kit_standing, report_standard
+from kit.verification.content_cache import ContentCache
+from kit.verification.verify import VerifiedReport
+from kit.verification.verify_body import BodyIntegrity, body_content, verify_body_integrity
+
+#: The content verdict's steps that are check 6's (the grade); the others are check 2's.
+_GRADE_STEP = "step 12: "
+
+
+@dataclass(frozen=True)
+class BodyAudited:
+    """Checks 2-6 and 11 of a body submission, and what the seams (8-10) read."""
+
+    checks: tuple[CheckResult, ...]
+    #: The submission as the seams take it (its report typed from the head alone); None when
+    #: check 2 failed.
+    verified: VerifiedReport | None
+    #: The whole report, when this audit decoded the body (no recorded verdict).
+    report: Report | None
+
+
+def _lines(report: Report) -> tuple[tuple[int, bool, str], ...]:
+    """Checks 4 and 5 of the typed report, to be recorded with the content verdict."""
+    standard = report_standard(report)
+    return tuple((c.number, c.passed, c.why)
+                 for c in (check_required(report, standard), check_skips(report, standard)))
+
+
+def _recorded(number: int, verdict: ContentVerdict) -> CheckResult:
+    found = next((line for line in verdict.checks if line[0] == number), None)
+    if found is None:
+        return CheckResult(number, TITLES[number], False, "not checked: no verdict recorded")
+    return CheckResult(number, TITLES[number], found[1], found[2])
+
+
+def _head_verified(checked: BodyIntegrity, released_kits: Sequence[ReleasedKit]
+                   ) -> VerifiedReport:
+    """What the seams read, from the head alone: its bytes are a checked subject and, once the
+    content verdict passed, the statement's claim."""
+    head = decode_head(checked.files[REPORT_HEAD])
+    report = Report.from_body(head, [])
+    keyids = tuple(signer.keyid for signer in checked.signers)
+    return VerifiedReport(
+        vendor=checked.statement.claim.vendor_id, keyid=keyids[0], report=head,
+        subjects=checked.statement.subjects, kit_version=checked.statement.claim.kit_version,
+        keyids=keyids, content=report, kit=kit_standing(report, released_kits),
+    )
+
+
+def _check_path(key: SubmissionKey, checked: BodyIntegrity) -> CheckResult:
+    claim = checked.statement.claim
+    try:
+        expected = submission_key_of(claim.torch_release, claim.vendor_id, claim.kit_version,
+                                     dt.datetime.fromisoformat(claim.finished_at),
+                                     checked.payload_sha256)
+    except (LayoutError, ValueError) as exc:
+        return failed(PATH, [printable(str(exc))])
+    named = [(segment, getattr(key, segment), getattr(expected, segment))
+             for segment in ("torch_release", "vendor", "kit_version", "run_id")]
+    return judged(PATH, [printable(f"{segment} segment {found}, but the signed report gives "
+                                   f"{wanted}") for segment, found, wanted in named
+                         if found != wanted])
+
+
+def audit_body_submission(
+    key: SubmissionKey,
+    directory: Path,
+    keyring_dir: Path,
+    *,
+    now: dt.datetime,
+    released_kits: Sequence[ReleasedKit],
+    cache: ContentCache | None,
+) -> BodyAudited:
+    """Checks 2-6 and 11 of the body submission in ``directory``."""
+    try:
+        checked = verify_body_integrity(RunDir(directory).envelope, keyring_dir, directory)
+    except VerificationError as exc:
+        return _integrity_failed(str(exc))
+    verdict, report = body_content(checked, now=now, released_kits=released_kits, cache=cache,
+                                   also=_lines)
+    if not verdict.passed and not verdict.problem.startswith(_GRADE_STEP):
+        return _integrity_failed(verdict.problem)
+    grade = (passed(GRADE) if verdict.passed
+             else failed(GRADE, [printable(verdict.problem)]))
+    checks = (
+        passed(INTEGRITY, printable("; ".join(verdict.notes))),
+        _check_path(key, checked),
+        _recorded(REQUIRED, verdict),
+        _recorded(SKIPS, verdict),
+        grade,
+        passed(DERIVED, "none signed: a body's derived files are rendered on demand"),
+    )
+    return BodyAudited(checks, _head_verified(checked, released_kits), report)
+
+
+def _integrity_failed(problem: str) -> BodyAudited:
+    checks = (failed(INTEGRITY, [printable(problem)]),
+              *(not_checked(number) for number in (PATH, REQUIRED, SKIPS, GRADE, DERIVED)))
+    return BodyAudited(checks, None, None)

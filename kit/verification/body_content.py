@@ -1,0 +1,150 @@
+"""The content checks of a ``body``-format report, steps 8-12 of its checklist
+(``kit.verification.verify_body``): whether what was signed holds up.
+
+They read megabytes (every record typed, the grade derived again), so they run once per signed
+payload (``kit.verification.content_cache`` records the verdict), never on a body whose
+digests were not checked against the signed statement first.
+
+8. the body reads strictly (``kit.formats.body.decode_body``: typed, canonical, so no duplicate
+   key) and its head makes the statement's claim (vendor, display name, standard, kit, finish)
+9. the report names a standard this kit knows, which declares the ``body`` format; its head
+   validates against the standard's report schema and every record has a status of the
+   standard, its own tier and a test id of it; ``details.dispatch`` names only operators
+10. the kit that judged the run is a released one, or the report says plainly it is not
+11. the run's times are consistent
+12. coverage, completeness, violations, summary, suspects and grade, derived again from the
+    records and the standard, are what the report claims
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+from kit.errors import VerificationError
+from kit.formats.body import Body, BodyRecord, decode_body
+from kit.grading.regrade import check_grade
+from kit.grading.released import ReleasedKit
+from kit.report.model import Report
+from kit.rundir import REPORT_HEAD
+from kit.signing.body_statement import BODY_FORMAT, BodyClaim
+from kit.standard import Standard
+from kit.tiers.registry import tier_names
+from kit.verification.content import (
+    check_op_names,
+    check_run_times,
+    kit_standing,
+    report_standard,
+)
+
+
+@dataclass(frozen=True)
+class ContentVerdict:
+    """What the content checks found: passed (with the grade and notes) or the first problem."""
+
+    passed: bool
+    #: ``step N: ...``, one line; empty when passed.
+    problem: str
+    grade: str
+    notes: tuple[str, ...]
+    #: Checks a reader ran on the report beside these steps, recorded with them (the audit's
+    #: required tests and skip policy): (number, passed, why) each.
+    checks: tuple[tuple[int, bool, str], ...] = ()
+
+
+def _fail(step: int, message: str) -> NoReturn:
+    raise VerificationError(f"step {step}: {message}")
+
+
+def step8_read_body(files: Mapping[str, bytes], claim: BodyClaim) -> Body:
+    try:
+        body = decode_body(files)
+    except VerificationError as exc:
+        _fail(8, str(exc))
+    try:
+        said = BodyClaim.of_head(body.head)
+    except (KeyError, TypeError):
+        _fail(8, f"{REPORT_HEAD} lacks kit, vendor, standard or run")
+    if said != claim:
+        field = next(name for name in claim.__dataclass_fields__
+                     if getattr(said, name) != getattr(claim, name))
+        _fail(8, f"{REPORT_HEAD} says {field} {str(getattr(said, field))[:60]!r}, the signed "
+                 f"statement {str(getattr(claim, field))[:60]!r}")
+    return body
+
+
+def _record_problem(record: BodyRecord, statuses: frozenset[str], tiers: frozenset[str]
+                    ) -> str | None:
+    """What the report schema says of one record beyond its fields' types (``BodyRecord``)."""
+    if record.status not in statuses:
+        return f"record {record.id[:80]!r}: status {record.status[:40]!r} is not one of the " \
+               "standard's"
+    if record.tier not in tiers or not record.id.startswith(f"{record.tier}/") \
+            or record.id[len(record.tier) + 1:][:1] in ("", "/"):
+        return f"record {record.id[:80]!r} is not a test id of tier {record.tier[:40]!r}"
+    reason = record.details.get("na_reason")
+    if reason is not None and not isinstance(reason, str):
+        return f"record {record.id[:80]!r}: details.na_reason is not a string"
+    return None
+
+
+def _records_problem(records: Sequence[BodyRecord], standard: Standard) -> str | None:
+    statuses = frozenset(status.value for status in standard.statuses)
+    tiers = frozenset(tier_names())
+    problems = (_record_problem(record, statuses, tiers) for record in records)
+    return next((problem for problem in problems if problem is not None), None)
+
+
+def step9_read_report(body: Body) -> tuple[Report, Standard]:
+    try:
+        standard = report_standard(_header_report(body))
+        if standard.report_format != BODY_FORMAT:
+            _fail(9, f"standard {standard.version} declares the {standard.report_format} "
+                     "format; its reports are report.json and the files it renders")
+        problem = _records_problem(body.records, standard)
+        if problem is not None:
+            _fail(9, problem)
+        report = Report.from_body(body.head, [record.to_json() for record in body.records])
+        check_op_names(report)
+        return report, standard
+    except VerificationError as exc:
+        if str(exc).startswith("step "):
+            raise
+        _fail(9, str(exc))
+
+
+def _header_report(body: Body) -> Report:
+    """The head alone, typed (records none): enough to name and load the standard."""
+    return Report.from_body(body.head, [])
+
+
+def check_body_content(
+    files: Mapping[str, bytes],
+    claim: BodyClaim,
+    *,
+    now: dt.datetime,
+    released_kits: Sequence[ReleasedKit],
+) -> tuple[ContentVerdict, Report | None]:
+    """Steps 8-12 on the body files (their digests already checked against the statement):
+    the verdict, and the typed report when it passed."""
+    try:
+        body = step8_read_body(files, claim)
+        report, standard = step9_read_report(body)
+        try:
+            standing = kit_standing(report, released_kits)
+        except VerificationError as exc:
+            _fail(10, str(exc))
+        try:
+            check_run_times(report.run, now)
+        except VerificationError as exc:
+            _fail(11, str(exc))
+        try:
+            check_grade(report, standard)
+        except VerificationError as exc:
+            _fail(12, str(exc))
+    except VerificationError as exc:
+        return ContentVerdict(False, str(exc), "", ()), None
+    notes = (standing.note,) if standing.note else ()
+    return ContentVerdict(True, "", report.grade.name, notes), report
