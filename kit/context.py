@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.applicability import unclaimed_autocast
+from kit.applicability import flow_inapplicable, unclaimed_autocast
 from kit.device import DeviceInfo
 from kit.numerics.criteria import Tolerance
 from kit.outcomes import not_applicable
@@ -54,3 +54,10 @@ class KitContext:
         unclaimed = unclaimed_autocast(self.vendor, dtype)
         if unclaimed is not None:
             not_applicable(unclaimed.reason, unclaimed.words)
+
+    def require_flow(self, flow: str) -> None:
+        """End the test as NOT_APPLICABLE when the vendor does not claim ``flow`` or its
+        packages are absent."""
+        found = flow_inapplicable(self.vendor, flow)
+        if found is not None:
+            not_applicable(found.reason, found.words)

@@ -17,7 +17,7 @@ subclass, built with no arguments, whose ``name`` equals the entry point's name:
 The flow then works like a built-in once a standard lists it in its ``flows.yaml`` (with its
 criterion): vendor profiles claim it in ``flows:``, and the flows tier plans and runs it. A
 claim of a flow the standard's flows tier does not run is refused when a run starts
-(``kit.tiers.flows.config.refuse_untested_claims``): it would be signed as claimed, untested.
+(``kit.flows.config.refuse_untested_claims``): it would be signed as claimed, untested.
 
 The registry imports the class whenever flows are listed (every profile load), so its module
 should import the vendor's backend inside the flow's methods, not at import time; say

@@ -79,6 +79,23 @@ def _run_program(
     return _stage("run", timings, lambda: cpu_outputs(executable(subject.inputs)))
 
 
+def flow_evidence(flow_name: str, subject: Subject, options: FlowOptions) -> dict[str, Any]:
+    """The device half of a test through a flow (the flows and models tiers alike): the subject
+    through the flow with the vendor's options, as the evidence the judge reads."""
+    from kit.flows import get_flow
+    from kit.flows.evidence import to_evidence
+
+    return to_evidence(run_flow(get_flow(flow_name), subject, options, program_cache()))
+
+
+def program_cache() -> ProgramCache:
+    """The run's program cache (quantized programs are not re-lowered on a re-run)."""
+    from kit.flows.cache import default_cache_root
+    from kit.hashing import kit_digest
+
+    return ProgramCache(default_cache_root(), kit_digest())
+
+
 def export(subject: Subject) -> Any:
     """``torch.export`` of the subject with its example inputs, in eval mode."""
     return torch.export.export(subject.module.eval(), subject.inputs, strict=False)

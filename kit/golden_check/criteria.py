@@ -3,9 +3,9 @@
 The stored outputs are the kit's eager CPU reference, which the flow's outputs met when the
 test passed; the program re-run with the reference runtime must meet the same criterion
 (``kit.numerics.criteria``): a tolerance for float flows, a signal-to-noise floor for quantized
-ones. The criteria are the standard's (``flows.yaml``, read by the flows tier; a model's
-``models.yaml`` tolerance, read by the models tier) when this kit has those tiers; else the fixed
-bounds below, which are as tight as the standard's.
+ones. The criteria are the standard's (``flows.yaml``, read by ``kit.flows.config``; a model's
+``models.yaml`` tolerance, read by the models tier when this kit has it); else the fixed bounds
+below, which are as tight as the standard's.
 """
 
 from __future__ import annotations
@@ -18,19 +18,14 @@ from kit.numerics.criteria import Criterion, SqnrFloor, Tolerance
 if TYPE_CHECKING:
     import torch
 
-#: Without the flows tier: the bounds its standard sets for float and quantized flows.
+#: For a flow the standard does not list: the bounds it sets for float and quantized flows.
 FALLBACK_FLOAT = Tolerance(atol=1e-4, rtol=1e-3)
 FALLBACK_QUANTIZED = SqnrFloor(db=20.0)
 
 
 def _from_standard(flow: str) -> Criterion | None:
-    try:
-        from kit.tiers.flows.config import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
-            flows_config,
-        )
-    except ImportError:  # a kit without the flows tier: the fallback bounds
-        return None
     from kit.errors import InputError
+    from kit.flows.config import flows_config
     from kit.standard import load_standard
 
     try:

@@ -15,6 +15,7 @@ from typing import Any
 from kit.applicability import Inapplicable
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
+from kit.flows.config import refuse_untested_claims
 from kit.hashing import kit_digest
 from kit.results import NA_REASON_KEY, WORKER_DETAILS, Status, TestRecord, tier_of
 from kit.rundir import JUDGED_SLOTS, PLANNED_IDS, RunDir
@@ -34,7 +35,6 @@ from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.runner.threads import thread_share_env
 from kit.standard import Standard, load_standard
-from kit.tiers.flows.config import refuse_untested_claims
 from kit.tiers.registry import find_tier, get_tier, kit_inapplicable
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
 from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries

@@ -13,8 +13,8 @@ from flows_helpers import VENDOR_FLOW_SOURCE, write_distribution
 
 from kit.errors import ExitCode
 from kit.flows import ENTRY_POINT_GROUP
+from kit.flows.config import flows_config
 from kit.standard import load_standard
-from kit.tiers.flows.config import flows_config
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
 PROFILE = """\

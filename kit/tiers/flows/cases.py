@@ -8,7 +8,7 @@ Models through program flows keep their model-tier ids (``models/<source>/<model
 
 A test's device half builds the subject and runs it through the flow (``kit.flows.pipeline``),
 in the vendor's process; the judge rebuilds the subject, runs it eagerly on the CPU and
-decides (``kit.tiers.flows.judging``).
+decides (``kit.flows.judging``).
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from typing import TYPE_CHECKING, Any
 from kit.context import KitContext
 from kit.errors import InputError
 from kit.execution import run_split
-from kit.outcomes import not_applicable
+from kit.flows.config import TIER, flows_config
 from kit.standard import Standard
 from kit.test_ids import TestId
-from kit.tiers.flows.config import TIER, flows_config
 
 if TYPE_CHECKING:
     import torch
 
-    from kit.flows.interface import FlowRun, Subject
+    from kit.flows.interface import Subject
     from kit.golden import GoldenWriter
 
 PREFIX = f"{TIER}/"
@@ -93,43 +92,19 @@ def build_subject(standard: Standard, unit_id: str, test_id: str | None = None) 
     return unit_subject(test_id or unit_id, unit_case(standard, unit_id))
 
 
-def require_flow(ckit: KitContext, flow: str) -> None:
-    """End the test NOT_APPLICABLE when the vendor does not claim ``flow`` or it is absent."""
-    from kit.applicability import flow_inapplicable
-
-    found = flow_inapplicable(ckit.vendor, flow)
-    if found is not None:
-        not_applicable(found.reason, found.words)
-
-
 def run_flow_case(ckit: KitContext, test_id: str) -> None:
     """Run one flows test: the device half here; the judge decides (``kit.execution``)."""
+    from kit.flows.pipeline import flow_evidence
+
     flow, unit_id = parse_flow_id(test_id)
-    require_flow(ckit, flow)
+    ckit.require_flow(flow)
+    options = ckit.vendor.flow_options.get(flow, {})
     details = run_split(
         ckit.evidence_path,
-        lambda: execute_flow(ckit, flow, build_subject(ckit.standard, unit_id, test_id)),
+        lambda: flow_evidence(flow, build_subject(ckit.standard, unit_id, test_id), options),
         lambda evidence: judge_flow_evidence(ckit.standard, test_id, evidence),
     )
     ckit.notes.update(details or {})
-
-
-def execute_flow(ckit: KitContext, flow_name: str, subject: Subject) -> dict[str, Any]:
-    """The vendor half: the subject through the flow with the vendor's options, as evidence."""
-    from kit.flows import get_flow
-    from kit.flows.evidence import to_evidence
-    from kit.flows.pipeline import run_flow
-
-    options = ckit.vendor.flow_options.get(flow_name, {})
-    return to_evidence(run_flow(get_flow(flow_name), subject, options, program_cache()))
-
-
-def program_cache() -> Any:
-    """The run's program cache (quantized programs are not re-lowered on a re-run)."""
-    from kit.flows.cache import ProgramCache, default_cache_root
-    from kit.hashing import kit_digest
-
-    return ProgramCache(default_cache_root(), kit_digest())
 
 
 def judge_flow_evidence(
@@ -137,6 +112,8 @@ def judge_flow_evidence(
 ) -> dict[str, Any]:
     """Judge the device's evidence for ``test_id`` against eager CPU, computed here; after a
     PASS, ``golden`` (a ``--golden`` run's) keeps the artifacts."""
+    from kit.flows.judging import judge_run
+
     flow, unit_id = parse_flow_id(test_id)
     subject = build_subject(standard, unit_id, test_id)
     expected = eager_outputs(subject)
@@ -150,28 +127,3 @@ def eager_outputs(subject: Subject) -> tuple[torch.Tensor, ...]:
     with torch.no_grad():
         return tuple(subject.module(*subject.inputs))
 
-
-def judge_run(
-    test_id: str,
-    flow_name: str,
-    evidence: Any,
-    inputs: tuple[torch.Tensor, ...],
-    expected: tuple[torch.Tensor, ...],
-    criterion: Any,
-    golden: GoldenWriter | None = None,
-    stored: tuple[torch.Tensor, ...] | None = None,
-) -> dict[str, Any]:
-    """The decision on a flow's evidence; after a PASS ``golden`` (if any) keeps the artifacts,
-    with ``stored`` as the reference outputs (default: ``expected`` itself)."""
-    from kit.flows import requires_delegation
-    from kit.flows.evidence import from_evidence
-    from kit.tiers.flows.judging import decide
-
-    run: FlowRun = from_evidence(evidence)
-    if run.flow != flow_name:
-        raise InputError(f"the evidence is of flow {run.flow!r}, not {flow_name!r}")
-    details = decide(run, requires_delegation(flow_name), expected, criterion)
-    if golden is not None:
-        golden.save(test_id, flow_name, inputs, expected if stored is None else stored,
-                    run.program)
-    return details

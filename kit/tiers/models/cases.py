@@ -108,19 +108,20 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
 
 def run_model_through_flow(ckit: KitContext, case: ModelCase, source: ModelSource) -> None:
     """A program flow: the built model's subject through the flow, judged by the kit."""
-    from kit.tiers.flows.cases import execute_flow, require_flow
+    from kit.flows.pipeline import flow_evidence
 
-    require_flow(ckit, case.flow)
+    ckit.require_flow(case.flow)
+    options = ckit.vendor.flow_options.get(case.flow, {})
     details = run_split(
         ckit.evidence_path,
-        lambda: execute_flow(ckit, case.flow, _subject_of(case, source)),
+        lambda: flow_evidence(case.flow, _subject_of(case, source), options),
         lambda evidence: judge_model_evidence(ckit.standard, case.test_id, evidence),
     )
     ckit.notes.update(details or {})
 
 
 def _subject_of(case: ModelCase, source: ModelSource) -> Any:
-    from kit.tiers.flows.subjects import model_subject
+    from kit.tiers.models.subject import model_subject
 
     return model_subject(case.test_id, source.build(case), case)
 
@@ -143,9 +144,10 @@ def judge_model_flow(
     standard: Standard, case: ModelCase, evidence: Any, golden: GoldenWriter | None = None
 ) -> dict[str, Any]:
     """The model tier's reference and tolerance; a quantized flow's SQNR floor instead."""
-    from kit.tiers.flows.cases import judge_run
-    from kit.tiers.flows.subjects import flat_tensors, model_subject
+    from kit.flows.judging import judge_run
+    from kit.flows.subjects import flat_tensors
     from kit.tiers.models.flows import DEVICE_DTYPE, reference_output
+    from kit.tiers.models.subject import model_subject
 
     built = SOURCES[case.source].build(case)
     expected = flat_tensors(reference_output(built, case))
@@ -161,7 +163,7 @@ def model_flow_criterion(standard: Standard, case: ModelCase) -> Criterion:
     """What a model's program flow is judged by: the model's tolerance, or for a quantized flow
     the flows tier's SQNR floor (``kit.golden_check.criteria`` judges its re-runs by the same)."""
     from kit.flows import get_flow
-    from kit.tiers.flows.config import flows_config
+    from kit.flows.config import flows_config
 
     if get_flow(case.flow).quantized:
         return flows_config(standard).criterion(case.flow)

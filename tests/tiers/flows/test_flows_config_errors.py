@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from kit.errors import InputError
+from kit.flows.config import load_flows_config
 from kit.numerics.criteria import SqnrFloor, Tolerance
-from kit.tiers.flows.config import load_flows_config
 
 VALID = """\
 flows:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from kit.flows.config import flows_config
 from kit.flows.interface import Stage
 from kit.results import Status
 from kit.standard import load_standard
 from kit.tiers.flows.cases import all_test_ids, parse_flow_id
-from kit.tiers.flows.config import flows_config
 
 
 def test_locked_list_equals_generated_ids() -> None:

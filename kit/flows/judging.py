@@ -11,16 +11,21 @@ the kit's own process, decides on a reference it computed itself:
 
 Every record keeps the stage facts and the error statistics, passing or not; the statistics
 are measured apart from the decision, so a passing record shows how close it came.
+
+Shared by the tiers that run subjects through flows (``kit.tiers.flows``: op subjects;
+``kit.tiers.models``: models), which import neither each other nor their own copy of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
-from kit.flows.interface import FlowRun, Stage
+from kit.errors import InputError
+from kit.flows.evidence import from_evidence
+from kit.flows.interface import FlowRun, Lowered, Stage
 from kit.numerics.comparison import sqnr_db
 from kit.numerics.criteria import Criterion
 from kit.outcomes import KitOutcome, classify_exception
@@ -28,6 +33,14 @@ from kit.results import Status
 
 #: How many undelegated op names a record keeps (the most frequent).
 UNDELEGATED_KEPT = 20
+
+
+class ArtifactKeeper(Protocol):
+    """What a passing test's artifacts are kept by (``kit.golden.GoldenWriter`` under
+    ``--golden``): declared here, since golden re-runs programs through the flows below it."""
+
+    def save(self, test_id: str, flow: str, inputs: Sequence[torch.Tensor],
+             reference_outputs: Sequence[torch.Tensor], program: Lowered | None) -> None: ...
 
 
 class FlowVerdict(KitOutcome):
@@ -140,3 +153,27 @@ def _numeric_problem(
         if a.shape != e.shape:
             return f"output {index}: shape {tuple(a.shape)}, eager {tuple(e.shape)}"
     return criterion.judge(tuple(actual), tuple(expected)).problem
+
+
+def judge_run(
+    test_id: str,
+    flow_name: str,
+    evidence: Any,
+    inputs: tuple[torch.Tensor, ...],
+    expected: tuple[torch.Tensor, ...],
+    criterion: Criterion,
+    golden: ArtifactKeeper | None = None,
+    stored: tuple[torch.Tensor, ...] | None = None,
+) -> dict[str, Any]:
+    """The decision on a flow's evidence; after a PASS ``golden`` (if any) keeps the artifacts,
+    with ``stored`` as the reference outputs (default: ``expected`` itself)."""
+    from kit.flows import requires_delegation
+
+    run: FlowRun = from_evidence(evidence)
+    if run.flow != flow_name:
+        raise InputError(f"the evidence is of flow {run.flow!r}, not {flow_name!r}")
+    details = decide(run, requires_delegation(flow_name), expected, criterion)
+    if golden is not None:
+        golden.save(test_id, flow_name, inputs, expected if stored is None else stored,
+                    run.program)
+    return details
