@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, NoReturn, Protocol, TypeVar
 
 import pytest
+from _pytest.outcomes import Skipped  # pytest.skip.Exception, as a type
 
-from kit.results import NA_REASON_KEY, NotApplicableReason, Status
+from kit.applicability import NOT_APPLICABLE_PREFIX, Inapplicable
+from kit.results import NA_REASON_KEY, NotApplicableReason, Status, Verdict
 
 
 class Measurement(Protocol):
@@ -42,6 +46,8 @@ class Measurement(Protocol):
 
 
 Measured = TypeVar("Measured", bound=Measurement)
+#: No notes: what a test that noted nothing leaves.
+EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 class KitOutcome(Exception):
@@ -149,24 +155,58 @@ class Unsupported(KitOutcome):
     status = Status.UNSUPPORTED
 
 
-def not_applicable(code: NotApplicableReason, reason: str) -> NoReturn:
-    """End the test as NOT_APPLICABLE for one of the kit's reasons.
+@dataclass(frozen=True)
+class ManifestSkip:
+    """A test an entry of the vendor's skip manifest skips (``words``: the entry described)."""
 
-    A pytest skip whose message carries the marker, so plain pytest shows it as before; the code
-    rides on the exception (``na_reason_of``), since a subclass would change pytest's message.
-    """
-    skip = pytest.skip.Exception(f"{NOT_APPLICABLE_PREFIX}{reason}")
-    skip.ckit_na_reason = NotApplicableReason(code)  # type: ignore[attr-defined]
-    raise skip
+    words: str
+
+    def verdict(self) -> Verdict:
+        return Verdict(Status.SKIPPED, self.words, {"reason": self.words})
+
+
+@dataclass(frozen=True)
+class DeviceUnusable:
+    """A test that needs a device the kit could not enable: no kit reason code, so the report
+    counts it against the grade."""
+
+    problem: str
+
+    def verdict(self) -> Verdict:
+        return Verdict(Status.NOT_APPLICABLE, self.problem, {"reason": self.problem})
+
+
+#: What the kit decides of a test instead of running it, as a typed value.
+KitDecision = Inapplicable | ManifestSkip | DeviceUnusable
+
+
+class KitSkip(Skipped):
+    """pytest's skip carrying the kit's decision: plain pytest shows it as any skip, and the
+    plugin reads the decision by type, never from the skip's words."""
+
+    # pytest prints a skip as ``<module>.<name>: reason``, leaving out the module where it is
+    # ``builtins`` and the name where it is ``Skipped``: shown exactly as its own skips.
+    __module__ = "builtins"
+    __qualname__ = "Skipped"
+
+    def __init__(self, decision: KitDecision, *, at_item: bool = False) -> None:
+        # ``at_item``: a skip the plugin raises before the test runs is reported at the test's
+        # location, as pytest reports a skip marker's (``_use_item_location``).
+        super().__init__(decision.verdict().message, _use_item_location=at_item)
+        self.decision = decision
+
+
+def not_applicable(code: NotApplicableReason, reason: str) -> NoReturn:
+    """End the test as NOT_APPLICABLE for one of the kit's reasons (a ``KitSkip``)."""
+    raise KitSkip(Inapplicable(NotApplicableReason(code), reason))
 
 
 def na_reason_of(exc: BaseException) -> NotApplicableReason | None:
     """The kit's reason code a skip carries; None for any other skip (vendor code's own)."""
-    code = getattr(exc, "ckit_na_reason", None)
-    return code if isinstance(code, NotApplicableReason) else None
+    if isinstance(exc, KitSkip) and isinstance(exc.decision, Inapplicable):
+        return exc.decision.reason
+    return None
 
-
-NOT_APPLICABLE_PREFIX = "not applicable: "
 
 #: Messages that mean "this op is not implemented on this device" rather than a bug.
 UNSUPPORTED_MARKERS = (
@@ -187,6 +227,32 @@ def classify_exception(exc: BaseException) -> Status:
     if isinstance(exc, RuntimeError) and any(marker in text for marker in UNSUPPORTED_MARKERS):
         return Status.UNSUPPORTED
     return Status.ERROR
+
+
+def verdict_of(raised: BaseException | None, notes: Mapping[str, Any] = EMPTY) -> Verdict:
+    """How a test ended, wherever it ran (a pytest phase, the worker's direct call, the judge):
+    PASS with what it ``notes`` when nothing was ``raised``; the kit's decision a ``KitSkip``
+    carries; any other skip NOT_APPLICABLE without a kit reason (the report counts it against
+    the grade); else the status the exception maps to, a failure keeping what the test noted
+    before it failed (where its device call ran its ops) under the exception's details."""
+    if raised is None:
+        return Verdict(Status.PASS, "", dict(notes))
+    if isinstance(raised, KitSkip):
+        return raised.decision.verdict()
+    if isinstance(raised, (pytest.skip.Exception, pytest.xfail.Exception)):
+        reason = str(raised)
+        return Verdict(Status.NOT_APPLICABLE, reason, {"reason": reason})
+    status = classify_exception(raised)
+    details = raised.details() if isinstance(raised, KitOutcome) else {}
+    if status.is_failure:
+        details = {**notes, **details}
+    return Verdict(status, failure_message(raised), details)
+
+
+def failure_message(exc: BaseException) -> str:
+    """A record's message of an exception: its type and first line."""
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first_line}"
 
 
 def worst_of(measurements: Sequence[Measured]) -> Measured | None:

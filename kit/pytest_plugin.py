@@ -14,7 +14,7 @@ import datetime as dt
 import functools
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +25,17 @@ from kit.clock import utc_today
 from kit.context import KitContext
 from kit.device import enable_device
 from kit.errors import DeviceError, KitError
-from kit.outcomes import NOT_APPLICABLE_PREFIX, KitOutcome, classify_exception, na_reason_of
+from kit.outcomes import EMPTY, DeviceUnusable, KitDecision, KitSkip, ManifestSkip, verdict_of
 from kit.patterns import matches_any
-from kit.results import NA_REASON_KEY, Status, Verdict
+from kit.results import Status, Verdict
 from kit.standard import load_standard
 from kit.tiers.registry import find_tier
-from kit.vendors import SKIP_PREFIX, load_skip_manifest, load_vendor
+from kit.vendors import load_skip_manifest, load_vendor
 
 TIERS_DIR = paths.package_dir() / "tiers"
 CONTEXT_KEY = pytest.StashKey[KitContext]()
+#: What the kit decided of an item instead of running it (its setup raises it as a ``KitSkip``).
+DECISION_KEY = pytest.StashKey[KitDecision]()
 #: The attribute of a phase's ``TestReport`` that holds the kit's ``Verdict`` on it.
 VERDICT_ATTRIBUTE = "ckit_verdict"
 
@@ -190,12 +192,20 @@ def pytest_collection_modifyitems(
     _narrow(config, items)
     context = config.stash[CONTEXT_KEY]
     for item in items:
-        if context.device_problem and _needs_device(stable_id(item) or ""):
-            item.add_marker(pytest.mark.skip(reason=context.device_problem))
-            continue
-        decision = context.skips.decide(stable_id(item) or "", context.today)
-        if decision.skip and decision.entry is not None:
-            item.add_marker(pytest.mark.skip(reason=decision.entry.describe()))
+        decided = _decided(context, stable_id(item) or "")
+        if decided is not None:
+            item.stash[DECISION_KEY] = decided
+
+
+def _decided(context: KitContext, test_id: str) -> KitDecision | None:
+    """What the kit decides of ``test_id`` before it runs: a device problem skips the tests
+    that need the device, an entry of the vendor's manifest the tests it matches."""
+    if context.device_problem and _needs_device(test_id):
+        return DeviceUnusable(context.device_problem)
+    decision = context.skips.decide(test_id, context.today)
+    if decision.skip and decision.entry is not None:
+        return ManifestSkip(decision.entry.describe())
+    return None
 
 
 def _narrow(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -233,10 +243,14 @@ def ckit(request: pytest.FixtureRequest) -> KitContext:
     return context
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     context = item.config.stash.get(CONTEXT_KEY, None)
     if context is not None:
         context.notes.clear()
+    decided = item.stash.get(DECISION_KEY, None)
+    if decided is not None:  # before any fixture, as a skip marker would
+        raise KitSkip(decided, at_item=True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -244,31 +258,36 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if stable_id(item) is None:
         return report
-    status, details = outcome_of(report, call)
     context = item.config.stash.get(CONTEXT_KEY, None)
-    if status is not None:
-        notes = context.notes if context is not None else {}
-        verdict = noted_verdict(status, _message(report, call), details, notes)
+    verdict = phase_verdict(report, call, context.notes if context is not None else EMPTY)
+    if verdict is not None:
+        # Where pytest keeps a plugin's facts of a phase (as its own ``wasxfail``): what its
+        # report hooks and pytest-xdist's controller read (``report_verdict``).
         setattr(report, VERDICT_ATTRIBUTE, verdict)
     return report
 
 
-def noted_verdict(status: Status, message: str, details: dict[str, Any],
-                  notes: dict[str, Any]) -> Verdict:
-    """The verdict with what the test noted: all of it when it passes; when it fails, what it
-    noted before it failed (where its device call ran its ops) under the failure's details."""
-    if status is Status.PASS:
-        details = dict(notes)
-    elif status.is_failure:
-        details = {**notes, **details}
-    return Verdict(status, message, details)
+def phase_verdict(report: pytest.TestReport, call: pytest.CallInfo[None],
+                  notes: Mapping[str, Any]) -> Verdict | None:
+    """The kit's verdict on one phase (``verdict_of`` its exception; None: the phase decided
+    nothing, a setup or teardown that passed)."""
+    if report.passed:
+        return verdict_of(None, notes) if report.when == "call" else None
+    raised = call.excinfo.value if call.excinfo is not None else None
+    if report.skipped and not isinstance(raised, _SKIPS):
+        # An xfail marker's expected failure: pytest reports it skipped, as the kit does.
+        raised = pytest.skip.Exception(_skip_reason(report))
+    return None if raised is None else verdict_of(raised, notes)
+
+
+_SKIPS = (pytest.skip.Exception, pytest.xfail.Exception)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_report_to_serializable(report: pytest.TestReport) -> Any:
     # pytest-xdist ships reports between processes as plain data: the verdict travels as a dict.
     data = yield
-    verdict = verdict_of(report) if isinstance(report, pytest.TestReport) else None
+    verdict = report_verdict(report) if isinstance(report, pytest.TestReport) else None
     if isinstance(data, dict) and verdict is not None:
         data[VERDICT_ATTRIBUTE] = {"status": verdict.status.value, "message": verdict.message,
                                    "details": verdict.details}
@@ -285,56 +304,10 @@ def pytest_report_from_serializable(data: dict[str, Any]) -> Any:
     return report
 
 
-def verdict_of(report: pytest.TestReport) -> Verdict | None:
-    """The kit's verdict on one phase (None: this phase decided nothing)."""
+def report_verdict(report: pytest.TestReport) -> Verdict | None:
+    """The kit's verdict on one phase's report (None: this phase decided nothing)."""
     verdict = getattr(report, VERDICT_ATTRIBUTE, None)
     return verdict if isinstance(verdict, Verdict) else None
-
-
-def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
-    if report.skipped:
-        return _skip_reason(report)
-    if report.failed and call.excinfo is not None:
-        return failure_message(call.excinfo.value)
-    return ""
-
-
-def outcome_of(
-    report: pytest.TestReport, call: pytest.CallInfo[None]
-) -> tuple[Status | None, dict[str, Any]]:
-    """Map one phase's report to a kit status (None: this phase decides nothing)."""
-    exc = call.excinfo.value if call.excinfo is not None else None
-    if report.skipped:
-        return skip_outcome(_skip_reason(report), exc)
-    if report.failed and exc is not None:
-        return failure_outcome(exc)
-    if report.when == "call" and report.passed:
-        return Status.PASS, {}
-    return None, {}
-
-
-def skip_outcome(reason: str, exc: BaseException | None) -> tuple[Status, dict[str, Any]]:
-    """A skipped test's status: the kit's own reasons are NOT_APPLICABLE with their code or
-    SKIPPED (the vendor's manifest); any other skip (vendor code's own pytest.skip, a device
-    problem) has no kit reason code, and the report counts it against the grade."""
-    code = na_reason_of(exc) if exc is not None else None
-    if code is not None:
-        words = reason.removeprefix(NOT_APPLICABLE_PREFIX)
-        return Status.NOT_APPLICABLE, {NA_REASON_KEY: code.value, "reason": words}
-    if reason.startswith(SKIP_PREFIX):
-        return Status.SKIPPED, {"reason": reason}
-    return Status.NOT_APPLICABLE, {"reason": reason}
-
-
-def failure_outcome(exc: BaseException) -> tuple[Status, dict[str, Any]]:
-    """A test that raised: the status its exception maps to, and a kit outcome's details."""
-    details = exc.details() if isinstance(exc, KitOutcome) else {}
-    return classify_exception(exc), details
-
-
-def failure_message(exc: BaseException) -> str:
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__}: {first_line}"
 
 
 #: The fixtures of a kit test the worker may call without pytest's per-test protocol
@@ -345,12 +318,13 @@ DIRECT_FIXTURES = frozenset({"case", "ckit", "request"})
 def direct_call(item: pytest.Item, context: KitContext | None) -> Callable[[], object] | None:
     """``item``'s test function bound to its case and ``context``, where calling it is all
     pytest's per-test protocol would do (None: run the protocol): a kit test that takes only
-    ``case`` and ``ckit`` and carries no marker (the manifest's or a device problem's skip, a
-    vendor's ``filterwarnings``...). ``ckit run``'s worker calls it directly; plain pytest
+    ``case`` and ``ckit``, that the kit did not decide before it runs (``DECISION_KEY``: the
+    manifest's or a device problem's skip) and that carries no marker (a vendor's
+    ``filterwarnings``...). ``ckit run``'s worker calls it directly; plain pytest
     runs the very same function."""
     if context is None or not isinstance(item, pytest.Function):
         return None
-    if set(item.fixturenames) != DIRECT_FIXTURES:
+    if set(item.fixturenames) != DIRECT_FIXTURES or DECISION_KEY in item.stash:
         return None
     if any(mark.name != "parametrize" for mark in item.iter_markers()):
         return None
@@ -358,10 +332,9 @@ def direct_call(item: pytest.Item, context: KitContext | None) -> Callable[[], o
 
 
 def direct_verdict(call: Callable[[], object], context: KitContext) -> Verdict:
-    """Call a ``direct_call`` and decide as the plugin decides on its reports: what the test
-    noted if it passes (and, before it failed, if it fails), the status its exception maps to
-    otherwise. Warnings are ignored (pytest would only count them); an interrupt or
-    ``pytest.exit`` goes on up, as in pytest."""
+    """Call a ``direct_call`` and decide as the plugin decides on its reports (``verdict_of``).
+    Warnings are ignored (pytest would only count them); an interrupt or ``pytest.exit`` goes
+    on up, as in pytest."""
     context.notes.clear()
     try:
         with warnings.catch_warnings():
@@ -369,14 +342,9 @@ def direct_verdict(call: Callable[[], object], context: KitContext) -> Verdict:
             call()
     except (pytest.exit.Exception, KeyboardInterrupt):
         raise
-    except (pytest.skip.Exception, pytest.xfail.Exception) as exc:
-        reason = str(exc)
-        status, details = skip_outcome(reason, exc)
-        return noted_verdict(status, reason, details, context.notes)
     except BaseException as exc:  # noqa: BLE001 - pytest's call phase records every other one
-        status, details = failure_outcome(exc)
-        return noted_verdict(status, failure_message(exc), details, context.notes)
-    return noted_verdict(Status.PASS, "", {}, context.notes)
+        return verdict_of(exc, context.notes)
+    return verdict_of(None, context.notes)
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

@@ -9,10 +9,10 @@ pytest_plugins = ["pytester"]
 
 def test_a_kit_verdict_crosses_xdist_and_comes_back_typed(pytester: pytest.Pytester) -> None:
     pytester.makeconftest('''
-from kit.pytest_plugin import verdict_of
+from kit.pytest_plugin import report_verdict
 
 def pytest_runtest_logreport(report):
-    verdict = verdict_of(report)
+    verdict = report_verdict(report)
     if verdict is not None:
         print(f"VERDICT {report.when} {verdict.status.value} {verdict.details}")
 ''')

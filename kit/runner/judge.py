@@ -19,10 +19,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from kit.judge_context import JudgeContext
-from kit.outcomes import KitOutcome, classify_exception
+from kit.outcomes import KitOutcome, verdict_of
 from kit.results import Status, TestRecord, Verdict, tier_of
 from kit.runner.heap import hold_collection, settle_heap
 from kit.runner.messages import (
@@ -64,19 +65,15 @@ def judge_verdict(context: JudgeContext, test_id: str, evidence_path: Path) -> V
     try:
         details = tier.judge(context, test_id, load_evidence(evidence_path))
     except Exception as exc:  # noqa: BLE001 - every verdict other than PASS is an exception
-        status = classify_exception(exc)
+        verdict = verdict_of(exc)
         # A kit outcome's status is the kit's own verdict (a flow stage the backend does not
         # implement); any other "not implemented" here is not the device's.
-        if status is Status.UNSUPPORTED and not isinstance(exc, KitOutcome):
-            status = Status.ERROR  # the device already ran: nothing here is "not implemented"
-        details = exc.details() if isinstance(exc, KitOutcome) else {}
-        return Verdict(status, _message(exc), details)
-    return Verdict(Status.PASS, "", details)
-
-
-def _message(exc: BaseException) -> str:
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__}: {first_line}"
+        if verdict.status is Status.UNSUPPORTED and not isinstance(exc, KitOutcome):
+            # The device already ran: nothing here is "not implemented".
+            return replace(verdict, status=Status.ERROR)
+        return verdict
+    # A judgement notes nothing while it runs: the figures it returns are what a pass keeps.
+    return verdict_of(None, details)
 
 
 def serve(

@@ -29,8 +29,8 @@ from kit.pytest_plugin import (
     CONTEXT_KEY,
     direct_call,
     direct_verdict,
+    report_verdict,
     stable_id,
-    verdict_of,
 )
 from kit.results import Status, TestRecord, Verdict
 from kit.runner.heap import hold_collection, settle_heap
@@ -65,7 +65,7 @@ def record_from_reports(
     """Fold setup/call/teardown reports into one record: the first phase that decided wins."""
     verdict = Verdict(Status.ERROR, "no phase reported a result")
     for report in reports:
-        decided = verdict_of(report)
+        decided = report_verdict(report)
         if decided is None:
             continue
         if report.when == "teardown" and verdict.status is not Status.PASS:

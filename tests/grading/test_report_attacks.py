@@ -21,7 +21,7 @@ from kit.formats.markdown import MarkdownFormat
 from kit.grading.grading import grade_report
 from kit.grading.policy import KINDS
 from kit.outcomes import not_applicable
-from kit.pytest_plugin import outcome_of
+from kit.pytest_plugin import phase_verdict
 from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord
 from kit.standard import Standard, load_standard
 
@@ -124,8 +124,10 @@ def test_not_applicable_for_a_kit_reason_is_accounted_for(make_report, code):
 
 def test_a_vendor_skip_becomes_not_applicable_without_a_kit_reason_code():
     vendor = pytest.CallInfo.from_call(lambda: pytest.skip("vendor kernel: not today"), "call")
-    status, details = outcome_of(skip_report("vendor kernel: not today"), vendor)
-    assert (status, details) == (Status.NOT_APPLICABLE, {"reason": "vendor kernel: not today"})
+    verdict = phase_verdict(skip_report("vendor kernel: not today"), vendor, {})
+    assert verdict is not None
+    assert (verdict.status, verdict.details) == (
+        Status.NOT_APPLICABLE, {"reason": "vendor kernel: not today"})
 
 
 def test_the_kit_not_applicable_carries_its_reason_code():
@@ -133,9 +135,9 @@ def test_the_kit_not_applicable_carries_its_reason_code():
     kit = pytest.CallInfo.from_call(
         lambda: not_applicable(NotApplicableReason.UNCLAIMED_DTYPE, words), "call"
     )
-    status, details = outcome_of(skip_report(f"not applicable: {words}"), kit)
-    assert status is Status.NOT_APPLICABLE
-    assert details == {NA_REASON_KEY: "unclaimed-dtype", "reason": words}
+    verdict = phase_verdict(skip_report(f"not applicable: {words}"), kit, {})
+    assert verdict is not None and verdict.status is Status.NOT_APPLICABLE
+    assert verdict.details == {NA_REASON_KEY: "unclaimed-dtype", "reason": words}
 
 
 def skip_report(message: str) -> pytest.TestReport:

@@ -19,10 +19,10 @@ UNIT_TIER = paths.package_dir() / "tiers" / "unit"
 STATUS_RECORDER = """
 import json, os
 
-from kit.pytest_plugin import verdict_of
+from kit.pytest_plugin import report_verdict
 
 def pytest_runtest_logreport(report):
-    verdict = verdict_of(report)
+    verdict = report_verdict(report)
     if verdict is None:
         return
     with open(os.environ["UNIT_TIER_STATUS_LOG"], "a", encoding="utf-8") as log:
