@@ -44,7 +44,7 @@ PLANNED_IDS = "planned-ids.txt"
 #: In ``workers/``: one line per golden artifact a judge could not write.
 GOLDEN_UNWRITTEN_LOG = "golden-unwritten.log"
 
-#: The body of a report in the ``body`` format (``kit.formats.body``): the report without its
+#: The body of a report in the ``body`` format (``kit.report.body``): the report without its
 #: records, then one record per line. The one list of them: written, signed and verified in
 #: this order.
 REPORT_HEAD = "report.head.json"

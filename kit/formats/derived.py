@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kit.formats.body import Body
 from kit.formats.files import derived_of
+from kit.report.body import Body
 from kit.rundir import REPORT_JSON
 
 

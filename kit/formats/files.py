@@ -15,7 +15,15 @@ from kit.formats.json_format import JsonFormat
 from kit.formats.junit import JunitFormat
 from kit.formats.markdown import MarkdownFormat
 from kit.outfiles import write_new_file
+from kit.report.body import write_body_files
 from kit.rundir import REPORT_JSON, declare_report_file, finished_report_names
+from kit.standard import BODY_FORMAT, load_standard
+
+
+def declared_format(report: Mapping[str, Any]) -> str:
+    """The report format the standard a built report names declares."""
+    return load_standard(str(report["standard"]["version"])).report_format
+
 
 # In the order of ``kit.rundir.report_files()``, which names their files for signing.
 _FORMATS: list[ReportFormat] = [JsonFormat(), JunitFormat(), CsvFormat(), MarkdownFormat()]
@@ -56,13 +64,17 @@ def render_files(report: Mapping[str, Any]) -> dict[str, bytes]:
 
 
 def write_report_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
-    """Write every format; returns file name -> path.
+    """Write every format, or the body where the report's standard declares the ``body``
+    format (``kit.report.body``: its derived files are rendered on demand); returns file
+    name -> path.
 
     Nothing is written while any report file (or a link by that name) is there already, so
     another run's report is never overwritten nor mixed with this one's; and all formats render
     before any file is written, so a schema violation leaves no half report.
     """
     out_dir = Path(out_dir)
+    if declared_format(report) == BODY_FORMAT:
+        return write_body_files(report, out_dir)
     present = [name for name in finished_report_names() if os.path.lexists(out_dir / name)]
     if present:
         raise InputError(

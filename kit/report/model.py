@@ -106,7 +106,7 @@ class Report:
     @classmethod
     def from_body(cls, head: Mapping[str, Any], records: list[Mapping[str, Any]]) -> Report:
         """A ``body``-format report: ``head`` (the document less its records) validated against
-        the schema, ``records`` already read typed (``kit.formats.body.BodyRecord``, whose
+        the schema, ``records`` already read typed (``kit.report.body.BodyRecord``, whose
         fields are the schema's) and checked by their reader against the standard's statuses
         and test ids; ``ReportError`` if not."""
         problem = schema_problem({**head, "records": []})

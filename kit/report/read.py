@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.bounded_read import FileMissing, read_regular_file
-from kit.errors import InputError
+from kit.errors import InputError, VerificationError
 from kit.hashing import sha256_bytes
+from kit.report.body import decode_body
 from kit.report.model import Report, ReportError
-from kit.rundir import MAX_SUBJECT_BYTES, REPORT_JSON, RunDir
+from kit.rundir import BODY_FILES, MAX_SUBJECT_BYTES, REPORT_HEAD, REPORT_JSON, RunDir
 from kit.strict_json import loads_strict
 
 
@@ -32,8 +33,32 @@ def report_path(target: Path) -> Path:
     return RunDir(target).report_json if target.is_dir() else target
 
 
+def _read_body(directory: Path) -> LoadedReport:
+    """A ``body``-format run's report (``kit.report.body``), read as strictly as verify does;
+    its sha256 is the records' and the head's together (each file's digest, in order)."""
+    files = {}
+    for name in BODY_FILES:
+        try:
+            files[name] = read_regular_file(directory / name, limit=MAX_SUBJECT_BYTES,
+                                            what="report body")
+        except FileMissing:
+            raise InputError(f"{directory}: {name} is missing from the report body") from None
+    try:
+        body = decode_body(files)
+        report = Report.from_body(body.head, [record.to_json() for record in body.records])
+    except VerificationError as exc:
+        raise InputError(f"{directory}: not a report this kit can read: {exc}") from None
+    digest = sha256_bytes("".join(sha256_bytes(files[n]) for n in BODY_FILES).encode())
+    return LoadedReport(path=directory / REPORT_HEAD, sha256=digest, report=report)
+
+
 def read_report(target: Path) -> LoadedReport:
-    """The report at ``target`` (a run directory or a report.json); ``KitError`` if unreadable."""
+    """The report at ``target`` (a run directory, a report.json, or a body's head);
+    ``KitError`` if unreadable."""
+    if target.is_dir() and (target / REPORT_HEAD).is_file():
+        return _read_body(target)
+    if target.name == REPORT_HEAD:
+        return _read_body(target.parent)
     path = report_path(target)
     try:
         data = read_regular_file(path, limit=MAX_SUBJECT_BYTES, what="report")

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import VerificationError
-from kit.formats.body import decode_head
 from kit.grading.released import ReleasedKit
 from kit.printable import printable
+from kit.report.body import decode_head
 from kit.report.model import Report
 from kit.repository.interface import CheckResult
 from kit.repository.layout import LayoutError, SubmissionKey, submission_key_of
@@ -44,8 +44,8 @@ from kit.rundir import REPORT_HEAD, RunDir
 from kit.verification.body_content import ContentVerdict
 from kit.verification.content import kit_standing, report_standard
 from kit.verification.content_cache import ContentCache
-from kit.verification.verify import VerifiedReport
-from kit.verification.verify_body import BodyIntegrity, body_content, verify_body_integrity
+from kit.verification.verify import BodyIntegrity, VerifiedReport, verify_body_integrity
+from kit.verification.verify_body import body_content
 
 #: The content verdict's steps that are check 6's (the grade); the others are check 2's.
 _GRADE_STEP = "step 12: "

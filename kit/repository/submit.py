@@ -23,7 +23,6 @@ from kit.errors import InputError, VerificationError
 from kit.grading.released import ReleasedKit
 from kit.hashing import sha256_bytes
 from kit.printable import printable
-from kit.report.model import Report
 from kit.repository import git
 from kit.repository.interface import SubmissionAudit
 from kit.repository.layout import (
@@ -41,7 +40,6 @@ from kit.verification.verify import (
     step3_require_signatures,
     verify_envelope,
 )
-from kit.verification.verify_body import VerifiedBody, envelope_is_body, verify_body_envelope
 
 #: The audit of one submission filed in a clone (``audit_options.precheck_from_args``).
 Precheck = Callable[[Path, SubmissionKey], SubmissionAudit]
@@ -126,19 +124,13 @@ def _keyring(clone: Path, keyring_dir: Path | None) -> Path | None:
 def _verify(
     staging: Path, run_dir: Path, keyring_dir: Path | None,
     now: dt.datetime | None, released_kits: Sequence[ReleasedKit] | None,
-) -> tuple[VerifiedReport | VerifiedBody, Report]:
-    """The staged copy verified (a body's content checked in full: its verdict is then
-    recorded by the pre-check's audit, with the auditor's content cache); and its report."""
-    envelope = RunDir(staging).envelope
+) -> VerifiedReport:
+    """The staged copy verified in full, whatever its format (a body's content verdict is
+    recorded by the pre-check's audit, with the auditor's ``--content-cache``)."""
     try:
-        if envelope_is_body(envelope):
-            body = verify_body_envelope(envelope, keyring_dir, staging, now=now,
-                                        released_kits=released_kits)
-            assert body.report is not None  # no cache: the content was checked here
-            return body, body.report
-        verified = verify_envelope(envelope, keyring_dir, staging, now=now,
-                                   released_kits=released_kits)
-        return verified, verified.content
+        return verify_envelope(
+            RunDir(staging).envelope, keyring_dir, staging, now=now, released_kits=released_kits
+        )
     except VerificationError as exc:
         raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
 
@@ -154,7 +146,7 @@ def _check_branch_name(branch: str, clone: Path) -> str:
     return branch
 
 
-def _commit_message(key: SubmissionKey, verified: VerifiedReport | VerifiedBody) -> str:
+def _commit_message(key: SubmissionKey, verified: VerifiedReport) -> str:
     subject = (
         f"Submit {key.vendor} for torch {key.torch_release}, kit {key.kit_version}, "
         f"run {key.run_id}"
@@ -221,9 +213,8 @@ def submit_run(
         _stage(run_dir, staging)
         _refuse_unsigned(staging, run_dir)
         _clone(repo, clone)
-        verified, report = _verify(staging, run_dir, _keyring(clone, keyring_dir), now,
-                                   released_kits)
-        key = submission_key_for(report, _payload_digest(staging))
+        verified = _verify(staging, run_dir, _keyring(clone, keyring_dir), now, released_kits)
+        key = submission_key_for(verified.content, _payload_digest(staging))
         name = _check_branch_name(branch or default_branch(key), clone)
         git.git(["checkout", "--quiet", "-b", name], clone)
         _file(staging, clone, key)

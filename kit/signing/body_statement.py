@@ -19,10 +19,9 @@ from kit.errors import VerificationError
 from kit.json_shape import exact_object
 from kit.rundir import BODY_FILES, OPTIONAL_REPORT_FILES
 from kit.signing.statement import STATEMENT_TYPE, Statement, Subject, parse_subjects
+from kit.standard import BODY_FORMAT
 
 BODY_PREDICATE_TYPE = "https://accelerator-conformance-kit.dev/conformance-report-body/v1"
-#: The ``report_format`` a standard declares for this statement (``kit.standard.REPORT_FORMATS``).
-BODY_FORMAT = "body"
 
 _STATEMENT_FIELDS = frozenset({"_type", "subject", "predicateType", "predicate"})
 _PREDICATE_FIELDS = frozenset({"kit_version", "report_format", "vendor", "standard", "run"})

@@ -9,8 +9,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from kit.bounded_read import FileMissing, read_regular_file
 from kit.errors import InputError, VerificationError
-from kit.formats.body import decode_body
 from kit.hashing import sha256_bytes, sha256_file
+from kit.report.body import decode_body
 from kit.rundir import (
     BODY_FILES,
     MAX_SUBJECT_BYTES,

@@ -28,13 +28,14 @@ from kit.standard.catalogue import current_version, standard_directory, torch_re
 from kit.standard.inheritance import EXTENDS, StandardSource, read_standard_source
 from kit.yamlio import load_yaml
 
-__all__ = ["REPORT_FORMATS", "REPORT_SCHEMA_FILE", "Grade", "Standard", "Tolerance",
-           "current_torch_release", "load_standard", "torch_release_of"]
+__all__ = ["BODY_FORMAT", "REPORT_FORMATS", "REPORT_JSON_FORMAT", "REPORT_SCHEMA_FILE", "Grade",
+           "Standard", "Tolerance", "current_torch_release", "load_standard", "torch_release_of"]
 
 #: How a standard's runs write and sign their report (``report_format`` in standard.yaml):
 #: ``report-json`` (v1, v2: report.json and the files it renders, each a signed subject) or
-#: ``body`` (``kit.formats.body``: a head and JSON Lines records, the only signed subjects).
+#: ``body`` (``kit.report.body``: a head and JSON Lines records, the only signed subjects).
 REPORT_FORMATS = ("report-json", "body")
+REPORT_JSON_FORMAT, BODY_FORMAT = REPORT_FORMATS
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Standard:
     #: The model tier's training-step budget (``numerics.training``); None: no training tests.
     training: TrainingBudget | None = None
     #: One of ``REPORT_FORMATS``; a standard that declares none keeps today's (``report-json``).
-    report_format: str = REPORT_FORMATS[0]
+    report_format: str = REPORT_JSON_FORMAT
 
     @property
     def directories(self) -> tuple[Path, ...]:
@@ -260,7 +261,7 @@ def _build(source: StandardSource, directory: Path) -> Standard:
 
 
 def _report_format(node: Node | None) -> str:
-    return REPORT_FORMATS[0] if node is None else node.choice(REPORT_FORMATS)
+    return REPORT_JSON_FORMAT if node is None else node.choice(REPORT_FORMATS)
 
 
 def _file_names(node: Node | None) -> dict[str, str]:

@@ -5,7 +5,7 @@ They read megabytes (every record typed, the grade derived again), so they run o
 payload (``kit.verification.content_cache`` records the verdict), never on a body whose
 digests were not checked against the signed statement first.
 
-8. the body reads strictly (``kit.formats.body.decode_body``: typed, canonical, so no duplicate
+8. the body reads strictly (``kit.report.body.decode_body``: typed, canonical, so no duplicate
    key) and its head makes the statement's claim (vendor, display name, standard, kit, finish)
 9. the report names a standard this kit knows, which declares the ``body`` format; its head
    validates against the standard's report schema and every record has a status of the
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from kit.errors import VerificationError
-from kit.formats.body import Body, BodyRecord, decode_body
 from kit.grading.regrade import check_grade
 from kit.grading.released import ReleasedKit
+from kit.report.body import Body, BodyRecord, decode_body
 from kit.report.model import Report
 from kit.rundir import REPORT_HEAD
-from kit.signing.body_statement import BODY_FORMAT, BodyClaim
-from kit.standard import Standard
+from kit.signing.body_statement import BodyClaim
+from kit.standard import BODY_FORMAT, Standard
 from kit.tiers.registry import tier_names
 from kit.verification.content import (
     check_op_names,

@@ -19,7 +19,9 @@ Integrity: who signed what.
 Content: whether what was signed holds up (``kit.verification.content`` and
 ``kit.grading.regrade``).
 
-9. the report names a standard this kit knows and validates against its report schema, and
+9. the report names a standard this kit knows, which declares this format (``report-json``:
+   a ``body`` standard's reports are checked by ``kit.verification.verify_body``), and
+   validates against its report schema, and
    its records' ``details.dispatch`` name only operators of its torch release (where that
    release is the installed torch: ``kit.attribution.op_names``)
 10. the kit that judged the run is a released one (listed digest, same version), or the report
@@ -35,6 +37,10 @@ With a trusted keyring (``trusted``, see ``kit.signing.trust``), step 4 also req
 signing key to be listed in the root-signed keyring.json and not revoked, and step 6 requires
 each to be listed for the report's vendor and valid (window, retirement) at the report's
 signing time, its ``run.finished_at``. Without one, any key file in the keyring counts.
+
+A ``body``-format envelope (``kit.signing.body_statement``) shares steps 1-4, 6 and 7; its
+steps 5 and 8-12 are ``kit.verification.verify_body``'s. ``verify_envelope`` takes either and
+checks a body's content in full; a reader that records content verdicts uses ``verify_body``.
 
 Each step raises ``VerificationError("step N: ...")`` with one line saying what was wrong. Every
 step reads bounded input and does linear work, so a hostile envelope costs little to reject.
@@ -60,15 +66,24 @@ from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import sha256_bytes
 from kit.printable import printable
 from kit.report.model import Report
-from kit.rundir import MAX_SUBJECT_BYTES, OPTIONAL_REPORT_FILES, REPORT_JSON, RunDir, report_files
+from kit.rundir import (
+    BODY_FILES,
+    MAX_SUBJECT_BYTES,
+    OPTIONAL_REPORT_FILES,
+    REPORT_JSON,
+    RunDir,
+    report_files,
+)
+from kit.signing.body_statement import BodyStatement, is_body_statement, parse_body_statement
 from kit.signing.dsse import Envelope, Signature, decode_envelope, pae
 from kit.signing.keyring import Keyring, KeyringEntry, load_keyring
 from kit.signing.keys import KEYID, keyid_of
 from kit.signing.limits import MAX_ENVELOPE_BYTES, MAX_PAYLOAD_BYTES, MAX_SIGNATURES
 from kit.signing.statement import PAYLOAD_TYPE, Statement, Subject, parse_statement
 from kit.signing.trust import TrustedKeyring
-from kit.standard import Standard
+from kit.standard import REPORT_JSON_FORMAT, Standard
 from kit.strict_json import canonical_json, collector_paused, loads_strict
+from kit.verification.body_content import check_body_content
 from kit.verification.content import (
     KitStanding,
     check_op_names,
@@ -389,9 +404,12 @@ def step9_read_report(statement: Statement) -> tuple[Report, Standard]:
         report = Report.from_json(statement.report)
         standard = report_standard(report)
         check_op_names(report)  # attribution is the vendor process's word: no made-up ops
-        return report, standard
     except VerificationError as exc:
         _fail(9, str(exc))
+    if standard.report_format != REPORT_JSON_FORMAT:
+        _fail(9, f"standard {standard.version} declares the {standard.report_format} format; "
+                 f"its reports are {' and '.join(BODY_FILES)}, not {REPORT_JSON}")
+    return report, standard
 
 
 def step10_check_kit(report: Report, released_kits: Sequence[ReleasedKit]) -> KitStanding:
@@ -444,6 +462,91 @@ class IntegrityChecked:
     subjects: Mapping[str, bytes]
 
 
+@dataclass(frozen=True)
+class _Signed:
+    """What steps 1-4 established: an envelope signed by keyring keys of good standing."""
+
+    envelope: Envelope
+    signers: tuple[KeyringEntry, ...]
+    #: Where the subject files are (the envelope's directory unless given).
+    files_dir: Path
+
+
+def _signed(envelope_path: Path, keyring_dir: Path | None, files_dir: Path | None,
+            trusted: TrustedKeyring | None) -> _Signed:
+    """Steps 1-4, the same for every report format."""
+    _refuse_other_keyring(keyring_dir, trusted)
+    if envelope_path.is_dir():
+        envelope_path = RunDir(envelope_path).envelope
+    envelope = step1_read_envelope(envelope_path)
+    step2_check_payload_type(envelope)
+    step3_require_signatures(envelope)
+    signers = step4_verify_signatures(envelope, keyring_dir, trusted)
+    return _Signed(envelope, signers, files_dir or envelope_path.parent)
+
+
+def _claims_body(payload: bytes) -> bool:
+    """Whether the signed payload is a body statement (``kit.signing.body_statement``): a
+    verified signature comes first, so only a keyring key's payload is parsed twice."""
+    try:
+        return is_body_statement(loads_strict(payload, what="payload"))
+    except VerificationError:
+        return False  # step 5 says what is wrong with it
+
+
+@dataclass(frozen=True)
+class BodyIntegrity:
+    """Steps 1-7 of a ``body``-format report (``kit.verification.verify_body``): who signed
+    which body. Its content is checked apart, once per signed payload."""
+
+    statement: BodyStatement
+    signers: tuple[KeyringEntry, ...]
+    #: The signed payload's sha256: the submission's identity and the content verdict's key.
+    payload_sha256: str
+    #: Each subject file's bytes, as step 7 hashed them.
+    files: Mapping[str, bytes]
+
+
+def step5_parse_body_statement(payload: bytes) -> BodyStatement:
+    try:
+        return parse_body_statement(loads_strict(payload, what="payload"))
+    except VerificationError as exc:
+        _fail(5, str(exc))
+
+
+def _body_integrity(signed: _Signed, trusted: TrustedKeyring | None) -> BodyIntegrity:
+    statement = step5_parse_body_statement(signed.envelope.payload)
+    step6_check_vendor_binding(statement.as_statement(), signed.signers, trusted)
+    files = step7_read_subject_files(statement.as_statement(), signed.files_dir)
+    return BodyIntegrity(statement, signed.signers, sha256_bytes(signed.envelope.payload), files)
+
+
+def verify_body_integrity(
+    envelope_path: Path,
+    keyring_dir: Path | None = None,
+    files_dir: Path | None = None,
+    *,
+    trusted: TrustedKeyring | None = None,
+) -> BodyIntegrity:
+    """Steps 1-7 of a body-format report: envelope, signatures, key standing, digests."""
+    return _body_integrity(_signed(envelope_path, keyring_dir, files_dir, trusted), trusted)
+
+
+def _verified_body(checked: BodyIntegrity, now: dt.datetime,
+                   released_kits: Sequence[ReleasedKit]) -> VerifiedReport:
+    """Steps 8-12 of a body, in full: what ``verify_envelope`` returns for any format."""
+    verdict, report = check_body_content(checked.files, checked.statement.claim, now=now,
+                                         released_kits=released_kits)
+    if report is None:
+        raise VerificationError(verdict.problem)
+    keyids = tuple(signer.keyid for signer in checked.signers)
+    return VerifiedReport(
+        vendor=checked.statement.claim.vendor_id, keyid=keyids[0], report=dict(report.document),
+        subjects=checked.statement.subjects, kit_version=checked.statement.claim.kit_version,
+        keyids=keyids, content=report, kit=kit_standing(report, released_kits),
+    )
+
+
 def verify_before_grade(
     envelope_path: Path,
     keyring_dir: Path | None = None,
@@ -454,17 +557,22 @@ def verify_before_grade(
     trusted: TrustedKeyring | None = None,
 ) -> IntegrityChecked:
     """Steps 1-11 of the checklist (``verify_envelope`` without the grade); the audit runs
-    step 12 as a check of its own."""
-    _refuse_other_keyring(keyring_dir, trusted)
-    if envelope_path.is_dir():
-        envelope_path = RunDir(envelope_path).envelope
-    envelope = step1_read_envelope(envelope_path)
-    step2_check_payload_type(envelope)
-    step3_require_signatures(envelope)
-    signers = step4_verify_signatures(envelope, keyring_dir, trusted)
+    step 12 as a check of its own. A report of the ``report-json`` format."""
+    signed = _signed(envelope_path, keyring_dir, files_dir, trusted)
+    return _before_grade(signed, now=now, released_kits=released_kits, trusted=trusted)
+
+
+def _before_grade(
+    signed: _Signed,
+    *,
+    now: dt.datetime | None,
+    released_kits: Sequence[ReleasedKit] | None,
+    trusted: TrustedKeyring | None,
+) -> IntegrityChecked:
+    envelope, signers = signed.envelope, signed.signers
     statement = step5_parse_statement(envelope.payload)
     step6_check_vendor_binding(statement, signers, trusted)
-    subjects = step7_read_subject_files(statement, files_dir or envelope_path.parent)
+    subjects = step7_read_subject_files(statement, signed.files_dir)
     step8_check_report_matches(subjects.get(REPORT_JSON, b""), statement, envelope.payload)
     report, standard = step9_read_report(statement)
     released = load_released_kits() if released_kits is None else released_kits
@@ -499,10 +607,12 @@ def verify_envelope(
     brings its own keys: ``keyring_dir``, if given too, must be its directory.
     """
     with collector_paused():  # a whole run's report is a million objects, none in a cycle
-        checked = verify_before_grade(
-            envelope_path, keyring_dir, files_dir,
-            now=now, released_kits=released_kits, trusted=trusted,
-        )
+        signed = _signed(envelope_path, keyring_dir, files_dir, trusted)
+        if _claims_body(signed.envelope.payload):
+            released = load_released_kits() if released_kits is None else released_kits
+            return _verified_body(_body_integrity(signed, trusted),
+                                  now or dt.datetime.now(dt.UTC), released)
+        checked = _before_grade(signed, now=now, released_kits=released_kits, trusted=trusted)
         step12_check_grade(checked.verified.content, checked.standard)
         step13_check_derived_files(checked.subjects, checked.verified.report)
     return checked.verified

@@ -17,52 +17,25 @@ payload. Derived files are not checked: they are not signed, but rendered from t
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kit.errors import VerificationError
 from kit.grading.released import ReleasedKit, load_released_kits
-from kit.hashing import sha256_bytes
 from kit.report.model import Report
 from kit.rundir import RunDir
-from kit.signing.body_statement import (
-    BodyClaim,
-    BodyStatement,
-    is_body_statement,
-    parse_body_statement,
-)
-from kit.signing.keyring import KeyringEntry
+from kit.signing.body_statement import BodyClaim, is_body_statement
 from kit.signing.statement import Subject
 from kit.signing.trust import TrustedKeyring
 from kit.strict_json import collector_paused, loads_strict
 from kit.verification.body_content import ContentVerdict, check_body_content
 from kit.verification.content_cache import ContentCache, verdict_context
-from kit.verification.verify import (
-    _refuse_other_keyring,
-    step1_read_envelope,
-    step2_check_payload_type,
-    step3_require_signatures,
-    step4_verify_signatures,
-    step6_check_vendor_binding,
-    step7_read_subject_files,
-)
+from kit.verification.verify import BodyIntegrity, step1_read_envelope, verify_body_integrity
 
 #: A reader's checks of a typed report, as (number, passed, why) each.
 ReportChecks = Callable[[Report], tuple[tuple[int, bool, str], ...]]
-
-
-@dataclass(frozen=True)
-class BodyIntegrity:
-    """What steps 1-7 established: who signed which body."""
-
-    statement: BodyStatement
-    signers: tuple[KeyringEntry, ...]
-    #: The signed payload's sha256: the submission's identity and the content verdict's key.
-    payload_sha256: str
-    #: Each subject file's bytes, as step 7 hashed them.
-    files: Mapping[str, bytes]
 
 
 @dataclass(frozen=True)
@@ -88,34 +61,6 @@ class VerifiedBody:
     @property
     def notes(self) -> tuple[str, ...]:
         return self.content.notes
-
-
-def step5_parse_body_statement(payload: bytes) -> BodyStatement:
-    try:
-        return parse_body_statement(loads_strict(payload, what="payload"))
-    except VerificationError as exc:
-        raise VerificationError(f"step 5: {exc}") from None
-
-
-def verify_body_integrity(
-    envelope_path: Path,
-    keyring_dir: Path | None = None,
-    files_dir: Path | None = None,
-    *,
-    trusted: TrustedKeyring | None = None,
-) -> BodyIntegrity:
-    """Steps 1-7: envelope, signatures, key standing, digests; ``VerificationError`` if not."""
-    _refuse_other_keyring(keyring_dir, trusted)
-    if envelope_path.is_dir():
-        envelope_path = RunDir(envelope_path).envelope
-    envelope = step1_read_envelope(envelope_path)
-    step2_check_payload_type(envelope)
-    step3_require_signatures(envelope)
-    signers = step4_verify_signatures(envelope, keyring_dir, trusted)
-    statement = step5_parse_body_statement(envelope.payload)
-    step6_check_vendor_binding(statement.as_statement(), signers, trusted)
-    files = step7_read_subject_files(statement.as_statement(), files_dir or envelope_path.parent)
-    return BodyIntegrity(statement, signers, sha256_bytes(envelope.payload), files)
 
 
 def body_content(

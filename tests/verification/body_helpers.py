@@ -15,9 +15,9 @@ from typing import Any
 
 from kit.clock import RunDate
 from kit.device import DeviceInfo
-from kit.formats.body import write_body_files
 from kit.grading import build_report, collect_environment
 from kit.patterns import matches
+from kit.report.body import write_body_files
 from kit.results import Status, TestRecord
 from kit.rundir import ENVELOPE_NAME
 from kit.signing.keyring import add_public_key

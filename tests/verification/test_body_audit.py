@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from body_helpers import SignedBody, body_report, signed_body  # noqa: E402
 
-from kit.formats.body import encode_body, write_body_files  # noqa: E402
 from kit.hashing import sha256_bytes  # noqa: E402
+from kit.report.body import encode_body, write_body_files  # noqa: E402
 from kit.repository.audit import audit_repository  # noqa: E402
 from kit.repository.interface import SubmissionAudit  # noqa: E402
 from kit.repository.layout import KEYRING_DIR, SubmissionKey, submission_key_of  # noqa: E402

@@ -24,9 +24,9 @@ from body_helpers import (  # noqa: E402
 )
 
 from kit.errors import InputError, VerificationError  # noqa: E402
-from kit.formats.body import decode_body, encode_body, write_body_files  # noqa: E402
 from kit.formats.derived import body_derived  # noqa: E402
 from kit.hashing import sha256_bytes  # noqa: E402
+from kit.report.body import decode_body, encode_body, write_body_files  # noqa: E402
 from kit.rundir import BODY_FILES, RECORDS_JSONL, REPORT_HEAD  # noqa: E402
 from kit.signing.body_statement import BODY_PREDICATE_TYPE, BodyClaim  # noqa: E402
 from kit.signing.dsse import Envelope, decode_envelope  # noqa: E402
@@ -246,3 +246,27 @@ def test_verdict_filed_for_another_payload_passes_nothing(signed: SignedBody, tm
     forged.write_bytes(recorded.read_bytes())
     with pytest.raises(VerificationError, match="^step 12: "):
         SignedBody(run, signed.keyring, signed.key_path).verify(cache=cache)
+
+
+def test_report_json_of_a_standard_declaring_body_is_refused(tmp_path: Path, report: dict
+                                                             ) -> None:
+    """A v3 report written as report.json (the other format) verifies under no rules."""
+    from kit.formats.files import render_files
+    from kit.verification.verify import verify_envelope
+
+    key_path, keyring = vendor_key(tmp_path)
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, data in render_files(report).items():
+        (run / name).write_bytes(data)
+    sign_output_dir(run, key_path, None)
+    with pytest.raises(VerificationError, match="^step 9: standard v3 declares the body format"):
+        verify_envelope(run, keyring_dir=keyring)
+
+
+def test_verify_envelope_takes_a_body_and_checks_it_in_full(signed: SignedBody) -> None:
+    from kit.verification.verify import verify_envelope
+
+    verified = verify_envelope(signed.envelope, keyring_dir=signed.keyring)
+    assert verified.vendor == VENDOR and len(verified.content.records) > 1
+    assert verified.report["records"][0]["id"] == verified.content.records[0].id
