@@ -11,32 +11,13 @@ share.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kit.results import NA_REASON_KEY, NotApplicableReason, Status, Verdict
+from kit.outcomes import Inapplicable
+from kit.results import NotApplicableReason
 
 if TYPE_CHECKING:
     from kit.vendors import VendorProfile
-
-
-#: How a test that ends not applicable while it runs (plain pytest) says so: the words follow.
-NOT_APPLICABLE_PREFIX = "not applicable: "
-
-
-@dataclass(frozen=True)
-class Inapplicable:
-    """The kit's decision that a test does not apply, for one of its reasons: a typed value,
-    whether ``ckit run`` decides it before dispatch or a test ends so while it runs."""
-
-    reason: NotApplicableReason
-    #: The reason in words, for the record's message.
-    words: str
-
-    def verdict(self) -> Verdict:
-        """The verdict of a test that ends so while it runs."""
-        return Verdict(Status.NOT_APPLICABLE, f"{NOT_APPLICABLE_PREFIX}{self.words}",
-                       {NA_REASON_KEY: self.reason.value, "reason": self.words})
 
 
 def unclaimed_dtype(vendor: VendorProfile, dtype: str) -> Inapplicable | None:

@@ -15,7 +15,6 @@ from typing import Any, NoReturn, Protocol, TypeVar
 import pytest
 from _pytest.outcomes import Skipped  # pytest.skip.Exception, as a type
 
-from kit.applicability import NOT_APPLICABLE_PREFIX, Inapplicable
 from kit.results import NA_REASON_KEY, NotApplicableReason, Status, Verdict
 
 
@@ -153,6 +152,25 @@ class Unsupported(KitOutcome):
     """The device does not implement what the test needs."""
 
     status = Status.UNSUPPORTED
+
+
+#: How a test that ends not applicable while it runs (plain pytest) says so: the words follow.
+NOT_APPLICABLE_PREFIX = "not applicable: "
+
+
+@dataclass(frozen=True)
+class Inapplicable:
+    """The kit's decision that a test does not apply, for one of its reasons: a typed value,
+    whether ``ckit run`` decides it before dispatch or a test ends so while it runs."""
+
+    reason: NotApplicableReason
+    #: The reason in words, for the record's message.
+    words: str
+
+    def verdict(self) -> Verdict:
+        """The verdict of a test that ends so while it runs."""
+        return Verdict(Status.NOT_APPLICABLE, f"{NOT_APPLICABLE_PREFIX}{self.words}",
+                       {NA_REASON_KEY: self.reason.value, "reason": self.words})
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kit.applicability import Inapplicable
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
 from kit.flows.config import refuse_untested_claims
 from kit.hashing import kit_digest
+from kit.outcomes import Inapplicable
 from kit.results import NA_REASON_KEY, WORKER_DETAILS, Status, TestRecord, tier_of
 from kit.rundir import JUDGED_SLOTS, PLANNED_IDS, RunDir
 from kit.runner.config import RunConfig, load_run_file, save_run_file

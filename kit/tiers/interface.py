@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from kit.test_ids import TestId
 
 if TYPE_CHECKING:
-    from kit.applicability import Inapplicable
     from kit.judge_context import JudgeContext
+    from kit.outcomes import Inapplicable
     from kit.standard import Standard
     from kit.vendors import VendorProfile
 

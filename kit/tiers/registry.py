@@ -18,7 +18,7 @@ from kit.tiers.models.tier import ModelsTier
 from kit.tiers.unit.tier import UnitTier
 
 if TYPE_CHECKING:
-    from kit.applicability import Inapplicable
+    from kit.outcomes import Inapplicable
     from kit.standard import Standard
     from kit.vendors import VendorProfile
 

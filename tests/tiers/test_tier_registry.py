@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kit.applicability import Inapplicable
 from kit.cli import main
 from kit.errors import InputError
 from kit.execution import save_evidence
 from kit.judge_context import JudgeContext
-from kit.outcomes import ResultMismatch
+from kit.outcomes import Inapplicable, ResultMismatch
 from kit.report.schema import schema_path
 from kit.report.summary import summarize
 from kit.results import NotApplicableReason, Status, TestRecord

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kit.applicability import Inapplicable, flow_inapplicable, unclaimed_dtype
+from kit.applicability import flow_inapplicable, unclaimed_dtype
+from kit.outcomes import Inapplicable
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from kit.applicability import Inapplicable
+from kit.outcomes import Inapplicable
 from kit.results import INPUTS_CHANGED_KEY, NotApplicableReason
 from kit.standard import Standard
 from kit.standard.catalogue import installed_torch_version, torch_release_of

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from kit.applicability import Inapplicable
+from kit.outcomes import Inapplicable
 from kit.results import NotApplicableReason
 
 if TYPE_CHECKING:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from kit.applicability import Inapplicable, unclaimed_autocast, unclaimed_dtype
+from kit.applicability import unclaimed_autocast, unclaimed_dtype
+from kit.outcomes import Inapplicable
 from kit.printable import printable
 from kit.test_ids import TestId
 from kit.tiers.interface import Tier
