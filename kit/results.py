@@ -8,6 +8,8 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
+from kit.test_ids import tier_of as tier_of  # re-exported: records name their tier by it
+
 
 class Status(enum.StrEnum):
     PASS = "PASS"
@@ -116,11 +118,6 @@ OPTIONAL_CAPABILITY_REASONS = frozenset({NotApplicableReason.UNCLAIMED_AUTOCAST}
 #: ``details`` key of a canary's test whose inputs in the installed release are not those the
 #: standard locked (``kit.tiers.unit.release_drift``): its verdict is on other inputs.
 INPUTS_CHANGED_KEY = "inputs_changed"
-
-
-def tier_of(test_id: str) -> str:
-    """Stable test ids start with their tier: ``unit/opinfo/add/float32/0`` -> ``unit``."""
-    return test_id.split("/", 1)[0]
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,22 @@ class TestId:
         """The id up to ``count`` segments after the tier (``unit/opinfo/add`` for 2)."""
         return SEPARATOR.join((self.tier, *self.segments[:count]))
 
+    @property
+    def last(self) -> str:
+        """The last segment (``0`` of ``unit/opinfo/add/float32/0``)."""
+        return self.segments[-1]
+
+    @property
+    def parent(self) -> str:
+        """The id without its last segment (``models/hf/llama`` of ``models/hf/llama/train``)."""
+        return self.prefix(len(self.segments) - 1)
+
+
+def tier_of(text: str) -> str:
+    """The tier a test id (or a pattern of them) starts with, without checking the rest:
+    ``unit/opinfo/add/float32/0`` -> ``unit``; for records and patterns of any form."""
+    return text.partition(SEPARATOR)[0]
+
 
 @functools.lru_cache(maxsize=1 << 16)
 def _split(text: str) -> TestId:

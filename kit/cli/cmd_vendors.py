@@ -14,6 +14,7 @@ from kit.cli import add_command
 from kit.clock import utc_today
 from kit.errors import ExitCode, InputError, KitError
 from kit.standard import Standard, load_standard
+from kit.test_ids import tier_of
 from kit.vendors import (
     SkipManifest,
     VendorProfile,
@@ -73,7 +74,7 @@ class LockedTests:
 
     def candidates(self, pattern: str) -> list[str] | None:
         """The ids a skip pattern can be judged stale against; None when it cannot be judged."""
-        tier = pattern.split("/", 1)[0]
+        tier = tier_of(pattern)
         if tier in self.by_tier:
             return self.by_tier[tier]
         if self.tiers and tier not in self.tiers and not any(c in tier for c in "*?"):

@@ -31,6 +31,7 @@ from kit.aten_trace import EMPTY, FUSED, INPLACE, OUT, PLAIN, STRIDED
 from kit.results import Status, TestRecord
 from kit.standard import Standard
 from kit.tiers.registry import find_tier
+from kit.tiers.unit.unit_id import UnitId
 
 OPINFO_PREFIX = "unit/opinfo/"
 SUSPECTS = "suspects"
@@ -68,11 +69,11 @@ def _failing_opinfo(records: Iterable[TestRecord]) -> dict[tuple[str, str], list
     failing: dict[tuple[str, str], list[_Failure]] = {}
     for record in records:
         if record.status.is_failure and record.id.startswith(OPINFO_PREFIX):
-            _, _, key, dtype, last = record.id.split("/", 4)
+            unit_id = UnitId.of(record.id)
             failure = _Failure(record.id, failure_way(record.status, record.details),
-                               _VARIANT_USES.get(last.split("-")[0], PLAIN if last.isdigit()
-                                                 else None))
-            failing.setdefault((op_name(key), dtype), []).append(failure)
+                               _VARIANT_USES.get(unit_id.variant()[0],
+                                                 PLAIN if unit_id.sample.isdigit() else None))
+            failing.setdefault((op_name(unit_id.op), unit_id.dtype), []).append(failure)
     return {where: sorted(tests, key=lambda f: f.test_id) for where, tests in failing.items()}
 
 
@@ -165,11 +166,18 @@ def check_suspects(records: Sequence[Mapping[str, Any]]) -> str | None:
             continue
         dtype = blame_dtype(record["id"]) if isinstance(record["id"], str) else None
         if dtype is None or not isinstance(suspects, list) or not all(
-            isinstance(s, str) and s in failing and s.split("/")[3] == dtype for s in suspects
+            isinstance(s, str) and s in failing and _dtype_of(s) == dtype for s in suspects
         ):
             return (f"{record['id']}: details.suspects names tests that are not failing "
                     "OpInfo tests of its dtype")
     return None
+
+
+def _dtype_of(test_id: str) -> str | None:
+    """The dtype of a unit id a report names (None for an id of another form: a report is
+    read as hostile input)."""
+    unit_id = UnitId.read(test_id)
+    return None if unit_id is None else unit_id.dtype
 
 
 def _is_failure(status: Any) -> bool:

@@ -37,7 +37,7 @@ class TrainingStep:
     @property
     def model(self) -> str:
         """``models/hf/llama`` of ``models/hf/llama/train``."""
-        return self.test_id.rsplit("/", 1)[0]
+        return TestId.split(self.test_id).parent
 
     @property
     def passed(self) -> bool:

@@ -22,8 +22,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kit.test_ids import TestId
-from kit.tiers.unit.tier import UnitTier
+from kit.tiers.unit.unit_id import UnitId
 
 if TYPE_CHECKING:
     import torch
@@ -155,12 +154,8 @@ class ProbeReport:
 def suspect_of(test_id: str) -> str | None:
     """The op a failing test puts under suspicion: ``unit/opinfo/<op>/<dtype>/<n>`` gives the
     OpInfo name, ``unit/opspec/<template>/<dtype>/<case>`` the template; other tiers none."""
-    parsed = TestId.read(test_id, (UnitTier.name,))
-    if parsed is not None and len(parsed.segments) == 4 and parsed.segments[0] in (
-        "opinfo", "opspec"
-    ):
-        return parsed.segments[1]
-    return None
+    unit_id = UnitId.read(test_id)
+    return unit_id.op if unit_id is not None and unit_id.source in ("opinfo", "opspec") else None
 
 
 def implicated(suspects: Iterable[str]) -> frozenset[str]:

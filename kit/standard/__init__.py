@@ -26,6 +26,7 @@ from kit.patterns import matches_any
 from kit.results import Status, declared_status
 from kit.standard.catalogue import current_version, standard_directory, torch_release_of
 from kit.standard.inheritance import EXTENDS, StandardSource, read_standard_source
+from kit.test_ids import tier_of
 from kit.yamlio import load_yaml
 
 __all__ = ["BODY_FORMAT", "REPORT_FORMATS", "REPORT_JSON_FORMAT", "REPORT_SCHEMA_FILE", "Grade",
@@ -158,7 +159,7 @@ class Standard:
         return _locked_digests(path.read_text(encoding="utf-8")) if path.exists() else {}
 
     def is_required(self, test_id: str) -> bool:
-        tier = test_id.split("/", 1)[0]
+        tier = tier_of(test_id)
         return matches_any(test_id, self.required.get(tier, ()))
 
     def may_skip(self, test_id: str) -> bool:

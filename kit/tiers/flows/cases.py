@@ -21,6 +21,8 @@ from kit.execution import run_split
 from kit.flows.config import TIER, flows_config
 from kit.standard import Standard
 from kit.test_ids import TestId
+from kit.tiers.unit.unit_id import TIER as UNIT_TIER
+from kit.tiers.unit.unit_id import UnitId
 
 if TYPE_CHECKING:
     import torch
@@ -29,14 +31,13 @@ if TYPE_CHECKING:
     from kit.golden import GoldenWriter
 
 PREFIX = f"{TIER}/"
-UNIT_PREFIX = "unit/"
 #: The dtype every subject is built in: flows are judged against eager CPU float32.
 SUBJECT_DTYPE = "float32"
 
 
 def flow_test_id(flow: str, unit_id: str) -> str:
     """``flows/<flow>/opinfo/add/float32/0`` for unit id ``unit/opinfo/add/float32/0``."""
-    return f"{PREFIX}{flow}/{unit_id.removeprefix(UNIT_PREFIX)}"
+    return str(TestId(TIER, (flow, *TestId.parse(unit_id, (UNIT_TIER,)).segments)))
 
 
 def parse_flow_id(test_id: str) -> tuple[str, str]:
@@ -45,7 +46,7 @@ def parse_flow_id(test_id: str) -> tuple[str, str]:
     if parsed is None or len(parsed.segments) < 2:
         raise InputError(f"not a flows test id: {test_id!r}")
     flow, *unit_segments = parsed.segments
-    return flow, UNIT_PREFIX + "/".join(unit_segments)
+    return flow, str(TestId(UNIT_TIER, tuple(unit_segments)))
 
 
 def candidate_unit_ids(standard: Standard) -> list[str]:
@@ -55,12 +56,12 @@ def candidate_unit_ids(standard: Standard) -> list[str]:
     ids = standard.test_ids("unit")
     specs = [i for i in ids if i.startswith(OPSPEC_PREFIX) and _dtype(i) == SUBJECT_DTYPE]
     samples = [i for i in ids if i.startswith(OPINFO_PREFIX) and _dtype(i) == SUBJECT_DTYPE
-               and i.rsplit("/", 1)[1] == "0"]
+               and UnitId.of(i).sample == "0"]
     return specs + samples
 
 
 def _dtype(unit_id: str) -> str:
-    return TestId.split(unit_id).segments[2]
+    return UnitId.of(unit_id).dtype
 
 
 def exportable_unit_ids(standard: Standard) -> list[str]:

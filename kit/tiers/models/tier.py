@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kit.applicability import flow_inapplicable, unclaimed_dtype
 from kit.outcomes import Inapplicable
 from kit.results import NotApplicableReason
+from kit.test_ids import TestId
 from kit.tiers.interface import Tier
 from kit.tiers.models.segments import EAGER, TRAIN
 
@@ -50,7 +51,7 @@ class ModelsTier(Tier):
         test of the device explains."""
         from kit.tiers.models.cases import MODEL_DTYPE
 
-        return MODEL_DTYPE if test_id.rsplit("/", 1)[-1] in (EAGER, TRAIN) else None
+        return MODEL_DTYPE if TestId.split(test_id).last in (EAGER, TRAIN) else None
 
     def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:
         from kit.aten_trace import ops_called

@@ -5,13 +5,13 @@ bfloat16 (``kit.applicability.unclaimed_autocast``)."""
 
 from __future__ import annotations
 
+from kit.tiers.unit.unit_id import UnitId
+
 #: The variant rule (and kind) of autocast tests.
 AUTOCAST_RULE = "autocast"
-_SEPARATOR = "-"
 
 
 def autocast_dtype(test_id: str) -> str | None:
     """The dtype an autocast test's last segment names, or None for any other test."""
-    parts = test_id.split("/")
-    rule, _, lowered = parts[-1].partition(_SEPARATOR)
-    return lowered if rule == AUTOCAST_RULE and len(parts) == 5 and lowered else None
+    rule, lowered = UnitId.of(test_id).variant()
+    return lowered if rule == AUTOCAST_RULE and lowered else None

@@ -21,6 +21,7 @@ from kit.standard import Standard
 from kit.tiers.unit.autocast_ids import autocast_dtype
 from kit.tiers.unit.config import Attribution, UnitConfig, load_unit_config
 from kit.tiers.unit.evidence import UnitEvidence
+from kit.tiers.unit.unit_id import UnitId
 
 if TYPE_CHECKING:
     from kit.tiers.unit.checking import UnitCase
@@ -76,7 +77,7 @@ def _repeating(standard: Standard, config: UnitConfig, test_id: str, case: UnitC
 
     if not REPEATS.holds(standard, test_id):
         return case
-    bitwise = test_id.split("/")[2] not in config.coverage.nondeterministic
+    bitwise = UnitId.of(test_id).op not in config.coverage.nondeterministic
     return replace(case, repeat=Repeat(bitwise=bitwise))
 
 

@@ -9,12 +9,12 @@ operands use (the dtype segment is the first operand's). Python scalars use no d
 from __future__ import annotations
 
 from kit.tiers.unit.dtypes import UNIT_DTYPES
+from kit.tiers.unit.unit_id import UnitId
 
 #: The label suffix of a 0-dim other operand (``float64_0d``).
 ZERO_DIM_SUFFIX = "_0d"
 #: The rule whose labels may name a dtype.
 PROMOTION_RULE = "promotion"
-_SEPARATOR = "-"
 
 
 def other_dtype_of_label(label: str) -> str | None:
@@ -25,10 +25,10 @@ def other_dtype_of_label(label: str) -> str | None:
 
 def operand_dtypes(test_id: str) -> tuple[str, ...]:
     """The id's dtype segment, then any other dtype its last segment names."""
-    parts = test_id.split("/")
-    dtypes = [parts[3]]
-    rule, _, label = parts[-1].partition(_SEPARATOR)
-    other = other_dtype_of_label(label) if rule == PROMOTION_RULE and len(parts) == 5 else None
+    unit_id = UnitId.of(test_id)
+    dtypes = [unit_id.dtype]
+    rule, label = unit_id.variant()
+    other = other_dtype_of_label(label) if rule == PROMOTION_RULE else None
     if other is not None and other not in dtypes:
         dtypes.append(other)
     return tuple(dtypes)

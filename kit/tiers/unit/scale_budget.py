@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from kit.outcomes import Inapplicable
 from kit.results import NotApplicableReason
+from kit.tiers.unit.unit_id import UnitId
 
 if TYPE_CHECKING:
     from kit.vendors import VendorProfile
@@ -48,13 +49,13 @@ def footprint_bytes(dtype: str, power: int) -> int:
 
 def over_budget(test_id: str, budget_mib: int, vendor: VendorProfile) -> Inapplicable | None:
     """``exceeds-memory-budget`` for a scale id whose footprint exceeds the budget, or None."""
-    parts = test_id.split("/")
-    power = scale_power(parts[-1]) if len(parts) == 5 else None
+    unit_id = UnitId.of(test_id)
+    power = scale_power(unit_id.sample)
     if power is None:
         return None
     budget = budget_mib if vendor.device_memory_mib is None else min(
         budget_mib, vendor.device_memory_mib)
-    needed = footprint_bytes(parts[3], power)
+    needed = footprint_bytes(unit_id.dtype, power)
     if needed <= budget * MIB:
         return None
     return Inapplicable(

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from kit.applicability import unclaimed_autocast, unclaimed_dtype
 from kit.outcomes import Inapplicable
 from kit.printable import printable
-from kit.test_ids import TestId
 from kit.tiers.interface import Tier
+from kit.tiers.unit.unit_id import TIER, UnitId
 
 if TYPE_CHECKING:
     from kit.judge_context import JudgeContext
@@ -22,14 +22,14 @@ _REPRO_LOCK = threading.Lock()
 
 def unit_dtype_of(test_id: str) -> str:
     """``unit/opinfo/add/float32/0`` and ``unit/opspec/sdpa/bfloat16/long`` -> the dtype."""
-    return TestId.parse(test_id, (UnitTier.name,)).segments[2]
+    return UnitId.of(test_id).dtype
 
 
 def _scale_over_budget(standard: Standard, vendor: VendorProfile, test_id: str
                        ) -> Inapplicable | None:
     from kit.tiers.unit.scale_budget import SCALE_RULE, over_budget, scale_power
 
-    if scale_power(test_id.rsplit("/", 1)[-1]) is None:
+    if scale_power(UnitId.of(test_id).sample) is None:
         return None
     from kit.tiers.unit.config import load_unit_config
 
@@ -39,7 +39,7 @@ def _scale_over_budget(standard: Standard, vendor: VendorProfile, test_id: str
 
 
 class UnitTier(Tier):
-    name = "unit"
+    name = TIER
     op_offset = 1
     checks_failability = True
 
