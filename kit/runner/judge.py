@@ -93,7 +93,7 @@ def serve(
         if not isinstance(command, JudgeTest):
             return
         record = judge_record(context, command.id, Path(command.evidence), command.duration)
-        send_message(results_fd, Judged(command.id, record.to_json()))
+        send_message(results_fd, Judged(command.id, record))
 
 
 def judge_context(golden_out: Path | None) -> JudgeContext:

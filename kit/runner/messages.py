@@ -11,9 +11,9 @@ order it arrives in (a child's stray line before ``ready``, say). It costs a few
 
 Who sends what: a worker announces ``WorkerReady`` and then answers ``RunTest`` with
 ``RunResult`` and ``Probe`` with ``ProbeCheck``s and one ``ProbeResult``; a judge announces
-``JudgeReady`` and answers ``JudgeTest`` with ``Judged``; ``Exit`` stops either. A record
-travels as ``TestRecord.to_json()`` and a probe report as ``ProbeReport.to_json()``: their
-own readers check them.
+``JudgeReady`` and answers ``JudgeTest`` with ``Judged``; ``Exit`` stops either. A record is a
+``TestRecord`` on both ends, on the wire its ``to_json()``, checked field by field here like a
+message's own; a probe report travels as ``ProbeReport.to_json()``, checked by its reader.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import typing
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Union
 
+from kit.results import Status, TestRecord, tier_of
 from kit.runner.protocol import LineReader, ProtocolError, send
 
 #: Raised whenever a message changes shape; both ends are the same kit, so they always agree.
@@ -57,11 +58,11 @@ class RunTest:
 
 @dataclass(frozen=True)
 class RunResult:
-    """A worker's record of the test it ran (``TestRecord.to_json()``)."""
+    """A worker's record of the test it ran."""
 
     kind: ClassVar[str] = "result"
     id: str
-    record: dict[str, Any]
+    record: TestRecord
 
 
 @dataclass(frozen=True)
@@ -101,11 +102,11 @@ class JudgeTest:
 
 @dataclass(frozen=True)
 class Judged:
-    """The judge's record of ``id`` (``TestRecord.to_json()``)."""
+    """The judge's record of ``id``."""
 
     kind: ClassVar[str] = "verdict"
     id: str
-    record: dict[str, Any]
+    record: TestRecord
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,8 @@ def encode(message: Message) -> dict[str, Any]:
     data: dict[str, Any] = {_TYPE_KEY: message.kind, _VERSION_KEY: PROTOCOL_VERSION}
     for field in fields(message):
         value = getattr(message, field.name)
+        if isinstance(value, TestRecord):
+            value = value.to_json()
         data[field.name] = list(value) if isinstance(value, tuple) else value
     return data
 
@@ -170,6 +173,8 @@ def _checked(value: object, expected: Any, where: str) -> Any:
                 return _checked(value, option, where)
             except ProtocolError:
                 continue
+    elif expected is TestRecord and isinstance(value, dict):
+        return _record(value, where)
     elif origin is tuple and isinstance(value, list):
         item_type = typing.get_args(expected)[0]
         return tuple(_checked(item, item_type, where) for item in value)
@@ -181,6 +186,29 @@ def _checked(value: object, expected: Any, where: str) -> Any:
     elif isinstance(expected, type) and type(value) is expected:
         return value  # exactly: a JSON true is no int
     raise ProtocolError(f"{where} is a {type(value).__name__}, not {_name(expected)}")
+
+
+#: A record's fields on the wire (``TestRecord.to_json``) and their types.
+_RECORD_FIELDS: dict[str, type] = {"id": str, "status": str, "duration_s": float, "message": str,
+                                   "details": dict, "tier": str}
+
+
+def _record(data: dict[Any, object], where: str) -> TestRecord:
+    """The record ``data`` carries: exactly a record's fields, each of its type, a known status
+    and the id's own tier; ``ProtocolError`` otherwise."""
+    if set(data) != set(_RECORD_FIELDS):
+        raise ProtocolError(f"{where} has fields {', '.join(sorted(map(str, data)))}, "
+                            f"not a record's ({', '.join(_RECORD_FIELDS)})")
+    values = {name: _checked(data[name], kind, f"{where}.{name}")
+              for name, kind in _RECORD_FIELDS.items()}
+    try:
+        status = Status(values["status"])
+    except ValueError:
+        raise ProtocolError(f"{where}.status {values['status']!r} is no status") from None
+    if values["tier"] != tier_of(values["id"]):
+        raise ProtocolError(f"{where}.tier {values['tier']!r} is not its id's")
+    return TestRecord(values["id"], status, values["duration_s"], values["message"],
+                      values["details"])
 
 
 def _name(expected: Any) -> str:

@@ -220,7 +220,7 @@ class WorkerProcess(ChildProcess):
         try:
             if not isinstance(reply, RunResult) or reply.id != test_id:
                 raise ValueError(f"expected the result of {test_id}, got {_kind(reply)}")
-            record = TestRecord.from_json(reply.record)
+            record = reply.record
             if record.id != test_id:
                 raise ValueError(f"expected the result of {test_id}, got one of {record.id}")
         except (KeyError, TypeError, ValueError) as exc:
@@ -341,7 +341,7 @@ class JudgeProcess(ChildProcess):
             reply = self.receive(timeout)
             if not isinstance(reply, Judged) or reply.id != record.id:
                 raise ProtocolError(f"expected the verdict on {record.id}, got {_kind(reply)}")
-            verdict = TestRecord.from_json(reply.record)
+            verdict = reply.record
         except (ChannelClosed, ChannelTimeout, OSError, ProtocolError, KeyError) as exc:
             self.kill()
             why = type(exc).__name__ if not str(exc) else str(exc)

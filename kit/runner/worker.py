@@ -129,7 +129,7 @@ class WorkerPlugin:
             record = TestRecord(test_id, Status.ERROR, 0.0, "worker did not collect this test")
         else:
             record = self._record(item, test_id)
-        send_message(self.results_fd, RunResult(test_id, record.to_json()))
+        send_message(self.results_fd, RunResult(test_id, record))
 
     def _record(self, item: pytest.Item, test_id: str) -> TestRecord:
         """Run ``item``: a plain kit test by a direct call of its function (pytest's per-test

@@ -33,7 +33,7 @@ from kit.runner.probe import ProbeFinding, ProbeReport
 from kit.runner.protocol import LineReader, ProtocolError
 
 RECORD = TestRecord("unit/opinfo/add/float32/0", Status.FAIL_NUMERIC, 0.25, "off by one",
-                    {"max_abs_err": 1.0}).to_json()
+                    {"max_abs_err": 1.0})
 REPORT = ProbeReport((ProbeFinding("add", "float32", "wrong values"),), checked=3).to_json()
 
 EVERY_MESSAGE: list[Message] = [
@@ -112,7 +112,7 @@ def test_decode_refuses_what_is_not_a_message(data: dict[str, Any], refusal: str
         (WorkerReady(("a",), None, None, 1), "device_problem", 0),
         (JudgeTest("unit/x", "/e.pt", 1.0), "duration", "1.0"),
         (JudgeTest("unit/x", "/e.pt", 1.0), "duration", None),
-        (Judged("unit/x", RECORD), "record", [RECORD]),
+        (Judged("unit/x", RECORD), "record", [RECORD.to_json()]),
         (ProbeCheck("add", "float32"), "dtype", ["float32"]),
     ],
 )
@@ -121,6 +121,23 @@ def test_decode_refuses_a_field_of_the_wrong_type(
 ) -> None:
     with pytest.raises(ProtocolError, match=f"{type(message).kind}.{field} is a"):
         decode({**encode(message), field: value})
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"status": "MOSTLY_PASS"}, "is no status"),
+        ({"tier": "models"}, "is not its id's"),
+        ({"details": []}, "result.record.details is a list"),
+        ({"verdict": "PASS"}, "not a record's"),
+    ],
+    ids=["unknown-status", "other-tier", "details-not-an-object", "extra-field"],
+)
+def test_decode_refuses_a_record_that_is_not_one(change: dict[str, object], words: str) -> None:
+    """A record is typed on the wire too: a worker's reply is read as strictly as a message."""
+    line = encode(RunResult("unit/opinfo/add/float32/0", RECORD))
+    with pytest.raises(ProtocolError, match=words):
+        decode({**line, "record": {**line["record"], **change}})
 
 
 def test_a_line_from_another_version_is_refused_on_the_wire() -> None:
