@@ -62,11 +62,13 @@ certify-run:
 	exit $$code
 
 # Issue 26's speed figures side by side with their goals (bench/speed_summary.py: the whole
-# unit tier several times, minutes), then verify's answer on a huge envelope. BENCH_ARGS
-# narrows or adds: BENCH_ARGS="--select 'unit/opinfo/a*/*/*'", BENCH_ARGS=--certify.
+# unit tier several times, minutes), then verify's answer on a huge envelope, then whole-run
+# reports verified a second in report.json's format beside the body format's (issue 37).
+# BENCH_ARGS narrows or adds: BENCH_ARGS="--select 'unit/opinfo/a*/*/*'", BENCH_ARGS=--certify.
 bench:
 	$(BIN)/python bench/speed_summary.py $(BENCH_ARGS)
 	$(BIN)/python bench/verify_scale.py
+	$(BIN)/python bench/verify_throughput.py $(VERIFY_ARGS)
 
 # The whole flows tier on the reference backends (about 40 minutes on 2 cores).
 bench-flows:
@@ -92,14 +94,16 @@ TRAIN_ARGS ?=
 bench-train:
 	$(BIN)/python bench/training_budget.py $(TRAIN_ARGS)
 
-# Whole-run reports verified per second in one process (issue 26; also part of `make bench`),
-# e.g. VERIFY_ARGS="--reports 20" for a quicker figure.
+# Whole-run reports verified per second in one process, report.json's format (issue 26) beside
+# the body format's (issue 37); also part of `make bench`. VERIFY_ARGS="--reports 200
+# --old-reports 3" for a quicker figure.
 VERIFY_ARGS ?=
 bench-verify:
 	$(BIN)/python bench/verify_throughput.py $(VERIFY_ARGS)
 
 # One signed submission copied under 10,000 run ids (issue 24): ckit audit and ckit gate within
-# 60 s each on 2 cores. AUDIT_ARGS="--copies 999" for a smaller repository.
+# 60 s each on 2 cores. AUDIT_ARGS="--copies 999" for a smaller repository; AUDIT_ARGS="--bodies
+# 1000": 1,000 whole-run body-format submissions audited with recorded verdicts (issue 37).
 AUDIT_ARGS ?=
 bench-audit:
 	$(BIN)/python bench/audit_scale.py $(AUDIT_ARGS)

@@ -28,9 +28,10 @@ import msgspec
 
 from kit.errors import InputError, VerificationError
 from kit.outfiles import write_new_file
+from kit.results import Status, TestRecord
 from kit.rundir import BODY_FILES, ENVELOPE_NAME, RECORDS_JSONL, REPORT_HEAD
 
-__all__ = ["Body", "BodyRecord", "decode_body", "decode_head", "encode_body",
+__all__ = ["Body", "BodyRecord", "decode_body", "decode_head", "encode_body", "encode_head",
            "write_body_files"]
 
 #: The report's key whose value ``records.jsonl`` holds; the head holds every other key.
@@ -51,6 +52,18 @@ class BodyRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
         return {"id": self.id, "tier": self.tier, "status": self.status,
                 "duration_s": self.duration_s, "message": self.message, "details": self.details}
 
+    def to_record(self) -> TestRecord:
+        """The record typed; ``VerificationError`` for a status the kit does not have."""
+        status = _STATUSES.get(self.status)
+        if status is None:
+            raise VerificationError(f"record {self.id[:80]!r}: unknown status "
+                                    f"{self.status[:40]!r}")
+        return TestRecord(self.id, status, self.duration_s, self.message, self.details)
+
+
+#: Each status by its value: a dict lookup, not an enum call, for every record of a run.
+_STATUSES = {status.value: status for status in Status}
+
 
 # One encoder for writer and reader: the canonical form is whatever it writes.
 _ENCODER = msgspec.json.Encoder(order="sorted")
@@ -67,7 +80,13 @@ class Body:
 
     def document(self) -> dict[str, Any]:
         """The report document the head and records make (what report.json would hold)."""
-        return {**self.head, RECORDS_KEY: [record.to_json() for record in self.records]}
+        return {**self.head, RECORDS_KEY: self.record_documents()}
+
+    def record_documents(self) -> list[dict[str, Any]]:
+        return [record.to_json() for record in self.records]
+
+    def typed_records(self) -> tuple[TestRecord, ...]:
+        return tuple(record.to_record() for record in self.records)
 
 
 def _record(data: Mapping[str, Any]) -> BodyRecord:
@@ -83,12 +102,16 @@ def encode_body(report: Mapping[str, Any]) -> dict[str, bytes]:
     head = {key: value for key, value in report.items() if key != RECORDS_KEY}
     records = [_record(item) for item in report[RECORDS_KEY]]
     try:
-        encoded = {REPORT_HEAD: _ENCODER.encode(head) + b"\n",
-                   RECORDS_JSONL: _ENCODER.encode_lines(records)}
+        encoded = {REPORT_HEAD: encode_head(head), RECORDS_JSONL: _ENCODER.encode_lines(records)}
     except (TypeError, ValueError, msgspec.EncodeError) as exc:
         raise InputError(f"report body cannot be encoded: {exc}") from None
     _refuse_unreadable(encoded)
     return encoded
+
+
+def encode_head(head: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of a body's head (the report less its records)."""
+    return _ENCODER.encode(head) + b"\n"
 
 
 def _refuse_unreadable(encoded: Mapping[str, bytes]) -> None:
@@ -112,7 +135,7 @@ def decode_head(data: bytes) -> dict[str, Any]:
         raise VerificationError(f"{REPORT_HEAD}: {_one_line(exc)}") from None
     if RECORDS_KEY in head:
         raise VerificationError(f"{REPORT_HEAD}: holds records; they belong in {RECORDS_JSONL}")
-    if _ENCODER.encode(head) + b"\n" != data:
+    if encode_head(head) != data:
         raise VerificationError(f"{REPORT_HEAD}: not canonical JSON (a duplicate key, another "
                                 "spelling of a value, or whitespace); the kit writes one form")
     return head

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,18 +104,27 @@ class Report:
         return cls._typed(document)
 
     @classmethod
-    def from_body(cls, head: Mapping[str, Any], records: list[Mapping[str, Any]]) -> Report:
+    def from_body(cls, head: Mapping[str, Any], records: Sequence[TestRecord],
+                  documents: Sequence[Mapping[str, Any]]) -> Report:
         """A ``body``-format report: ``head`` (the document less its records) validated against
-        the schema, ``records`` already read typed (``kit.report.body.BodyRecord``, whose
-        fields are the schema's) and checked by their reader against the standard's statuses
-        and test ids; ``ReportError`` if not."""
+        the schema; ``records`` (each also as its JSON ``documents``) already read typed
+        (``kit.report.body``: the schema's fields, status of the standard, id of its tier,
+        finite duration), so only their uniqueness is checked here; ``ReportError`` if not."""
         problem = schema_problem({**head, "records": []})
         if problem is not None:
             raise ReportError(problem)
-        return cls._typed({**head, "records": records})
+        return cls._typed({**head, "records": list(documents)}, _unique(tuple(records)))
 
     @classmethod
-    def _typed(cls, document: Mapping[str, Any]) -> Report:
+    def from_checked_head(cls, head: Mapping[str, Any]) -> Report:
+        """The head of a body whose content checks passed (a recorded verdict: the head's bytes
+        are the checked ones, by their signed digest), typed without its records and without
+        validating again: for readers of the claims only (an audit's path, policy, key)."""
+        return cls._typed({**head, "records": []})
+
+    @classmethod
+    def _typed(cls, document: Mapping[str, Any],
+               records: tuple[TestRecord, ...] | None = None) -> Report:
         return cls(
             document=document,
             kit=_kit(document["kit"]),
@@ -124,7 +133,7 @@ class Report:
             run=_run(document["run"]),
             environment=document["environment"],
             skips=_skips(document["skip_manifest"]),
-            records=_records(document["records"]),
+            records=_records(document["records"]) if records is None else records,
             missing=tuple(document["missing"]),
             violations=tuple(document["policy"]["violations"]),
             summary=document["summary"],
@@ -233,7 +242,12 @@ def _record(data: Mapping[str, Any]) -> TestRecord:
 
 
 def _records(items: list[Mapping[str, Any]]) -> tuple[TestRecord, ...]:
-    records = tuple(_record(item) for item in items)
+    return _unique(tuple(_record(item) for item in items))
+
+
+def _unique(records: tuple[TestRecord, ...]) -> tuple[TestRecord, ...]:
+    if len({record.id for record in records}) == len(records):
+        return records
     seen: set[str] = set()
     for record in records:
         if record.id in seen:

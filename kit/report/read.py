@@ -45,7 +45,7 @@ def _read_body(directory: Path) -> LoadedReport:
             raise InputError(f"{directory}: {name} is missing from the report body") from None
     try:
         body = decode_body(files)
-        report = Report.from_body(body.head, [record.to_json() for record in body.records])
+        report = Report.from_body(body.head, body.typed_records(), body.record_documents())
     except VerificationError as exc:
         raise InputError(f"{directory}: not a report this kit can read: {exc}") from None
     digest = sha256_bytes("".join(sha256_bytes(files[n]) for n in BODY_FILES).encode())

@@ -79,10 +79,10 @@ def _recorded(number: int, verdict: ContentVerdict) -> CheckResult:
 
 def _head_verified(checked: BodyIntegrity, released_kits: Sequence[ReleasedKit]
                    ) -> VerifiedReport:
-    """What the seams read, from the head alone: its bytes are a checked subject and, once the
-    content verdict passed, the statement's claim."""
+    """What the seams read, from the head alone: its bytes are a checked subject and, the
+    content verdict having passed steps 8-11, a head that validates and makes the claim."""
     head = decode_head(checked.files[REPORT_HEAD])
-    report = Report.from_body(head, [])
+    report = Report.from_checked_head(head)
     keyids = tuple(signer.keyid for signer in checked.signers)
     return VerifiedReport(
         vendor=checked.statement.claim.vendor_id, keyid=keyids[0], report=head,

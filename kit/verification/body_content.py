@@ -106,7 +106,7 @@ def step9_read_report(body: Body) -> tuple[Report, Standard]:
         problem = _records_problem(body.records, standard)
         if problem is not None:
             _fail(9, problem)
-        report = Report.from_body(body.head, [record.to_json() for record in body.records])
+        report = Report.from_body(body.head, body.typed_records(), body.record_documents())
         check_op_names(report)
         return report, standard
     except VerificationError as exc:
@@ -117,7 +117,7 @@ def step9_read_report(body: Body) -> tuple[Report, Standard]:
 
 def _header_report(body: Body) -> Report:
     """The head alone, typed (records none): enough to name and load the standard."""
-    return Report.from_body(body.head, [])
+    return Report.from_body(body.head, (), [])
 
 
 def check_body_content(
