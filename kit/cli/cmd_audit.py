@@ -13,7 +13,11 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode
 from kit.printable import printable
-from kit.repository.audit_options import add_audit_options, audit_from_args
+from kit.repository.audit_options import (
+    add_audit_options,
+    add_content_cache_option,
+    audit_from_args,
+)
 from kit.repository.interface import CheckResult, RepositoryAudit
 from kit.repository.pull_request import MAINTAINERS_VERDICT, SCOPE_CHECK, is_maintainers_change
 
@@ -78,4 +82,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--json", action="store_true", help="print the audit as JSON")
     add_audit_options(parser)
+    add_content_cache_option(parser)
     parser.set_defaults(handler=_audit)

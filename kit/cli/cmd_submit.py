@@ -8,7 +8,11 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode
 from kit.printable import printable
-from kit.repository.audit_options import add_audit_options, precheck_from_args
+from kit.repository.audit_options import (
+    add_audit_options,
+    add_content_cache_option,
+    precheck_from_args,
+)
 from kit.repository.submit import Submission, submit_run
 
 
@@ -60,4 +64,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     # The audit's own choices, with the audit's defaults: submit refuses what audit would.
     add_audit_options(parser)
+    add_content_cache_option(parser)
     parser.set_defaults(handler=_submit)

@@ -43,12 +43,6 @@ def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--pol
         f"default {DEFAULT_GOLDEN_SAMPLE})",
     )
     group.add_argument(
-        "--content-cache", type=Path, metavar="DIR",
-        help="the auditor's record of body-format reports' content verdicts, one per signed "
-        "payload: written when a report is first checked, read back after (integrity is "
-        "always checked); never a directory of the audited repository",
-    )
-    group.add_argument(
         "--repo-config", type=Path, metavar="DIR",
         help="the defaults of the options above (and of the gate policy) as `ckit repo init` "
         "filed them: DIR/roots, DIR/released-kits.yaml, DIR/acceptance.yaml, DIR/gate.yaml; "
@@ -104,6 +98,17 @@ def audit_from_args(
         golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
         only=only,
         content_cache=_content_cache(args),
+    )
+
+
+def add_content_cache_option(parser: argparse.ArgumentParser) -> None:
+    """``ckit audit`` and ``ckit submit`` only: a verdict read back leaves the body undecoded,
+    so the audit carries no typed report for it, which the gate and the portal read."""
+    parser.add_argument(
+        "--content-cache", type=Path, metavar="DIR",
+        help="the auditor's record of body-format reports' content verdicts, one per signed "
+        "payload: written when a report is first checked, read back after (integrity is "
+        "always checked); never a directory of the audited repository",
     )
 
 
