@@ -119,13 +119,13 @@ def check_op_names(report: Report) -> None:
     """Every op a record's ``details.dispatch`` names is an operator of the report's torch
     release: the list is written in the vendor's process, so one made up is refused. Checked
     where the installed torch is that release (another's operators are not known here)."""
-    named_by = _dispatch_op_names(report)
-    if not named_by:  # a v1 report, or a v2 one without attribution: no torch asked
-        return
+    if not any(DISPATCH_KEY in record.details for record in report.records):
+        return  # a v1 report, or a v2 one without attribution: no torch asked
     release = report.standard.torch_release
     operators = release_op_names(release)
     if operators is None:
-        return
+        return  # another release than the installed torch's: its operators are not known here
+    named_by = _dispatch_op_names(report)
     unknown = operators.unknown(named_by)
     if unknown:
         raise ReportError(
