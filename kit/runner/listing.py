@@ -12,7 +12,8 @@ from typing import Any
 from kit.errors import InputError
 from kit.results import Status
 from kit.runner.config import RunConfig
-from kit.runner.orchestrator import RunInputs, decided_by_kit, empty_plan_message, load_inputs
+from kit.runner.decisions import decided_by_kit
+from kit.runner.inputs import RunInputs, empty_plan_message, load_inputs
 
 RUN, SKIPPED, NOT_APPLICABLE = "run", "skipped", "not-applicable"
 

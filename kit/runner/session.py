@@ -11,16 +11,20 @@ from kit.errors import InputError
 from kit.results import TestRecord
 from kit.rundir import RunDir
 from kit.runner.config import RunConfig
-from kit.runner.orchestrator import (
-    Orchestrator,
-    RunInputs,
-    RunResult,
-    load_inputs,
-    prepare_new_run,
-    prepare_resume,
-)
+from kit.runner.inputs import RunInputs, load_inputs
+from kit.runner.lifecycle import prepare_new_run, prepare_resume
+from kit.runner.orchestrator import Orchestrator
 from kit.runner.outdir import claim_new_out_dir
 from kit.runner.reaper import run_reaper
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """A finished run: its directory, its report, its envelope."""
+
+    out_dir: Path
+    report: dict[str, Any]
+    envelope: Path | None
 
 
 def signing_key(config: RunConfig, vendor_id: str) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kit.results import Status, TestRecord
-from kit.runner.orchestrator import JudgeSlot
+from kit.runner.judge_slot import JudgeSlot
 from kit.runner.pool import WorkerProcess
 
 pytestmark = pytest.mark.slow(seconds=20)

@@ -21,7 +21,8 @@ from kit.formats.files import write_report_files
 from kit.outfiles import make_real_dir, open_for_append, write_new_file
 from kit.rundir import JOURNAL_NAME, RUN_FILE, finished_report_names
 from kit.runner.config import RunConfig, save_run_file
-from kit.runner.orchestrator import load_inputs, prepare_new_run
+from kit.runner.inputs import load_inputs
+from kit.runner.lifecycle import prepare_new_run
 from kit.runner.outdir import claim_new_out_dir
 
 CLI_TIMEOUT_S = 300

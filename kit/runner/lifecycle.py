@@ -1,0 +1,57 @@
+"""A run directory's life: claimed and pinned when a run starts, checked against its pins when
+it resumes, and the plan written for the workers to collect."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from pathlib import Path
+
+from kit.errors import InputError
+from kit.rundir import PLANNED_IDS, RunDir
+from kit.runner.config import RunConfig, load_run_file, save_run_file
+from kit.runner.inputs import RunInputs, load_inputs, pins_of
+from kit.runner.outdir import check_run_dir_layout, claim_new_out_dir, refuse_finished_run
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def prepare_new_run(config: RunConfig, inputs: RunInputs) -> str:
+    """Write ``run.json`` into a new or empty output directory; returns the start time."""
+    claim_new_out_dir(config.out_dir)  # never a run (or anything else) already there
+    started_at = _now()
+    save_run_file(config.out_dir, config, pins_of(inputs), started_at)
+    return started_at
+
+
+def prepare_resume(out_dir: Path) -> tuple[RunConfig, RunInputs, str]:
+    """The run in ``out_dir`` as it started, refused where anything it pinned changed since or
+    it has finished."""
+    check_run_dir_layout(out_dir)
+    config, pins, started_at = load_run_file(out_dir)
+    inputs = load_inputs(config)
+    current = pins_of(inputs)
+    for name, value in pins.items():
+        if name == "environment" and current.get(name) != value:
+            where = "on the host" if value == "host" else "inside a reference container"
+            raise InputError(
+                f"{out_dir}: cannot resume here: the run started {where} and must finish "
+                "there; start a new run with another --out"
+            )
+        if current.get(name) != value:
+            raise InputError(
+                f"{out_dir}: cannot resume: {name.replace('_', ' ')} changed since the run "
+                "started; start a new run with another --out"
+            )
+    refuse_finished_run(out_dir)
+    return config, inputs, started_at
+
+
+def write_planned_ids(run_dir: RunDir, planned: Iterable[str]) -> Path:
+    """The plan, for the workers to collect only it (a resumed run writes it again)."""
+    path = run_dir.workers / PLANNED_IDS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{test_id}\n" for test_id in planned), encoding="utf-8")
+    return path
