@@ -12,8 +12,8 @@ order it arrives in (a child's stray line before ``ready``, say). It costs a few
 Who sends what: a worker announces ``WorkerReady`` and then answers ``RunTest`` with
 ``RunResult`` and ``Probe`` with ``ProbeCheck``s and one ``ProbeResult``; a judge announces
 ``JudgeReady`` and answers ``JudgeTest`` with ``Judged``; ``Exit`` stops either. A record is a
-``TestRecord`` on both ends, on the wire its ``to_json()``, checked field by field here like a
-message's own; a probe report travels as ``ProbeReport.to_json()``, checked by its reader.
+``TestRecord`` and a probe report a ``ProbeReport`` on both ends, on the wire their
+``to_json()``, checked field by field here like a message's own.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Union
 
 from kit.results import Status, TestRecord, tier_of
+from kit.runner.probe import ProbeFinding, ProbeReport
 from kit.runner.protocol import LineReader, ProtocolError, send
 
 #: Raised whenever a message changes shape; both ends are the same kit, so they always agree.
@@ -84,10 +85,10 @@ class ProbeCheck:
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """The probe's report (``ProbeReport.to_json()``)."""
+    """The probe's report."""
 
     kind: ClassVar[str] = "probe_result"
-    report: dict[str, Any]
+    report: ProbeReport
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def encode(message: Message) -> dict[str, Any]:
     data: dict[str, Any] = {_TYPE_KEY: message.kind, _VERSION_KEY: PROTOCOL_VERSION}
     for field in fields(message):
         value = getattr(message, field.name)
-        if isinstance(value, TestRecord):
+        if isinstance(value, (TestRecord, ProbeReport)):
             value = value.to_json()
         data[field.name] = list(value) if isinstance(value, tuple) else value
     return data
@@ -175,6 +176,8 @@ def _checked(value: object, expected: Any, where: str) -> Any:
                 continue
     elif expected is TestRecord and isinstance(value, dict):
         return _record(value, where)
+    elif expected is ProbeReport and isinstance(value, dict):
+        return _probe_report(value, where)
     elif origin is tuple and isinstance(value, list):
         item_type = typing.get_args(expected)[0]
         return tuple(_checked(item, item_type, where) for item in value)
@@ -189,18 +192,14 @@ def _checked(value: object, expected: Any, where: str) -> Any:
 
 
 #: A record's fields on the wire (``TestRecord.to_json``) and their types.
-_RECORD_FIELDS: dict[str, type] = {"id": str, "status": str, "duration_s": float, "message": str,
+_RECORD_FIELDS: dict[str, object] = {"id": str, "status": str, "duration_s": float, "message": str,
                                    "details": dict, "tier": str}
 
 
 def _record(data: dict[Any, object], where: str) -> TestRecord:
     """The record ``data`` carries: exactly a record's fields, each of its type, a known status
     and the id's own tier; ``ProtocolError`` otherwise."""
-    if set(data) != set(_RECORD_FIELDS):
-        raise ProtocolError(f"{where} has fields {', '.join(sorted(map(str, data)))}, "
-                            f"not a record's ({', '.join(_RECORD_FIELDS)})")
-    values = {name: _checked(data[name], kind, f"{where}.{name}")
-              for name, kind in _RECORD_FIELDS.items()}
+    values = _exact(data, _RECORD_FIELDS, where)
     try:
         status = Status(values["status"])
     except ValueError:
@@ -209,6 +208,37 @@ def _record(data: dict[Any, object], where: str) -> TestRecord:
         raise ProtocolError(f"{where}.tier {values['tier']!r} is not its id's")
     return TestRecord(values["id"], status, values["duration_s"], values["message"],
                       values["details"])
+
+
+#: A probe report's fields on the wire (``ProbeReport.to_json``: ``ok`` and ``message`` are
+#: derived, read back from the findings) and a finding's.
+_PROBE_FIELDS: dict[str, object] = {"ok": bool, "message": str, "checked": int,
+                                 "avoided": tuple[str, ...], "findings": list}
+_FINDING_FIELDS: dict[str, object] = {"op": str, "dtype": str, "problem": str, "fatal": bool}
+
+
+def _probe_report(data: dict[Any, object], where: str) -> ProbeReport:
+    """The probe report ``data`` carries, checked as ``_record`` checks a record."""
+    values = _exact(data, _PROBE_FIELDS, where)
+    findings = []
+    for index, item in enumerate(values["findings"]):
+        place = f"{where}.findings[{index}]"
+        if not isinstance(item, dict):
+            raise ProtocolError(f"{place} is a {type(item).__name__}, not an object")
+        finding = _exact(item, _FINDING_FIELDS, place)
+        findings.append(ProbeFinding(finding["op"], finding["dtype"], finding["problem"],
+                                     finding["fatal"]))
+    return ProbeReport(tuple(findings), values["checked"], values["avoided"])
+
+
+def _exact(data: dict[Any, object], expected: dict[str, object], where: str
+           ) -> dict[str, Any]:
+    """``data``'s values, each checked against its type; ``ProtocolError`` unless ``data``
+    holds exactly ``expected``'s fields."""
+    if set(data) != set(expected):
+        raise ProtocolError(f"{where} has fields {', '.join(sorted(map(str, data)))}, "
+                            f"not {', '.join(expected)}")
+    return {name: _checked(data[name], kind, f"{where}.{name}") for name, kind in expected.items()}
 
 
 def _name(expected: Any) -> str:

@@ -245,7 +245,7 @@ class WorkerProcess(ChildProcess):
                     continue
                 if not isinstance(reply, ProbeResult):
                     raise ProtocolError(f"expected a probe report, got {_kind(reply)}")
-                return ProbeReport.from_json(reply.report)
+                return reply.report
         except ChannelTimeout:
             self.kill()
             problem = f"hung: no answer within {PROBE_TIMEOUT_S:g} s"

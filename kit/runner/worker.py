@@ -117,7 +117,7 @@ class WorkerPlugin:
             report = ProbeReport((ProbeFinding("probe", "-", "no device", fatal=True),))
         else:
             report = probe_device_health(device, self.dtypes, suspects, self._announce_check)
-        send_message(self.results_fd, ProbeResult(report.to_json()))
+        send_message(self.results_fd, ProbeResult(report))
 
     def _announce_check(self, op: str, dtype: str) -> None:
         """Before each check: if it kills the worker, the orchestrator knows which one did."""

@@ -34,7 +34,7 @@ from kit.runner.protocol import LineReader, ProtocolError
 
 RECORD = TestRecord("unit/opinfo/add/float32/0", Status.FAIL_NUMERIC, 0.25, "off by one",
                     {"max_abs_err": 1.0})
-REPORT = ProbeReport((ProbeFinding("add", "float32", "wrong values"),), checked=3).to_json()
+REPORT = ProbeReport((ProbeFinding("add", "float32", "wrong values"),), checked=3)
 
 EVERY_MESSAGE: list[Message] = [
     WorkerReady(("unit/opinfo/add/float32/0", "deploy/smoke-op"),
@@ -129,7 +129,7 @@ def test_decode_refuses_a_field_of_the_wrong_type(
         ({"status": "MOSTLY_PASS"}, "is no status"),
         ({"tier": "models"}, "is not its id's"),
         ({"details": []}, "result.record.details is a list"),
-        ({"verdict": "PASS"}, "not a record's"),
+        ({"verdict": "PASS"}, "has fields"),
     ],
     ids=["unknown-status", "other-tier", "details-not-an-object", "extra-field"],
 )
@@ -138,6 +138,22 @@ def test_decode_refuses_a_record_that_is_not_one(change: dict[str, object], word
     line = encode(RunResult("unit/opinfo/add/float32/0", RECORD))
     with pytest.raises(ProtocolError, match=words):
         decode({**line, "record": {**line["record"], **change}})
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"checked": "3"}, "probe_result.report.checked is a"),
+        ({"findings": [{"op": "add", "dtype": "float32", "problem": "x"}]}, "has fields"),
+        ({"findings": ["add"]}, "findings\\[0\\] is a str"),
+    ],
+    ids=["checked-not-a-number", "finding-without-fatal", "finding-not-an-object"],
+)
+def test_decode_refuses_a_probe_report_that_is_not_one(change: dict[str, object], words: str
+                                                       ) -> None:
+    line = encode(ProbeResult(REPORT))
+    with pytest.raises(ProtocolError, match=words):
+        decode({**line, "report": {**line["report"], **change}})
 
 
 def test_a_line_from_another_version_is_refused_on_the_wire() -> None:
