@@ -35,9 +35,9 @@ class UnitEvidence:
     #: ``details.dispatch``, compared by the judge with the ops the call reaches on CPU.
     dispatch: Mapping[str, list[str]] | None = None
 
-    def to_tree(self) -> dict[str, Any]:
+    def to_tree(self) -> dict[str, object]:
         """The plain tree the evidence file holds: the present fields by name."""
-        tree = {"result": self.result, "inputs": self.inputs}
+        tree: dict[str, object] = {"result": self.result, "inputs": self.inputs}
         for name in ("facts", "repeated", "dispatch"):
             value = getattr(self, name)
             if value is not None:
