@@ -292,7 +292,7 @@ def _list(config: RunConfig, as_json: bool) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from kit.runner.session import resume_run, start_run, start_run_in_container
+    from kit.runner.session import resume_run, start_run
 
     _refuse_conflicts(args)
     # A finished run is refused by the resume itself (kit.runner.outdir): never re-signed.
@@ -302,6 +302,8 @@ def handle(args: argparse.Namespace) -> int:
         elif args.list:
             return _list(config_from_args(args), args.json)
         elif args.in_container:
+            from kit.container.host_run import start_run_in_container  # imports docker
+
             config = config_from_args(args)
             result = start_run_in_container(config, args.image, _passthrough(args, config))
         else:

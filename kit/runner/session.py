@@ -14,7 +14,6 @@ from kit.runner.config import RunConfig
 from kit.runner.inputs import RunInputs, load_inputs
 from kit.runner.lifecycle import prepare_new_run, prepare_resume
 from kit.runner.orchestrator import Orchestrator
-from kit.runner.outdir import claim_new_out_dir
 from kit.runner.reaper import run_reaper
 
 
@@ -53,37 +52,6 @@ def resume_run(out_dir: Path) -> RunResult:
     if config.sign:
         signing_key(config, inputs.vendor.id)
     return _execute(config, inputs, started_at)
-
-
-def start_run_in_container(config: RunConfig, image: str | None, extra: list[str]) -> RunResult:
-    """Run inside the vendor image (no key inside), then sign on the host what came out."""
-    import json
-
-    from kit.container.run import run_in_container
-    from kit.errors import EnvironmentProblem, ExitCode
-
-    inputs = load_inputs(config)
-    key = signing_key(config, inputs.vendor.id) if config.sign else None
-    claim_new_out_dir(config.out_dir)
-    ran = run_in_container(config.vendor, image, config.out_dir, config.tiers, extra)
-    # A finished run exits with its grade's code (every grade's, not only 0 and 1) or with
-    # partial's: each wrote a report to sign. Any other code wrote none worth signing.
-    graded = {grade.exit_code for grade in inputs.standard.grades} | {int(ExitCode.PARTIAL)}
-    if ran.exit_code not in graded:
-        raise EnvironmentProblem(
-            f"the run inside {ran.image} failed with exit code {ran.exit_code} "
-            "(its output is above); nothing was signed"
-        )
-    run_dir = RunDir(config.out_dir)
-    report = json.loads(run_dir.report_json.read_text(encoding="utf-8"))
-    if key is None:
-        return RunResult(config.out_dir, report, run_dir.envelope)
-    from kit.signing.keys import passphrase_from_env
-    from kit.signing.sign import sign_output_dir
-
-    envelope = sign_output_dir(config.out_dir, key, passphrase_from_env())
-    return RunResult(config.out_dir, report, envelope)
-
 
 
 def _execute(config: RunConfig, inputs: RunInputs, started_at: str) -> RunResult:
