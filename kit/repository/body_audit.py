@@ -59,7 +59,8 @@ class BodyAudited:
     #: The submission as the seams take it (its report typed from the head alone); None when
     #: check 2 failed.
     verified: VerifiedReport | None
-    #: The whole report, when this audit decoded the body (no recorded verdict).
+    #: The whole report, when this audit decoded the body and keeps no verdicts (the gate's and
+    #: the portal's audits); None with a ``ContentCache``.
     report: Report | None
 
 
@@ -134,7 +135,10 @@ def audit_body_submission(
         grade,
         passed(DERIVED, "none signed: a body's derived files are rendered on demand"),
     )
-    return BodyAudited(checks, _head_verified(checked, released_kits), report)
+    # With a cache (``ckit audit``, ``ckit submit``: no reader of typed reports after) the
+    # decoded report is dropped at once: a thousand whole runs held would be tens of GB.
+    kept = report if cache is None else None
+    return BodyAudited(checks, _head_verified(checked, released_kits), kept)
 
 
 def _integrity_failed(problem: str) -> BodyAudited:

@@ -60,9 +60,10 @@ def test_body_submission_passes_the_audit_and_its_verdict_is_read_back(tmp_path:
     cache = ContentCache(tmp_path / "auditor" / "verdicts")
     first = audited(repo, cache)
     assert first.passed, [c for c in first.checks if not c.passed]
-    assert first.report is not None  # the body was decoded: first audit
+    assert len(list(cache.directory.rglob("*.json"))) == 1  # checked and recorded
     again = audited(repo, cache)
     assert again.passed and again.report is None  # the recorded verdict: no decoding
+    assert audited(repo, None).report is not None  # no cache (gate, portal): the typed report
     assert [c.number for c in again.checks] == list(range(1, 12))
 
 
