@@ -13,7 +13,7 @@ from pathlib import Path
 from kit.bounded_read import FileMissing, read_regular_file
 from kit.errors import InputError, VerificationError
 from kit.hashing import sha256_bytes
-from kit.report.body import decode_body
+from kit.report.body import Body, decode_body
 from kit.report.model import Report, ReportError
 from kit.rundir import BODY_FILES, MAX_SUBJECT_BYTES, REPORT_HEAD, REPORT_JSON, RunDir
 from kit.strict_json import loads_strict
@@ -33,9 +33,7 @@ def report_path(target: Path) -> Path:
     return RunDir(target).report_json if target.is_dir() else target
 
 
-def _read_body(directory: Path) -> LoadedReport:
-    """A ``body``-format run's report (``kit.report.body``), read as strictly as verify does;
-    its sha256 is the records' and the head's together (each file's digest, in order)."""
+def _body_files(directory: Path) -> dict[str, bytes]:
     files = {}
     for name in BODY_FILES:
         try:
@@ -43,6 +41,22 @@ def _read_body(directory: Path) -> LoadedReport:
                                             what="report body")
         except FileMissing:
             raise InputError(f"{directory}: {name} is missing from the report body") from None
+    return files
+
+
+def read_body(directory: Path) -> Body:
+    """A ``body``-format run's body (``kit.report.body``), read as strictly as verify reads it;
+    ``InputError`` in one line otherwise."""
+    try:
+        return decode_body(_body_files(directory))
+    except VerificationError as exc:
+        raise InputError(f"{directory}: not a report this kit can read: {exc}") from None
+
+
+def _read_body(directory: Path) -> LoadedReport:
+    """A ``body``-format run's report typed; its sha256 is the records' and the head's together
+    (each file's digest, in order)."""
+    files = _body_files(directory)
     try:
         body = decode_body(files)
         report = Report.from_body(body.head, body.typed_records(), body.record_documents())

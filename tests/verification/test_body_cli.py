@@ -45,3 +45,16 @@ def test_verify_records_the_content_verdict_and_refuses_a_body_swapped_since(tmp
     assert done.returncode == ExitCode.VERIFICATION_FAILED
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("ckit: error: step 7: records.jsonl was modified after signing")
+
+
+@pytest.mark.usefixtures("private_config")
+def test_render_writes_the_derived_files_of_a_body_and_never_over_others(tmp_path: Path
+                                                                         ) -> None:
+    signed = signed_body(tmp_path)
+    done = ckit("render", str(signed.run_dir), "--out", str(tmp_path / "views"))
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert sorted(p.name for p in (tmp_path / "views").iterdir()) == [
+        "junit.xml", "results.csv", "summary.md"]
+    again = ckit("render", str(signed.run_dir), "--out", str(tmp_path / "views"))
+    assert again.returncode == ExitCode.INPUT_ERROR
+    assert "already holds junit.xml" in again.stderr
