@@ -47,9 +47,6 @@ from kit.verification.content_cache import ContentCache
 from kit.verification.verify import BodyIntegrity, VerifiedReport, verify_body_integrity
 from kit.verification.verify_body import body_content
 
-#: The content verdict's steps that are check 6's (the grade); the others are check 2's.
-_GRADE_STEP = "step 12: "
-
 
 @dataclass(frozen=True)
 class BodyAudited:
@@ -123,7 +120,7 @@ def audit_body_submission(
         return _integrity_failed(str(exc))
     verdict, report = body_content(checked, now=now, released_kits=released_kits, cache=cache,
                                    also=_lines)
-    if not verdict.passed and not verdict.problem.startswith(_GRADE_STEP):
+    if not verdict.typed:  # steps 8-11: the body does not hold up as the claimed report
         return _integrity_failed(verdict.problem)
     grade = (passed(GRADE) if verdict.passed
              else failed(GRADE, [printable(verdict.problem)]))

@@ -49,8 +49,11 @@ class ContentVerdict:
     problem: str
     grade: str
     notes: tuple[str, ...]
-    #: Checks a reader ran on the report beside these steps, recorded with them (the audit's
-    #: required tests and skip policy): (number, passed, why) each.
+    #: Whether steps 8-11 passed, so that the report was read typed (only the grade, step
+    #: 12, can have failed).
+    typed: bool = False
+    #: Checks a reader ran on the typed report beside these steps, recorded with them (the
+    #: audit's required tests and skip policy): (number, passed, why) each.
     checks: tuple[tuple[int, bool, str], ...] = ()
 
 
@@ -97,27 +100,47 @@ def _records_problem(records: Sequence[BodyRecord], standard: Standard) -> str |
     return next((problem for problem in problems if problem is not None), None)
 
 
+def _read_typed(body: Body) -> tuple[Report, Standard]:
+    """Step 9's reading; ``VerificationError`` without the step (step 9 names it)."""
+    standard = report_standard(_header_report(body))
+    if standard.report_format != BODY_FORMAT:
+        raise VerificationError(
+            f"standard {standard.version} declares the {standard.report_format} format; its "
+            "reports are report.json and the files it renders")
+    problem = _records_problem(body.records, standard)
+    if problem is not None:
+        raise VerificationError(problem)
+    report = Report.from_body(body.head, body.typed_records(), body.record_documents())
+    check_op_names(report)
+    return report, standard
+
+
 def step9_read_report(body: Body) -> tuple[Report, Standard]:
     try:
-        standard = report_standard(_header_report(body))
-        if standard.report_format != BODY_FORMAT:
-            _fail(9, f"standard {standard.version} declares the {standard.report_format} "
-                     "format; its reports are report.json and the files it renders")
-        problem = _records_problem(body.records, standard)
-        if problem is not None:
-            _fail(9, problem)
-        report = Report.from_body(body.head, body.typed_records(), body.record_documents())
-        check_op_names(report)
-        return report, standard
+        return _read_typed(body)
     except VerificationError as exc:
-        if str(exc).startswith("step "):
-            raise
         _fail(9, str(exc))
 
 
 def _header_report(body: Body) -> Report:
     """The head alone, typed (records none): enough to name and load the standard."""
     return Report.from_body(body.head, (), [])
+
+
+def _typed_and_standing(files: Mapping[str, bytes], claim: BodyClaim, now: dt.datetime,
+                        released_kits: Sequence[ReleasedKit]
+                        ) -> tuple[Report, Standard, tuple[str, ...]]:
+    """Steps 8-11: the report typed, its standard, and the notes for the reader."""
+    report, standard = step9_read_report(step8_read_body(files, claim))
+    try:
+        standing = kit_standing(report, released_kits)
+    except VerificationError as exc:
+        _fail(10, str(exc))
+    try:
+        check_run_times(report.run, now)
+    except VerificationError as exc:
+        _fail(11, str(exc))
+    return report, standard, (standing.note,) if standing.note else ()
 
 
 def check_body_content(
@@ -128,23 +151,13 @@ def check_body_content(
     released_kits: Sequence[ReleasedKit],
 ) -> tuple[ContentVerdict, Report | None]:
     """Steps 8-12 on the body files (their digests already checked against the statement):
-    the verdict, and the typed report when it passed."""
+    the verdict, and the typed report once steps 8-11 passed (a grade refused at 12 too)."""
     try:
-        body = step8_read_body(files, claim)
-        report, standard = step9_read_report(body)
-        try:
-            standing = kit_standing(report, released_kits)
-        except VerificationError as exc:
-            _fail(10, str(exc))
-        try:
-            check_run_times(report.run, now)
-        except VerificationError as exc:
-            _fail(11, str(exc))
-        try:
-            check_grade(report, standard)
-        except VerificationError as exc:
-            _fail(12, str(exc))
+        report, standard, notes = _typed_and_standing(files, claim, now, released_kits)
     except VerificationError as exc:
-        return ContentVerdict(False, str(exc), "", ()), None
-    notes = (standing.note,) if standing.note else ()
-    return ContentVerdict(True, "", report.grade.name, notes), report
+        return ContentVerdict(False, str(exc), "", (), typed=False), None
+    try:
+        check_grade(report, standard)
+    except VerificationError as exc:
+        return ContentVerdict(False, f"step 12: {exc}", "", notes, typed=True), report
+    return ContentVerdict(True, "", report.grade.name, notes, typed=True), report

@@ -41,6 +41,7 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     problem: str
     grade: str
     notes: tuple[str, ...]
+    typed: bool
     checks: tuple[tuple[int, bool, str], ...]
 
 
@@ -75,11 +76,11 @@ class ContentCache:
         if record.payload_sha256 != payload_sha256 or record.context != context:
             return None
         return ContentVerdict(record.passed, record.problem, record.grade, record.notes,
-                              record.checks)
+                              record.typed, record.checks)
 
     def put(self, payload_sha256: str, context: str, verdict: ContentVerdict) -> None:
         path = self._path(payload_sha256, context)
         path.parent.mkdir(parents=True, exist_ok=True)
         record = _Record(payload_sha256, context, verdict.passed, verdict.problem, verdict.grade,
-                         verdict.notes, verdict.checks)
+                         verdict.notes, verdict.typed, verdict.checks)
         write_atomically(path, msgspec.json.encode(record), mode=0o644)

@@ -537,7 +537,7 @@ def _verified_body(checked: BodyIntegrity, now: dt.datetime,
     """Steps 8-12 of a body, in full: what ``verify_envelope`` returns for any format."""
     verdict, report = check_body_content(checked.files, checked.statement.claim, now=now,
                                          released_kits=released_kits)
-    if report is None:
+    if not verdict.passed or report is None:
         raise VerificationError(verdict.problem)
     keyids = tuple(signer.keyid for signer in checked.signers)
     return VerifiedReport(

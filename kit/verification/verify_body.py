@@ -75,7 +75,8 @@ def body_content(
     ``also``: the reader's own checks of the typed report, recorded with the verdict."""
     context = verdict_context(released_kits) if cache is not None else ""
     recorded = cache.get(checked.payload_sha256, context) if cache is not None else None
-    if recorded is not None:
+    # A verdict recorded without the reader's own checks (by ``ckit verify``) is taken again.
+    if recorded is not None and (also is None or recorded.checks or not recorded.typed):
         return recorded, None
     with collector_paused():  # a whole run's records are a million objects, none in a cycle
         verdict, report = check_body_content(checked.files, checked.statement.claim, now=now,

@@ -19,7 +19,14 @@ from kit.report.body import encode_body, write_body_files  # noqa: E402
 from kit.repository.audit import audit_repository  # noqa: E402
 from kit.repository.interface import SubmissionAudit  # noqa: E402
 from kit.repository.layout import KEYRING_DIR, SubmissionKey, submission_key_of  # noqa: E402
-from kit.repository.submission_checks import GRADE, INTEGRITY, LAYOUT, PATH  # noqa: E402
+from kit.repository.submission_checks import (  # noqa: E402
+    GRADE,
+    INTEGRITY,
+    LAYOUT,
+    PATH,
+    REQUIRED,
+    SKIPS,
+)
 from kit.rundir import RECORDS_JSONL  # noqa: E402
 from kit.signing.dsse import decode_envelope  # noqa: E402
 from kit.signing.sign import sign_output_dir  # noqa: E402
@@ -103,3 +110,30 @@ def test_body_submission_holding_an_unsigned_report_json_fails_its_layout(tmp_pa
     (key.directory(repo) / "report.json").write_text("{}\n")
     passed, why = check(audited(repo, None), LAYOUT)
     assert not passed and "unknown file report.json" in why
+
+
+def test_verdict_recorded_by_ckit_verify_is_taken_again_by_the_audit(tmp_path: Path) -> None:
+    """``ckit verify`` records no required-tests or skip-policy check: the audit, sharing the
+    cache, checks the body itself rather than reading those as not checked."""
+    signed = signed_body(tmp_path / "vendor")
+    cache = ContentCache(tmp_path / "auditor" / "verdicts")
+    signed.verify(cache=cache)
+    repo = tmp_path / "repo"
+    file_body(signed, repo)
+    first = audited(repo, cache)
+    assert first.passed, [c for c in first.checks if not c.passed]
+    assert audited(repo, cache).passed
+
+
+def test_body_claiming_a_better_grade_still_has_its_required_tests_checked(tmp_path: Path
+                                                                          ) -> None:
+    signed = signed_body(tmp_path / "vendor")
+    liar = tmp_path / "liar"
+    write_body_files(dict(body_report(), grade={"name": "conformant", "reasons": []}), liar)
+    sign_output_dir(liar, signed.key_path, None)
+    repo = tmp_path / "repo"
+    file_body(SignedBody(liar, signed.keyring, signed.key_path), repo)
+    cache = ContentCache(tmp_path / "auditor" / "verdicts")
+    for _ in range(2):
+        submission = audited(repo, cache)
+        assert check(submission, REQUIRED)[0] and check(submission, SKIPS)[0]
