@@ -19,6 +19,7 @@ so signing, verification and the submission layout follow a new format without b
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,9 +155,24 @@ class RunDir:
     def golden_manifest(self) -> Path:
         return self.path / GOLDEN_MANIFEST
 
+    def holds_body(self) -> bool:
+        """Whether the run wrote its report as a body (its standard's ``report_format: body``):
+        the one test of which format a run directory holds (the kit never writes both)."""
+        return self.file(REPORT_HEAD).is_file() and not os.path.lexists(self.report_json)
+
+    def report_names(self) -> tuple[str, ...]:
+        """The files of the report this directory holds, from its format's own list: the
+        body's (``BODY_FILES``), else every report format's (``report_files()``)."""
+        return BODY_FILES if self.holds_body() else report_files()
+
+    def report_paths(self) -> tuple[Path, ...]:
+        """What the run wrote of its report: each file of its format's list that is there."""
+        return tuple(path for path in map(self.file, self.report_names()) if path.is_file())
+
     def is_finished(self) -> bool:
-        """Both the report and its envelope are there: resuming would only re-sign the run."""
-        return self.report_json.is_file() and self.envelope.is_file()
+        """Both the report (its first file: report.json, or the body's head) and its envelope
+        are there: resuming would only re-sign the run."""
+        return self.file(self.report_names()[0]).is_file() and self.envelope.is_file()
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 from kit.cli import add_command
-from kit.cli.cmd_run import graded_exit_code, partial_of_report, qualified
+from kit.cli.cmd_run import graded_exit_code, partial_of_report, qualified, say_report_files
 from kit.errors import InputError
 from kit.printable import printable
-from kit.rundir import RunDir
 
 #: Missing tests named on the terminal before "and N more".
 _SHOWN_MISSING = 5
@@ -63,8 +62,8 @@ def handle(args: argparse.Namespace) -> int:
     grade = merged.report["grade"]["name"]
     _say_missing(merged.missing)
     records = len(merged.report["records"])
-    print(f"merged {len(args.shards)} shard(s), {records} record(s): {RunDir(out).report_json}",
-          file=sys.stderr)
+    print(f"merged {len(args.shards)} shard(s), {records} record(s): {out}", file=sys.stderr)
+    say_report_files(out)  # in the format the shards' standard declares
     print(f"envelope: {envelope}", file=sys.stderr)
     partial = partial_of_report(merged.report)
     code = graded_exit_code(grade, partial)

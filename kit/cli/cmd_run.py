@@ -14,7 +14,7 @@ from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
-from kit.rundir import GOLDEN_DIR, REPORT_JSON, RUN_FILE, SUMMARY_MD, RunDir
+from kit.rundir import GOLDEN_DIR, REPORT_JSON, RUN_FILE, RunDir
 from kit.runner.config import RunConfig
 from kit.runner.devices import ALL as ALL_DEVICES
 from kit.runner.devices import parse_devices
@@ -317,8 +317,7 @@ def handle(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     grade = result.report.get("grade", {}).get("name", "unknown")
-    print(f"report: {RunDir(result.out_dir).report_json}", file=sys.stderr)
-    print(f"summary: {RunDir(result.out_dir).file(SUMMARY_MD)}", file=sys.stderr)
+    say_report_files(result.out_dir)
     if result.envelope is not None:
         print(f"envelope: {result.envelope}", file=sys.stderr)
     partial = partial_of_report(result.report)
@@ -337,6 +336,16 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print(f"grade: {printable(partial.words() if partial is not None else grade)}")
     return code
+
+
+def say_report_files(out_dir: Path) -> None:
+    """Each report file the run wrote, from its format's own list (``RunDir.report_names``):
+    report.json and the files it renders, or a body, whose views ``ckit render`` writes."""
+    run_dir = RunDir(out_dir)
+    for path in run_dir.report_paths():
+        print(f"report: {path}", file=sys.stderr)
+    if run_dir.holds_body():
+        print(f"views: `ckit render {out_dir}` renders them from the body", file=sys.stderr)
 
 
 def graded_exit_code(grade: str, partial: Partial | None) -> int:

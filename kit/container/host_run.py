@@ -6,10 +6,9 @@ what came out. Here, above the runner, since the runner never starts an image it
 
 from __future__ import annotations
 
-import json
-
 from kit.container.run import run_in_container
 from kit.errors import EnvironmentProblem, ExitCode
+from kit.report.read import read_report
 from kit.rundir import RunDir
 from kit.runner.config import RunConfig
 from kit.runner.inputs import load_inputs
@@ -32,7 +31,9 @@ def start_run_in_container(config: RunConfig, image: str | None, extra: list[str
             "(its output is above); nothing was signed"
         )
     run_dir = RunDir(config.out_dir)
-    report = json.loads(run_dir.report_json.read_text(encoding="utf-8"))
+    # Whichever format the run's standard wrote (report.json or a body), read as strictly as
+    # any reader of a report file reads it.
+    report = dict(read_report(run_dir.path).report.document)
     if key is None:
         return RunResult(config.out_dir, report, run_dir.envelope)
     from kit.signing.keys import passphrase_from_env

@@ -1,4 +1,5 @@
-"""Reading a finished run's report.json for ``ckit show``, ``ckit diff`` and ``--rerun-failed``.
+"""Reading a finished run's report, report.json or a body, for ``ckit show``, ``ckit diff``,
+``--rerun-failed``, ``ckit run --in-container`` and ``ckit slurm status``.
 
 The file is someone else's until proven otherwise: it is read with a size bound (regular files
 only), parsed as strict JSON (no duplicate keys, no NaN) and typed by ``Report.from_json``, so
@@ -7,6 +8,7 @@ every problem is one line and no consumer re-checks shapes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,14 +64,19 @@ def _read_body(directory: Path) -> LoadedReport:
         report = Report.from_body(body.head, body.typed_records(), body.record_documents())
     except VerificationError as exc:
         raise InputError(f"{directory}: not a report this kit can read: {exc}") from None
-    digest = sha256_bytes("".join(sha256_bytes(files[n]) for n in BODY_FILES).encode())
-    return LoadedReport(path=directory / REPORT_HEAD, sha256=digest, report=report)
+    return LoadedReport(path=directory / REPORT_HEAD, sha256=body_sha256(files), report=report)
+
+
+def body_sha256(files: Mapping[str, bytes]) -> str:
+    """What names exactly one body (as a report.json's sha256 names it): the sha256 of its
+    files' digests in ``BODY_FILES`` order. ``--rerun-failed`` and ``ckit merge`` record it."""
+    return sha256_bytes("".join(sha256_bytes(files[n]) for n in BODY_FILES).encode())
 
 
 def read_report(target: Path) -> LoadedReport:
     """The report at ``target`` (a run directory, a report.json, or a body's head);
     ``KitError`` if unreadable."""
-    if target.is_dir() and (target / REPORT_HEAD).is_file():
+    if target.is_dir() and RunDir(target).holds_body():
         return _read_body(target)
     if target.name == REPORT_HEAD:
         return _read_body(target.parent)

@@ -4,17 +4,20 @@ A numbered checklist; the first failed step refuses the merge with one line nami
 
 1. each directory holds a finished shard, signed: its envelope's signatures verify with a key of
    the keyring and that key is the report's vendor's (whoever can write a shard directory but
-   holds no vendor key cannot flip a record and reseal it), report.json as the envelope lists
-   it, strict JSON, the report schema, a ``run.shard``
-2. each shard report holds up: coverage, completeness, violations, summary and grade derived
-   again from its records equal what it claims (``kit.grading.regrade``)
+   holds no vendor key cannot flip a record and reseal it), its report as the envelope lists
+   it (report.json: strict JSON, the report schema; a body, its standard's ``report_format:
+   body``: canonical, typed, the statement's claim, the schema), a ``run.shard``
+2. each shard report holds up under the standard it names: coverage, completeness, violations,
+   summary and grade derived again from its records equal what it claims
+   (``kit.grading.regrade``)
 3. every shard is of the same run: kit digest (and this kit's), standard, vendor profile,
    skip manifest, torch release, tiers, --select, flows, shard count and balance
 4. the shards are 0..N-1 of N, each exactly once: a duplicate or a missing one is named
 5. each shard recorded only tests of its own part, and no test twice across shards
 
 The merged report is then built from the shards' records the way ``ckit run`` builds one
-(``kit.grading.build.assemble_report``), so it grades as an unsharded run of the same tests would.
+(``kit.grading.build.assemble_report``), under their standard, so it grades as an unsharded run of
+the same tests would, and is written in that standard's format.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ def _refuse(step: int, message: str) -> MergeRefused:
 @dataclass(frozen=True)
 class ShardReport:
     directory: Path
-    #: sha256 of the shard's report.json bytes: the merged report names each shard by it.
+    #: sha256 of the shard's report.json bytes, or of its body's digests
+    #: (``kit.report.read.body_sha256``): the merged report names each shard by it.
     sha256: str
     report: Report
     shard: ShardRef
@@ -57,8 +61,9 @@ class ShardReport:
         return f"shard {self.shard} ({self.directory})"
 
 
-def step1_read_shard(directory: Path, keyring_dir: Path | None = None) -> ShardReport:
-    """``keyring_dir``: the keyring the shards' signatures must verify with (None: the kit's)."""
+def _read_json_shard(envelope_path: Path, directory: Path,
+                     keyring_dir: Path | None) -> tuple[str, Report]:
+    """A report.json shard: verify's steps 1-8, then the report typed."""
     from kit.verification.verify import (
         step1_read_envelope,
         step2_check_payload_type,
@@ -70,33 +75,56 @@ def step1_read_shard(directory: Path, keyring_dir: Path | None = None) -> ShardR
         step8_check_report_matches,
     )
 
+    envelope = step1_read_envelope(envelope_path)
+    step2_check_payload_type(envelope)
+    step3_require_signatures(envelope)
+    signers = step4_verify_signatures(envelope, keyring_dir)
+    statement = step5_parse_statement(envelope.payload)
+    step6_check_vendor_binding(statement, signers)
+    report_bytes = step7_check_subject_files(statement, directory)
+    step8_check_report_matches(report_bytes, statement, envelope.payload)
+    return sha256_bytes(report_bytes), Report.from_json(statement.report)
+
+
+def _read_body_shard(envelope_path: Path, directory: Path,
+                     keyring_dir: Path | None) -> tuple[str, Report]:
+    """A body shard: its integrity (verify's steps 1-7), then read as its content check reads
+    it (steps 8-9: canonical, the claim, the schema, each record's status and tier); step 2
+    here derives the grade again, as step 12 would."""
+    from kit.report.read import body_sha256
+    from kit.verification.body_content import step8_read_body, step9_read_report
+    from kit.verification.verify import verify_body_integrity
+
+    checked = verify_body_integrity(envelope_path, keyring_dir, directory)
+    report, _ = step9_read_report(step8_read_body(checked.files, checked.statement.claim))
+    return body_sha256(checked.files), report
+
+
+def step1_read_shard(directory: Path, keyring_dir: Path | None = None) -> ShardReport:
+    """``keyring_dir``: the keyring the shards' signatures must verify with (None: the kit's)."""
+    from kit.verification.verify_body import envelope_is_body
+
     envelope_path = RunDir(directory).envelope
     if not envelope_path.exists():
         raise _refuse(1, f"{directory}: no {envelope_path.name}: the shard has not finished "
                          f"(`ckit run --resume {directory}`) or this is no run directory")
+    # The format is the signed statement's: each reading verifies the signatures first.
+    read = _read_body_shard if envelope_is_body(envelope_path) else _read_json_shard
     try:
         # Each shard signed by its vendor's key, as an unsharded run is: the merge joins only
         # what the vendor's stack ran, and signs the one report again.
-        envelope = step1_read_envelope(envelope_path)
-        step2_check_payload_type(envelope)
-        step3_require_signatures(envelope)
-        signers = step4_verify_signatures(envelope, keyring_dir)
-        statement = step5_parse_statement(envelope.payload)
-        step6_check_vendor_binding(statement, signers)
-        report_bytes = step7_check_subject_files(statement, directory)
-        step8_check_report_matches(report_bytes, statement, envelope.payload)
-        report = Report.from_json(statement.report)
+        digest, report = read(envelope_path, directory, keyring_dir)
     except KitError as exc:
         raise _refuse(1, f"{directory}: {exc}") from None
     if report.run.shard is None:
         raise _refuse(1, f"{directory}: not a shard (its run had no --shard); only the shards "
                          "of one run merge")
-    return ShardReport(directory, sha256_bytes(report_bytes), report, report.run.shard)
+    return ShardReport(directory, digest, report, report.run.shard)
 
 
-def step2_check_shard_holds_up(shard: ShardReport, standard: Standard) -> None:
+def step2_check_shard_holds_up(shard: ShardReport) -> None:
     try:
-        check_grade(shard.report, standard)
+        check_grade(shard.report, shard_standard(shard))
     except KitError as exc:
         raise _refuse(2, f"{shard.label}: {exc}") from None
 
@@ -181,14 +209,20 @@ class Merged:
     missing: tuple[str, ...]
 
 
-def check_shards(directories: Sequence[Path], standard: Standard,
+def shard_standard(shard: ShardReport) -> Standard:
+    """The standard a shard's report names (as verify grades any report), not the one this
+    kit's torch would pick: shards run on another release's machines merge anywhere."""
+    return load_standard(shard.report.standard.version)
+
+
+def check_shards(directories: Sequence[Path],
                  keyring_dir: Path | None = None) -> list[ShardReport]:
     """Steps 1-5; the shards in index order."""
     if not directories:
         raise InputError("ckit merge: give the shard directories to merge")
     shards = [step1_read_shard(directory, keyring_dir) for directory in directories]
     for shard in shards:
-        step2_check_shard_holds_up(shard, standard)
+        step2_check_shard_holds_up(shard)
     step3_check_same_run(shards)
     step4_check_shard_set(shards)
     step5_check_disjoint(shards)
@@ -196,8 +230,8 @@ def check_shards(directories: Sequence[Path], standard: Standard,
 
 
 def merge_shards(directories: Sequence[Path], keyring_dir: Path | None = None) -> Merged:
-    standard = load_standard()
-    shards = check_shards(directories, standard, keyring_dir)
+    shards = check_shards(directories, keyring_dir)
+    standard = shard_standard(shards[0])  # step 3: every shard's
     first = shards[0].report
     records: list[TestRecord] = [r for shard in shards for r in shard.report.records]
     report = assemble_report(

@@ -15,7 +15,6 @@ from kit.rundir import (
     BODY_FILES,
     MAX_SUBJECT_BYTES,
     OPTIONAL_REPORT_FILES,
-    REPORT_HEAD,
     REPORT_JSON,
     RunDir,
     report_files,
@@ -66,7 +65,7 @@ def _read_report(out_dir: Path) -> tuple[bytes, dict[str, Any]]:
 
 def is_body_run(out_dir: Path) -> bool:
     """Whether ``out_dir`` holds a ``body``-format report (its standard's ``report_format``)."""
-    return (out_dir / REPORT_HEAD).is_file() and not (out_dir / REPORT_JSON).exists()
+    return RunDir(out_dir).holds_body()
 
 
 def report_vendor_id(out_dir: Path) -> str:
