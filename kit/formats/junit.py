@@ -15,7 +15,7 @@ from typing import Any
 
 from kit.formats import view
 from kit.formats.interface import ReportFormat
-from kit.report.summary import in_tier_order
+from kit.report.summary import summary_of
 from kit.rundir import JUNIT_XML
 
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -113,7 +113,7 @@ class JunitFormat(ReportFormat):
     def render(self, report: Mapping[str, Any]) -> bytes:
         name = f"ckit {report['standard']['version']} {report['vendor']['id']}"
         root = ET.Element("testsuites", {"name": xml_text(name), **_totals(view.records(report))})
-        tiers = in_tier_order(report["summary"]["tiers"])
+        tiers = summary_of(report).tiers_in_order()
         root.extend(testsuite(report, tier) for tier, _ in tiers)
         ET.indent(root)
         data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kit.attribution.dispatch import Where
 from kit.flows.interface import Stage
 from kit.formats import view
 from kit.formats.interface import ReportFormat
@@ -17,7 +18,7 @@ from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
 from kit.report.attribution_summary import says_who_reported
 from kit.report.op_dtype import FailureGroup, group_failures
-from kit.report.summary import in_tier_order
+from kit.report.summary import Counts, summary_of
 from kit.report.training_summary import passed_words, training_steps
 from kit.results import Status
 from kit.rundir import REPORT_JSON, RESULTS_CSV, SUMMARY_MD
@@ -72,8 +73,8 @@ def _capped(
     return rows[:limit], ["", f"... and {len(rows) - limit} more {what} (see {where})"]
 
 
-def _rate(counts: Mapping[str, Any]) -> str:
-    rate = counts["pass_rate"]
+def _rate(counts: Counts) -> str:
+    rate = counts.pass_rate
     return "—" if rate is None else percent(rate)
 
 
@@ -148,14 +149,14 @@ def clock_note(report: Mapping[str, Any]) -> list[str]:
 
 
 def counts_table(report: Mapping[str, Any]) -> list[str]:
-    summary = report["summary"]
+    summary = summary_of(report)
     # The statuses the report's standard declares: its summary has a key for each.
-    statuses = [s.value for s in Status if s.value in summary["overall"]["statuses"]]
+    statuses = [s.value for s in Status if s.value in summary.overall.statuses]
     header = ["tier", *statuses, "missing", "total", "pass rate"]
     rows = [
-        [name, *(str(c["statuses"][s]) for s in statuses), str(c["missing"]), str(c["total"]),
+        [name, *(str(c.statuses[s]) for s in statuses), str(c.missing), str(c.total),
          _rate(c)]
-        for name, c in [*in_tier_order(summary["tiers"]), ("**all**", summary["overall"])]
+        for name, c in [*summary.tiers_in_order(), ("**all**", summary.overall)]
     ]
     return ["## Results", "", *table(header, rows)]
 
@@ -166,16 +167,16 @@ FLOW_STAGES = tuple(stage.value for stage in Stage if stage is not Stage.RAN)
 
 def flows_table(report: Mapping[str, Any]) -> list[str]:
     """Per flow: records per stage, ops the backend took or left, lowering cost."""
-    flows = report["summary"].get("flows") or {}
+    flows = summary_of(report).flows
     if not flows:
         return []
     header = ["flow", *FLOW_STAGES, "delegated ops", "undelegated ops", "most left out",
               "lowering s", "program bytes"]
     rows = [
-        [text(flow), *(str(totals["stages"].get(stage, 0)) for stage in FLOW_STAGES),
-         str(totals["delegated_ops"]), str(totals["undelegated_ops"]),
-         text(", ".join(f"{e['op']} ({e['count']})" for e in totals["top_undelegated"][:3])),
-         f"{totals['lowering_s']:.1f}", str(totals["program_bytes"])]
+        [text(flow), *(str(totals.stages.get(stage, 0)) for stage in FLOW_STAGES),
+         str(totals.delegated_ops), str(totals.undelegated_ops),
+         text(", ".join(f"{op} ({n})" for op, n in totals.top_undelegated[:3])),
+         f"{totals.lowering_s:.1f}", str(totals.program_bytes)]
         for flow, totals in flows.items()
     ]
     return ["## Flows", "", *table(header, rows)]
@@ -184,23 +185,22 @@ def flows_table(report: Mapping[str, Any]) -> list[str]:
 def attribution_section(report: Mapping[str, Any]) -> list[str]:
     """Where the device calls ran their ops: the native rate, then each op that went through
     the backend's fallback, by tests (``summary.attribution``)."""
-    totals = report["summary"].get("attribution")
-    if not totals:
+    totals = summary_of(report).attribution
+    if totals is None:
         return []
-    rate = totals["native_rate"]
+    rate = totals.native_rate
     shown_rate = "—" if rate is None else percent(rate)
     who = ("As reported by the vendor's process, not measured by the kit: "
            if says_who_reported(report["run"]["finished_at"]) else "")
     lines = [
         "## What ran on the device",
         "",
-        f"{who}{shown_rate} of the device ops of {totals['tests']} test(s) ran natively (a "
+        f"{who}{shown_rate} of the device ops of {totals.tests} test(s) ran natively (a "
         f"kernel of the device's own, not the backend's fallback); "
-        f"{totals['tests_with_fallback']} test(s) used the fallback.",
+        f"{totals.tests_with_fallback} test(s) used the fallback.",
     ]
-    rows = [[code(op), str(c["fallback"]), str(c["native"])]
-            for op, c in sorted(totals["ops"].items(), key=lambda i: (-i[1]["fallback"], i[0]))
-            if c["fallback"]]
+    rows = [[code(op), str(tests), str(totals.ops[op][Where.NATIVE.value])]
+            for op, tests in totals.fallback_ops()]
     if not rows:
         return lines
     shown, more = _capped(rows, MAX_LIST_ROWS, "ops")

@@ -106,7 +106,7 @@ def assemble_report(
         "run": json_safe({**run, **clock.to_json()}),
         "records": [record_json(r) for r in ordered],
         "missing": missing,
-        "summary": summarize(ordered, missing, run.get("tiers", ()), standard.statuses),
+        "summary": summarize(ordered, missing, run.get("tiers", ()), standard.statuses).to_json(),
         "policy": {"violations": violations},
     }
     if environments:

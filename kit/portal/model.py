@@ -22,6 +22,7 @@ from kit.flows.interface import Stage
 from kit.formats import view
 from kit.printable import printable
 from kit.report.model import Report
+from kit.report.summary import Summary
 from kit.repository.gate import (
     GatePolicy,
     GateResult,
@@ -201,21 +202,20 @@ def _groups(rows: Sequence[TestRow]) -> tuple[TestGroup, ...]:
     )
 
 
-def _tier_rows(summary: Mapping[str, Any]) -> tuple[TierRow, ...]:
+def _tier_rows(summary: Summary) -> tuple[TierRow, ...]:
     rows = []
-    for tier, counts in summary["tiers"].items():
-        statuses = counts["statuses"]
-        failed = sum(statuses.get(s.value, 0) for s in FAILURE_STATUSES)
+    for tier, counts in summary.tiers.items():
+        failed = sum(counts.statuses.get(s.value, 0) for s in FAILURE_STATUSES)
         rows.append(
             TierRow(
                 tier=text(tier),
-                total=counts["total"],
-                ran=counts["ran"],
-                passed=counts["passed"],
+                total=counts.total,
+                ran=counts.ran,
+                passed=counts.passed,
                 failed=failed,
-                not_run=counts["total"] - counts["ran"],
-                missing=counts["missing"],
-                rate=rate_text(overall_rate(counts)),
+                not_run=counts.total - counts.ran,
+                missing=counts.missing,
+                rate=rate_text(counts.rate_counting_missing()),
             )
         )
     return tuple(rows)
@@ -253,12 +253,6 @@ def _attribution_text(report: Report) -> str | None:
     )
 
 
-def overall_rate(counts: Mapping[str, Any]) -> float | None:
-    """passed / (ran + locked tests without a record): a missing test counts as failed."""
-    denominator = counts["ran"] + counts["missing"]
-    return counts["passed"] / denominator if denominator else None
-
-
 def result_detail(report: Report) -> ResultDetail:
     document = report.document
     rows = [test_row(document, record) for record in document["records"]]
@@ -270,7 +264,8 @@ def result_detail(report: Report) -> ResultDetail:
         standard=text(f"{report.standard.version} (torch {report.standard.torch_release})"),
         started=report.run.started_at.isoformat(),
         finished=report.run.finished_at.isoformat(),
-        overall_rate=overall_rate(report.summary["overall"]),
+        # passed / (ran + locked tests without a record): a missing test counts as failed.
+        overall_rate=report.summary.overall.rate_counting_missing(),
         tiers=_tier_rows(report.summary),
         flows=_flow_rows(report),
         attribution=_attribution_text(report),

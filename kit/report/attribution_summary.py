@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.attribution.dispatch import Where, dispatch_places
 from kit.results import DISPATCH_KEY, TestRecord
@@ -35,7 +35,7 @@ _COUNTED_NAMES = tuple(place.value for place in COUNTED)
 _NATIVE, _FALLBACK = Where.NATIVE.value, Where.FALLBACK.value
 
 
-def attribution_summary(records: Sequence[TestRecord]) -> dict[str, Any] | None:
+def attribution_summary(records: Sequence[TestRecord]) -> AttributionTotals | None:
     """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
     the tests attributed and those with a fallback; the native rate: native over native plus
     fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
@@ -59,12 +59,20 @@ def attribution_summary(records: Sequence[TestRecord]) -> dict[str, Any] | None:
         return None
     native = sum(c[_NATIVE] for c in per_op.values())
     fallback = sum(c[_FALLBACK] for c in per_op.values())
-    return {
-        "tests": tests,
-        "tests_with_fallback": tests_with_fallback,
-        "native_rate": round(native / (native + fallback), 6) if native + fallback else None,
-        "ops": {op: per_op[op] for op in sorted(per_op)},
-    }
+    return AttributionTotals(
+        tests=tests,
+        tests_with_fallback=tests_with_fallback,
+        native_rate=round(native / (native + fallback), 6) if native + fallback else None,
+        ops={op: per_op[op] for op in sorted(per_op)},
+    )
+
+
+class AttributionJson(TypedDict):
+    tests: int
+    tests_with_fallback: int
+    native_rate: float | None
+    #: op -> {native, fallback, decomposed} test counts.
+    ops: dict[str, dict[str, int]]
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,14 @@ class AttributionTotals:
         found = [(op, counts[Where.FALLBACK.value]) for op, counts in self.ops.items()
                  if counts[Where.FALLBACK.value]]
         return tuple(sorted(found, key=lambda item: (-item[1], item[0])))
+
+    def to_json(self) -> AttributionJson:
+        return {
+            "tests": self.tests,
+            "tests_with_fallback": self.tests_with_fallback,
+            "native_rate": self.native_rate,
+            "ops": {op: dict(counts) for op, counts in self.ops.items()},
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AttributionTotals:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.results import TestRecord
 
@@ -18,7 +18,7 @@ from kit.results import TestRecord
 TOP_UNDELEGATED = 10
 
 
-def flow_summary(records: Sequence[TestRecord]) -> dict[str, Any]:
+def flow_summary(records: Sequence[TestRecord]) -> dict[str, FlowTotals]:
     """Per flow (sorted): counts per stage, op totals, the most frequent undelegated ops,
     total lowering seconds and program bytes, over the records that ran through it."""
     by_flow: dict[str, list[Mapping[str, Any]]] = {}
@@ -26,24 +26,25 @@ def flow_summary(records: Sequence[TestRecord]) -> dict[str, Any]:
         details = record.details
         if isinstance(details.get("flow"), str) and isinstance(details.get("stage"), str):
             by_flow.setdefault(details["flow"], []).append(details)
-    return {flow: _totals(by_flow[flow]) for flow in sorted(by_flow)}
+    return {flow: _totals(flow, by_flow[flow]) for flow in sorted(by_flow)}
 
 
-def _totals(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _totals(flow: str, items: Sequence[Mapping[str, Any]]) -> FlowTotals:
     undelegated: Counter[str] = Counter()
     for item in items:
         names = item.get("undelegated_op_names")
         if isinstance(names, Mapping):
             undelegated.update({str(k): _count(v) for k, v in names.items()})
     top = sorted(undelegated.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_UNDELEGATED]
-    return {
-        "stages": dict(sorted(Counter(str(i["stage"]) for i in items).items())),
-        "delegated_ops": sum(_count(i.get("delegated_ops")) for i in items),
-        "undelegated_ops": sum(_count(i.get("undelegated_ops")) for i in items),
-        "top_undelegated": [{"op": op, "count": n} for op, n in top],
-        "lowering_s": round(sum(_seconds(i.get("lowering_s")) for i in items), 3),
-        "program_bytes": sum(_count(i.get("program_bytes")) for i in items),
-    }
+    return FlowTotals(
+        flow=flow,
+        stages=dict(sorted(Counter(str(i["stage"]) for i in items).items())),
+        delegated_ops=sum(_count(i.get("delegated_ops")) for i in items),
+        undelegated_ops=sum(_count(i.get("undelegated_ops")) for i in items),
+        top_undelegated=tuple(top),
+        lowering_s=round(sum(_seconds(i.get("lowering_s")) for i in items), 3),
+        program_bytes=sum(_count(i.get("program_bytes")) for i in items),
+    )
 
 
 def _count(value: Any) -> int:
@@ -53,6 +54,20 @@ def _count(value: Any) -> int:
 def _seconds(value: Any) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
     return float(value) if ok else 0.0
+
+
+class UndelegatedJson(TypedDict):
+    op: str
+    count: int
+
+
+class FlowTotalsJson(TypedDict):
+    stages: dict[str, int]
+    delegated_ops: int
+    undelegated_ops: int
+    top_undelegated: list[UndelegatedJson]
+    lowering_s: float
+    program_bytes: int
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,16 @@ class FlowTotals:
     @property
     def total(self) -> int:
         return sum(self.stages.values())
+
+    def to_json(self) -> FlowTotalsJson:
+        return {
+            "stages": dict(self.stages),
+            "delegated_ops": self.delegated_ops,
+            "undelegated_ops": self.undelegated_ops,
+            "top_undelegated": [{"op": op, "count": n} for op, n in self.top_undelegated],
+            "lowering_s": self.lowering_s,
+            "program_bytes": self.program_bytes,
+        }
 
     @classmethod
     def from_json(cls, flow: str, data: Mapping[str, Any]) -> FlowTotals:

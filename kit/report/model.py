@@ -14,10 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kit.clock import RunDate
 from kit.errors import VerificationError
 from kit.report.attribution_summary import AttributionTotals
 from kit.report.flow_summary import FlowTotals
 from kit.report.schema import schema_problem
+from kit.report.summary import Summary
 from kit.results import Status, TestRecord, tier_of
 from kit.vendors import SkipEntry, SkipManifest
 
@@ -57,6 +59,33 @@ class ShardRef:
 
 
 @dataclass(frozen=True)
+class VendorInfo:
+    """``vendor``: the profile's claims as the run recorded them."""
+
+    id: str
+    display_name: str
+    contact: str
+    docs_url: str
+    device_type: str
+    dtypes: tuple[str, ...]
+    flows: tuple[str, ...]
+    profile_sha256: str
+
+    def to_json(self) -> dict[str, str | list[str]]:
+        """The section as report.json holds it (``ckit merge`` carries a shard's over)."""
+        return {
+            "id": self.id,
+            "display_name": self.display_name,
+            "contact": self.contact,
+            "docs_url": self.docs_url,
+            "device_type": self.device_type,
+            "dtypes": list(self.dtypes),
+            "flows": list(self.flows),
+            "profile_sha256": self.profile_sha256,
+        }
+
+
+@dataclass(frozen=True)
 class RunInfo:
     tiers: tuple[str, ...]
     select: tuple[str, ...]
@@ -65,8 +94,26 @@ class RunInfo:
     finished_at: dt.datetime
     #: The date skip-manifest expiry was judged on.
     today: dt.date
+    #: The system clock's date at the start, and whether ``CKIT_TODAY`` set ``today``.
+    clock_today: dt.date
+    clock_override: bool
     #: On a ``--shard`` run, its shard; None otherwise.
     shard: ShardRef | None = None
+    #: ``started_at`` and ``finished_at`` as recorded: a merged report names each shard's by
+    #: its own words, whatever precision they were written with.
+    started_text: str = ""
+    finished_text: str = ""
+    #: ``--timeout`` as given (an integer stays one: report.json's bytes keep it).
+    timeout_s: int | float | None = None
+    workers: int = 1
+    #: A ``--canary`` run (never a certificate).
+    canary: bool = False
+
+    def run_date(self) -> RunDate:
+        """The run's dates as the run took them (``RunDate.from_json``'s checks included)."""
+        return RunDate.from_json({"today": self.today.isoformat(),
+                                  "clock_today": self.clock_today.isoformat(),
+                                  "clock_override": self.clock_override})
 
 
 @dataclass(frozen=True)
@@ -88,12 +135,21 @@ class Report:
     records: tuple[TestRecord, ...]
     missing: tuple[str, ...]
     violations: tuple[Mapping[str, str], ...]
-    summary: Mapping[str, Any]
+    summary: Summary
     grade: ClaimedGrade
-    #: Per flow, the totals of ``summary.flows`` (the flows tier and models through flows).
-    flows: Mapping[str, FlowTotals]
-    #: ``summary.attribution``: where the device calls ran their ops (None: not recorded).
-    attribution: AttributionTotals | None = None
+    vendor: VendorInfo
+    #: ``skip_manifest.path``: the manifest's path as the run named it (None: no file).
+    skip_path: str | None
+
+    @property
+    def flows(self) -> Mapping[str, FlowTotals]:
+        """Per flow, the totals of ``summary.flows`` (the flows tier and models through flows)."""
+        return self.summary.flows
+
+    @property
+    def attribution(self) -> AttributionTotals | None:
+        """``summary.attribution``: where the device calls ran their ops (None: not recorded)."""
+        return self.summary.attribution
 
     @classmethod
     def from_json(cls, document: Any) -> Report:
@@ -130,29 +186,30 @@ class Report:
             kit=_kit(document["kit"]),
             standard=StandardRef(**_fields(document["standard"], "version", "torch_release")),
             vendor_id=document["vendor"]["id"],
+            vendor=_vendor(document["vendor"]),
             run=_run(document["run"]),
             environment=document["environment"],
             skips=_skips(document["skip_manifest"]),
+            skip_path=document["skip_manifest"]["path"],
             records=_records(document["records"]) if records is None else records,
             missing=tuple(document["missing"]),
             violations=tuple(document["policy"]["violations"]),
-            summary=document["summary"],
+            summary=Summary.from_json(document["summary"]),
             grade=ClaimedGrade(document["grade"]["name"], tuple(document["grade"]["reasons"])),
-            flows={
-                flow: FlowTotals.from_json(flow, totals)
-                for flow, totals in document["summary"]["flows"].items()
-            },
-            attribution=_attribution(document["summary"]),
         )
-
-
-def _attribution(summary: Mapping[str, Any]) -> AttributionTotals | None:
-    found = summary.get("attribution")
-    return None if found is None else AttributionTotals.from_json(found)
 
 
 def _fields(section: Mapping[str, Any], *names: str) -> dict[str, Any]:
     return {name: section[name] for name in names}
+
+
+def _vendor(section: Mapping[str, Any]) -> VendorInfo:
+    return VendorInfo(
+        **_fields(section, "id", "display_name", "contact", "docs_url", "device_type",
+                  "profile_sha256"),
+        dtypes=tuple(section["dtypes"]),
+        flows=tuple(section["flows"]),
+    )
 
 
 def _kit(section: Mapping[str, Any]) -> KitInfo:
@@ -185,6 +242,13 @@ def _run(section: Mapping[str, Any]) -> RunInfo:
         finished_at=_timestamp(section["finished_at"], "run.finished_at"),
         today=_date(section["today"], "run.today"),
         shard=_shard(section.get("shard")),
+        started_text=section["started_at"],
+        finished_text=section["finished_at"],
+        timeout_s=section["timeout_s"],
+        workers=section["workers"],
+        clock_today=_date(section["clock_today"], "run.clock_today"),
+        clock_override=section["clock_override"],
+        canary=section.get("canary") is True,
     )
 
 

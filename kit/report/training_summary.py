@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import InputError
+from kit.results import TestRecord
 from kit.test_ids import TestId
 from kit.tiers.models.segments import TRAIN
 from kit.tiers.models.tier import ModelsTier
@@ -53,11 +54,22 @@ def is_training_step(test_id: str) -> bool:
 
 
 def training_steps(records: Iterable[Mapping[str, Any]]) -> tuple[TrainingStep, ...]:
-    """The training-step records of a report's ``records``, by id."""
+    """The training-step records of a report document's ``records`` (the renderers of
+    report.json's own bytes), by id."""
     steps = [
         TrainingStep(str(r["id"]), str(r["status"]), first_off_text(r.get("details")))
         for r in records
         if is_training_step(str(r["id"]))
+    ]
+    return tuple(sorted(steps, key=lambda step: step.test_id))
+
+
+def training_steps_of(records: Iterable[TestRecord]) -> tuple[TrainingStep, ...]:
+    """The training-step records among a typed report's (``Report.records``), by id."""
+    steps = [
+        TrainingStep(r.id, r.status.value, first_off_text(r.details))
+        for r in records
+        if is_training_step(r.id)
     ]
     return tuple(sorted(steps, key=lambda step: step.test_id))
 

@@ -32,7 +32,7 @@ from typing import Any
 from kit.config_reader import Node
 from kit.paths import VENDOR_ID
 from kit.report.model import Report
-from kit.report.training_summary import passed_words, training_steps
+from kit.report.training_summary import passed_words, training_steps_of
 from kit.repository.failing_tests import FailingTest, breaches, failing_tests
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import torch_release_of
@@ -125,17 +125,13 @@ def percent(rate: float) -> str:
 def tier_pass_rates(report: Report) -> dict[str, float | None]:
     """Per tier of the report: passed / (ran + locked tests without a record); None if nothing
     ran. A missing test counts as a failure, as the grade counts it."""
-    rates: dict[str, float | None] = {}
-    for tier, counts in report.summary["tiers"].items():
-        denominator = counts["ran"] + counts["missing"]
-        rates[tier] = counts["passed"] / denominator if denominator else None
-    return rates
+    return {tier: counts.rate_counting_missing() for tier, counts in report.summary.tiers.items()}
 
 
 def training_words(report: Report) -> str | None:
     """How many of the report's model training steps passed (``11 of 12 passed``); None for a
     report without them (a standard before v2, a run narrowed to other tests)."""
-    steps = training_steps(report.document["records"])
+    steps = training_steps_of(report.records)
     return passed_words(steps) if steps else None
 
 
@@ -269,7 +265,7 @@ def _finished(audit: SubmissionAudit) -> dt.datetime:
 def is_canary(submission: SubmissionAudit) -> bool:
     """A signed ``--canary`` run (``run.canary``): a torch its standard does not certify."""
     report = submission.report
-    return report is not None and report.document["run"].get("canary") is True
+    return report is not None and report.run.canary
 
 
 def accepted_results(audit: RepositoryAudit, release: str) -> list[SubmissionAudit]:

@@ -131,22 +131,22 @@ def step2_check_shard_holds_up(shard: ShardReport) -> None:
 
 def _identity(report: Report) -> dict[str, Callable[[], Any]]:
     """What every shard of one run shares, by the words a refusal names it with."""
-    run = report.document["run"]
+    run = report.run
     return {
         "kit digest": lambda: report.kit.digest,
         "standard": lambda: report.standard.version,
         "vendor": lambda: report.vendor_id,
-        "vendor profile (sha256)": lambda: report.document["vendor"]["profile_sha256"],
-        "claimed flows": lambda: report.document["vendor"]["flows"],
-        "claimed dtypes": lambda: report.document["vendor"]["dtypes"],
+        "vendor profile (sha256)": lambda: report.vendor.profile_sha256,
+        "claimed flows": lambda: list(report.vendor.flows),
+        "claimed dtypes": lambda: list(report.vendor.dtypes),
         "skip manifest (sha256)": lambda: report.skips.sha256,
         "torch release": lambda: report.environment["torch"]["version"],
         "tiers": lambda: list(report.run.tiers),
         "--select": lambda: list(report.run.select),
-        "--timeout": lambda: run["timeout_s"],
+        "--timeout": lambda: run.timeout_s,
         "shard count": lambda: report.run.shard.count if report.run.shard else None,
         "shard balance": lambda: _balance(report.run.shard),
-        "date override (CKIT_TODAY)": lambda: run["today"] if run["clock_override"] else None,
+        "date override (CKIT_TODAY)": lambda: run.today.isoformat() if run.clock_override else None,
     }
 
 
@@ -237,9 +237,9 @@ def merge_shards(directories: Sequence[Path], keyring_dir: Path | None = None) -
     report = assemble_report(
         records=records,
         standard=standard,
-        vendor=first.document["vendor"],
+        vendor=first.vendor.to_json(),
         skips=first.skips,
-        skip_path=first.document["skip_manifest"]["path"],
+        skip_path=first.skip_path,
         environment=first.environment,
         run=merged_run(shards),
         clock=merged_date(shards),
@@ -252,12 +252,12 @@ def merge_shards(directories: Sequence[Path], keyring_dir: Path | None = None) -
 
 def merged_run(shards: Sequence[ShardReport]) -> dict[str, Any]:
     """The run section of the whole: the shards' scope and times, and which shards it joined."""
-    first = shards[0].report.document["run"]
+    first = shards[0].report.run
     return {
-        "tiers": first["tiers"],
-        "select": first["select"],
-        "timeout_s": first["timeout_s"],
-        "workers": sum(s.report.document["run"]["workers"] for s in shards),
+        "tiers": list(first.tiers),
+        "select": list(first.select),
+        "timeout_s": first.timeout_s,
+        "workers": sum(s.report.run.workers for s in shards),
         "started_at": _iso(min(s.report.run.started_at for s in shards)),
         "finished_at": _iso(max(s.report.run.finished_at for s in shards)),
         "merged_from": [_provenance(s) for s in shards],
@@ -265,13 +265,13 @@ def merged_run(shards: Sequence[ShardReport]) -> dict[str, Any]:
 
 
 def _provenance(shard: ShardReport) -> dict[str, Any]:
-    run: Mapping[str, Any] = shard.report.document["run"]
+    run = shard.report.run
     return {
         "shard": str(shard.shard),
         "report_sha256": shard.sha256,
         "records": len(shard.report.records),
-        "started_at": run["started_at"],
-        "finished_at": run["finished_at"],
+        "started_at": run.started_text,
+        "finished_at": run.finished_text,
     }
 
 
@@ -282,10 +282,8 @@ def _iso(moment: dt.datetime) -> str:
 def merged_date(shards: Sequence[ShardReport]) -> RunDate:
     """Skip expiry judged on the latest shard's date: an entry that expired while any shard
     ran has expired for the run."""
-    latest = max(shards, key=lambda s: s.report.run.today).report.document["run"]
-    return RunDate.from_json(
-        {k: latest[k] for k in ("today", "clock_today", "clock_override")}
-    )
+    latest = max(shards, key=lambda s: s.report.run.today).report.run
+    return latest.run_date()
 
 
 #: What the layout of a run (one process, workers, shards, devices) decides, not its tests.

@@ -26,7 +26,7 @@ def comment_lines(view: ShowView, baseline: LoadedReport | None, limit: int) -> 
     report = view.report
     environment = report.environment.get("torch", {})
     torch_version = environment.get("version", "?") if isinstance(environment, dict) else "?"
-    canary = bool(report.document.get("run", {}).get("canary"))
+    canary = report.run.canary
     kind = "canary run (not a certificate)" if canary else "run"
     lines = [
         f"### ckit {kind}: {_code(report.vendor_id)} on torch {_code(str(torch_version))}",

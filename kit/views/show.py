@@ -22,10 +22,10 @@ from kit.report.model import Report
 from kit.report.op_dtype import group_key
 from kit.report.read import LoadedReport
 from kit.report.release_drift import ReleaseDrift, drift_words, release_drift
-from kit.report.training_summary import TrainingStep, passed_words, training_steps
+from kit.report.summary import Counts
+from kit.report.training_summary import TrainingStep, passed_words, training_steps_of
 from kit.results import Status
 from kit.rundir import REPORT_JSON, PreviousRun
-from kit.tiers.registry import tier_order
 
 #: Statuses always shown as a column; others only when some tier has one.
 _ALWAYS = (Status.PASS.value,)
@@ -126,11 +126,11 @@ class ShowView:
         }
 
     def _certified(self) -> dict[str, Any]:
-        vendor = self.report.document.get("vendor", {})
+        vendor = self.report.vendor
         environment = self.report.environment
         return {
-            "dtypes": list(vendor.get("dtypes", [])),
-            "flows": list(vendor.get("flows", [])),
+            "dtypes": list(vendor.dtypes),
+            "flows": list(vendor.flows),
             "ran_on": where_it_ran(environment),
             "vendor_packages": environment.get("vendor_packages"),
         }
@@ -147,15 +147,12 @@ def _attribution_json(totals: AttributionTotals | None) -> dict[str, Any] | None
 
 def tier_rows(report: Report) -> tuple[TierRow, ...]:
     summary = report.summary
-    # In the kit's tier order, whatever order the file keeps its keys in.
-    tiers = sorted(summary["tiers"].items(), key=lambda item: (tier_order(item[0]), item[0]))
-    rows = [_row(tier, counts) for tier, counts in tiers]
-    return (*rows, _row("all", summary["overall"]))
+    rows = [_row(tier, counts) for tier, counts in summary.tiers_in_order()]
+    return (*rows, _row("all", summary.overall))
 
 
-def _row(tier: str, counts: Mapping[str, Any]) -> TierRow:
-    return TierRow(tier, dict(counts["statuses"]), int(counts["missing"]), int(counts["total"]),
-                   counts["pass_rate"])
+def _row(tier: str, counts: Counts) -> TierRow:
+    return TierRow(tier, dict(counts.statuses), counts.missing, counts.total, counts.pass_rate)
 
 
 def failure_groups(failing: Mapping[str, str]) -> tuple[FailureGroup, ...]:
@@ -204,7 +201,7 @@ def show_view(source: LoadedReport, limit: int, rerun_of: PreviousRun | None = N
         top_errors=top_errors(report, limit),
         rerun_of=rerun_of,
         roots=suspected_roots(report),
-        training=training_steps(report.document["records"]),
+        training=training_steps_of(report.records),
         drift=release_drift(report),
     )
 
@@ -232,10 +229,9 @@ def _header(view: ShowView) -> list[str]:
 
 
 def _certified(report: Report) -> list[str]:
-    vendor = report.document.get("vendor", {})
     claims = (
-        f"claimed dtypes {', '.join(vendor.get('dtypes', []))} · flows "
-        f"{', '.join(vendor.get('flows', []))} · ran on {where_it_ran(report.environment)}"
+        f"claimed dtypes {', '.join(report.vendor.dtypes)} · flows "
+        f"{', '.join(report.vendor.flows)} · ran on {where_it_ran(report.environment)}"
     )
     packages = packages_text(report.environment)
     return [claims] + ([f"vendor packages: {packages}"] if packages else [])

@@ -56,7 +56,8 @@ def recount(report: Report) -> None:
     """Make the summary agree with edited records, so only the attacked claim is wrong."""
     records = [TestRecord.from_json(r) for r in report["records"]]
     declared = load_standard(report["standard"]["version"]).statuses
-    report["summary"] = summarize(records, report["missing"], report["run"]["tiers"], declared)
+    report["summary"] = summarize(records, report["missing"], report["run"]["tiers"],
+                                  declared).to_json()
 
 
 def sign_statement_raw(run: SignedRun, payload: bytes, report_json: bytes | None = None) -> None:

@@ -169,4 +169,4 @@ def test_an_extra_tier_is_planned_decided_judged_and_summarized(
 
     records = [TestRecord(EXTRA_IDS[0], Status.PASS, 0.1), TestRecord("unit/x/y/float32/0",
                                                                        Status.PASS, 0.1)]
-    assert list(summarize(records, [], (), standard.statuses)["tiers"]) == ["unit", EXTRA]
+    assert list(summarize(records, [], (), standard.statuses).tiers) == ["unit", EXTRA]
