@@ -89,12 +89,17 @@ def _head_verified(checked: BodyIntegrity, released_kits: Sequence[ReleasedKit]
     )
 
 
-def _check_path(key: SubmissionKey, checked: BodyIntegrity) -> CheckResult:
+def claimed_key(checked: BodyIntegrity) -> SubmissionKey:
+    """Where the body is filed, from its signed statement's claim (no body read): check 3's
+    expectation and ``ckit submit``'s path. ``LayoutError`` or ``ValueError`` if it names none."""
     claim = checked.statement.claim
+    return submission_key_of(claim.torch_release, claim.vendor_id, claim.kit_version,
+                             dt.datetime.fromisoformat(claim.finished_at), checked.payload_sha256)
+
+
+def _check_path(key: SubmissionKey, checked: BodyIntegrity) -> CheckResult:
     try:
-        expected = submission_key_of(claim.torch_release, claim.vendor_id, claim.kit_version,
-                                     dt.datetime.fromisoformat(claim.finished_at),
-                                     checked.payload_sha256)
+        expected = claimed_key(checked)
     except (LayoutError, ValueError) as exc:
         return failed(PATH, [printable(str(exc))])
     named = [(segment, getattr(key, segment), getattr(expected, segment))

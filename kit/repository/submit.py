@@ -23,21 +23,26 @@ from kit.errors import InputError, VerificationError
 from kit.grading.released import ReleasedKit
 from kit.hashing import sha256_bytes
 from kit.printable import printable
+from kit.report.body import decode_head
 from kit.repository import git
+from kit.repository.body_audit import claimed_key
 from kit.repository.interface import SubmissionAudit
 from kit.repository.layout import (
     KEYRING_DIR,
     MAX_GOLDEN_BYTES,
     OPTIONAL_FILES,
+    LayoutError,
     SubmissionKey,
     required_files_of,
     submission_key_for,
 )
-from kit.rundir import BODY_FILES, MAX_FILE_BYTES, RunDir
+from kit.rundir import BODY_FILES, MAX_FILE_BYTES, REPORT_HEAD, RunDir
 from kit.verification.verify import (
+    BodyIntegrity,
     VerifiedReport,
     step1_read_envelope,
     step3_require_signatures,
+    verify_body_integrity,
     verify_envelope,
 )
 
@@ -125,14 +130,54 @@ def _verify(
     staging: Path, run_dir: Path, keyring_dir: Path | None,
     now: dt.datetime | None, released_kits: Sequence[ReleasedKit] | None,
 ) -> VerifiedReport:
-    """The staged copy verified in full, whatever its format (a body's content verdict is
-    recorded by the pre-check's audit, with the auditor's ``--content-cache``)."""
+    """The staged copy verified in full, whatever its format."""
     try:
         return verify_envelope(
             RunDir(staging).envelope, keyring_dir, staging, now=now, released_kits=released_kits
         )
     except VerificationError as exc:
         raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
+
+
+def _verify_integrity(staging: Path, run_dir: Path, keyring_dir: Path | None) -> BodyIntegrity:
+    """A body's steps 1-7 alone (envelope, signatures, key standing, digests): its content is
+    checked once, by the pre-check's audit, the stronger check (steps 8-12 and the audit's
+    required tests and skip policy, its verdict recorded in the auditor's --content-cache)."""
+    try:
+        return verify_body_integrity(RunDir(staging).envelope, keyring_dir, staging)
+    except VerificationError as exc:
+        raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
+
+
+#: What submit's own verification established: the report verified in full, or a body's
+#: integrity alone (its content left to the pre-check's audit).
+Checked = VerifiedReport | BodyIntegrity
+
+
+def _check_staged(staging: Path, run_dir: Path, keyring_dir: Path | None,
+                  now: dt.datetime | None, released_kits: Sequence[ReleasedKit] | None,
+                  precheck: Precheck | None) -> Checked:
+    if precheck is not None and RunDir(staging).holds_body():
+        return _verify_integrity(staging, run_dir, keyring_dir)
+    return _verify(staging, run_dir, keyring_dir, now, released_kits)
+
+
+def _key_of(checked: Checked, staging: Path, run_dir: Path) -> SubmissionKey:
+    if isinstance(checked, VerifiedReport):
+        return submission_key_for(checked.content, _payload_digest(staging))
+    try:
+        return claimed_key(checked)
+    except (LayoutError, ValueError) as exc:
+        raise VerificationError(f"{run_dir}: not submitted: {exc}") from None
+
+
+def _grade_and_signer(checked: Checked) -> tuple[str, str]:
+    """The grade and key the commit message names; a body's grade read from its head, whose
+    content the pre-check's audit has passed by then."""
+    if isinstance(checked, VerifiedReport):
+        return checked.grade_name, checked.keyid
+    head = decode_head(checked.files[REPORT_HEAD])
+    return str(head["grade"]["name"]), checked.signers[0].keyid
 
 
 def _payload_digest(staging: Path) -> str:
@@ -146,15 +191,16 @@ def _check_branch_name(branch: str, clone: Path) -> str:
     return branch
 
 
-def _commit_message(key: SubmissionKey, verified: VerifiedReport) -> str:
+def _commit_message(key: SubmissionKey, checked: Checked) -> str:
     subject = (
         f"Submit {key.vendor} for torch {key.torch_release}, kit {key.kit_version}, "
         f"run {key.run_id}"
     )
+    grade, keyid = _grade_and_signer(checked)
     return (
         f"{subject}\n\nvendor: {key.vendor}\ntorch release: {key.torch_release}\n"
         f"kit version: {key.kit_version}\nrun id: {key.run_id}\n"
-        f"grade: {printable(verified.grade_name)}\nsigned by: {verified.keyid}\n"
+        f"grade: {printable(grade)}\nsigned by: {keyid}\n"
     )
 
 
@@ -201,7 +247,8 @@ def submit_run(
     precheck: Precheck | None = None,
 ) -> Submission:
     """Verify ``run_dir`` and commit it on a new branch of a fresh clone of ``repo``; with
-    ``precheck``, only when the audit's checks of the filed copy pass.
+    ``precheck``, only when the audit's checks of the filed copy pass (a body's content is then
+    checked by that audit alone, not twice).
 
     ``repo`` is a path (a clone or a bare repository) or a URL. With ``push`` the branch goes
     to the origin and the clone is removed; without it the clone is kept and returned.
@@ -213,14 +260,15 @@ def submit_run(
         _stage(run_dir, staging)
         _refuse_unsigned(staging, run_dir)
         _clone(repo, clone)
-        verified = _verify(staging, run_dir, _keyring(clone, keyring_dir), now, released_kits)
-        key = submission_key_for(verified.content, _payload_digest(staging))
+        checked = _check_staged(staging, run_dir, _keyring(clone, keyring_dir), now,
+                                released_kits, precheck)
+        key = _key_of(checked, staging, run_dir)
         name = _check_branch_name(branch or default_branch(key), clone)
         git.git(["checkout", "--quiet", "-b", name], clone)
         _file(staging, clone, key)
         if precheck is not None:
             _refuse_what_audit_refuses(precheck, clone, key, run_dir)
-        commit = _commit(clone, key, _commit_message(key, verified))
+        commit = _commit(clone, key, _commit_message(key, checked))
         if push:
             git.git(["push", "--quiet", "origin", f"HEAD:refs/heads/{name}"], clone)
         keep = not push
