@@ -15,7 +15,11 @@ from kit.errors import ExitCode, InputError
 from kit.formats.derived import body_derived
 from kit.outfiles import write_new_file
 from kit.report.read import read_body
-from kit.rundir import BODY_FILES
+from kit.rundir import BODY_FILES, REPORT_JSON, report_files
+
+#: What ``ckit render`` writes: every report format's file but report.json, whose place the
+#: body takes (``kit.formats.derived.body_derived`` renders them).
+_VIEWS = tuple(name for name in report_files() if name != REPORT_JSON)
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -35,8 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser = add_command(
         subparsers,
         "render",
-        "render junit.xml, results.csv and summary.md from a body-format run's "
-        f"{' and '.join(BODY_FILES)} (views of the report, never signed)",
+        f"render {', '.join(_VIEWS)} from a body-format run's {' and '.join(BODY_FILES)} "
+        "(views of the report, never signed)",
         ["ckit render results/acme", "ckit render submission --out /tmp/views"],
     )
     parser.add_argument("dir", type=Path, metavar="DIR", help="a body-format run directory")

@@ -28,7 +28,7 @@ from kit.grading.regrade import check_grade
 from kit.grading.released import ReleasedKit
 from kit.report.body import Body, BodyRecord, decode_body
 from kit.report.model import Report
-from kit.rundir import REPORT_HEAD
+from kit.rundir import REPORT_HEAD, REPORT_JSON
 from kit.signing.body_statement import BodyClaim
 from kit.standard import BODY_FORMAT, Standard
 from kit.tiers.registry import tier_names
@@ -106,7 +106,7 @@ def _read_typed(body: Body) -> tuple[Report, Standard]:
     if standard.report_format != BODY_FORMAT:
         raise VerificationError(
             f"standard {standard.version} declares the {standard.report_format} format; its "
-            "reports are report.json and the files it renders")
+            f"reports are {REPORT_JSON} and the files it renders")
     problem = _records_problem(body.records, standard)
     if problem is not None:
         raise VerificationError(problem)
