@@ -25,6 +25,7 @@ from kit.grading.released import is_released, load_released_kits
 from kit.grading.sanitize import json_safe
 from kit.hashing import kit_digest
 from kit.patterns import select_ids
+from kit.report.model import RunScope
 from kit.report.summary import summarize
 from kit.results import TestRecord
 from kit.standard import Standard
@@ -86,9 +87,12 @@ def assemble_report(
     ordered = with_suspects(ordered, standard)
     today = clock.today
     recorded = {r.id for r in ordered}
-    missing = missing_ids(standard, run, recorded)
-    run = {**run, "complete": is_complete_run(standard, run, recorded)}
-    violations = policy_violations(ordered, standard, skips, run, today)
+    scope = RunScope.of_run(run)
+    missing = missing_ids(standard, scope, recorded)
+    complete = is_complete_run(standard, scope, recorded)
+    run = {**run, "complete": complete}
+    violations = policy_violations(ordered, standard, skips,
+                                   dataclasses.replace(scope, complete=complete), today)
     digest = kit_digest()
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -137,17 +141,16 @@ def _refuse_duplicates(records: Sequence[TestRecord]) -> None:
         raise ValueError(f"the runner produced {len(twice)} duplicate record id(s): {twice[0]}")
 
 
-def missing_ids(standard: Standard, run: Mapping[str, Any], recorded: set[str]) -> list[str]:
+def missing_ids(standard: Standard, run: RunScope, recorded: set[str]) -> list[str]:
     """Ids of the standard's locked lists (within the run's tiers and --select, and a shard's
     part) with no record.
 
     A tier without a locked list file has nothing to compare against and adds nothing.
     """
-    select = tuple(run.get("select") or ())
-    shard = run.get("shard")
-    part = set(shard["tests"]) if isinstance(shard, Mapping) else None
+    select = run.select
+    part = run.shard_tests
     expected: list[str] = []
-    for tier in run.get("tiers", ()):
+    for tier in run.tiers:
         if tier in standard.test_lists and standard.test_list_path(tier).is_file():
             expected += standard.test_ids(tier)
     return sorted(

@@ -10,9 +10,9 @@ are not violations.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Sequence
 
+from kit.report.model import RunScope
 from kit.results import Status, TestRecord
 from kit.standard import Standard
 from kit.tiers.registry import complete_run_tiers
@@ -29,9 +29,7 @@ INCOMPLETE_RUN = "incomplete-run"
 KINDS = (NEVER_SKIP, EXPIRED_SKIP, SKIP_TOO_LONG, INCOMPLETE_RUN)
 
 
-def is_complete_run(
-    standard: Standard, run: Mapping[str, Any], recorded: Collection[str]
-) -> bool:
+def is_complete_run(standard: Standard, run: RunScope, recorded: Collection[str]) -> bool:
     """Whether the records cover the whole standard: every locked test of every reported tier.
 
     Judged from what was recorded, not from the command line: a shard, a --select or a --tier
@@ -39,11 +37,11 @@ def is_complete_run(
     nothing to count, so there only an unnarrowed run of that tier covers it.
     """
     have = set(recorded)
-    unnarrowed = not run.get("select") and not run.get("shard")
+    unnarrowed = not run.select and run.shard_label is None
     return all(
         all(test_id in have for test_id in standard.test_ids(tier))
         if _has_locked_list(standard, tier)
-        else unnarrowed and tier in run.get("tiers", ())
+        else unnarrowed and tier in run.tiers
         for tier in complete_run_tiers()
     )
 
@@ -56,13 +54,13 @@ def policy_violations(
     records: Sequence[TestRecord],
     standard: Standard,
     skips: SkipManifest,
-    run: Mapping[str, Any],
+    run: RunScope,
     today: dt.date,
 ) -> list[dict[str, str]]:
     """Violations in a stable order: run, expired entries, over-long entries, skipped tests."""
     violations: list[dict[str, str]] = []
     # Only a run that says it is complete may be graded conformant; a missing flag is not proof.
-    if run.get("complete") is not True:
+    if run.complete is not True:
         violations.append({"kind": INCOMPLETE_RUN, "message": _incomplete_message(run)})
     for entry in skips.expired_entries(today):
         violations.append({"kind": EXPIRED_SKIP, "entry": entry.test, "message": _expired(entry)})
@@ -78,17 +76,16 @@ def policy_violations(
     return violations
 
 
-def _incomplete_message(run: Mapping[str, Any]) -> str:
+def _incomplete_message(run: RunScope) -> str:
     narrowed = []
-    if run.get("tiers"):
-        narrowed.append("tiers " + ", ".join(run["tiers"]))
-    if run.get("select"):
-        narrowed.append("select " + ", ".join(repr(s) for s in run["select"]))
-    shard = run.get("shard")
-    if isinstance(shard, Mapping):
-        narrowed.append(f"shard {shard.get('index')}/{shard.get('count')}")
+    if run.tiers:
+        narrowed.append("tiers " + ", ".join(run.tiers))
+    if run.select:
+        narrowed.append("select " + ", ".join(repr(s) for s in run.select))
+    if run.shard_label is not None:
+        narrowed.append(f"shard {run.shard_label}")
     how = f" ({'; '.join(narrowed)})" if narrowed else ""
-    fix = ("merge every shard (`ckit merge`)" if isinstance(shard, Mapping)
+    fix = ("merge every shard (`ckit merge`)" if run.shard_label is not None
            else "rerun without narrowing --tier/--select")
     return (
         f"the run was narrowed{how} and does not cover the whole standard; "

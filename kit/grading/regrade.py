@@ -33,7 +33,7 @@ def check_coverage(report: Report, standard: Standard) -> None:
     if both is not None:
         raise ReportError(f"{both!r} is listed as missing but has a record")
     listed = set(report.missing)
-    expected = missing_ids(standard, report.document["run"], recorded)
+    expected = missing_ids(standard, report.run.scope(), recorded)
     absent = next((test_id for test_id in expected if test_id not in listed), None)
     if absent is not None:
         raise ReportError(
@@ -46,9 +46,7 @@ def check_completeness(report: Report, standard: Standard) -> None:
     """A run whose records leave out tests of the standard may not call itself complete (nor
     the reverse)."""
     run = report.run
-    actual = is_complete_run(
-        standard, report.document["run"], {record.id for record in report.records}
-    )
+    actual = is_complete_run(standard, report.run.scope(), {r.id for r in report.records})
     if run.complete != actual:
         raise ReportError(
             f"run says complete={str(run.complete).lower()}, but its records "
@@ -59,7 +57,7 @@ def check_completeness(report: Report, standard: Standard) -> None:
 
 def recomputed_violations(report: Report, standard: Standard) -> list[dict[str, str]]:
     records = list(report.records)
-    return policy_violations(records, standard, report.skips, report.document["run"],
+    return policy_violations(records, standard, report.skips, report.run.scope(),
                              report.run.today)
 
 

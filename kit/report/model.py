@@ -86,6 +86,31 @@ class VendorInfo:
 
 
 @dataclass(frozen=True)
+class RunScope:
+    """What a run set out to cover, and whether it says it covered the standard: what grading
+    judges completeness, missing tests and the incomplete-run violation by."""
+
+    tiers: tuple[str, ...]
+    select: tuple[str, ...]
+    #: On a ``--shard`` run, its part's tests and ``index/count``; None otherwise.
+    shard_tests: frozenset[str] | None = None
+    shard_label: str | None = None
+    #: The run's ``complete`` claim; None while the report is being built (not yet judged).
+    complete: bool | None = None
+
+    @classmethod
+    def of_run(cls, run: Mapping[str, Any]) -> RunScope:
+        """The scope of a ``run`` section as the runner hands it to the report's builder."""
+        shard = run.get("shard")
+        if not isinstance(shard, Mapping):
+            return cls(tuple(run.get("tiers", ())), tuple(run.get("select") or ()),
+                       complete=run.get("complete"))
+        return cls(tuple(run.get("tiers", ())), tuple(run.get("select") or ()),
+                   frozenset(shard["tests"]), f"{shard.get('index')}/{shard.get('count')}",
+                   run.get("complete"))
+
+
+@dataclass(frozen=True)
 class RunInfo:
     tiers: tuple[str, ...]
     select: tuple[str, ...]
@@ -108,6 +133,12 @@ class RunInfo:
     workers: int = 1
     #: A ``--canary`` run (never a certificate).
     canary: bool = False
+
+    def scope(self) -> RunScope:
+        shard = self.shard
+        return RunScope(self.tiers, self.select,
+                        None if shard is None else frozenset(shard.tests),
+                        None if shard is None else str(shard), self.complete)
 
     def run_date(self) -> RunDate:
         """The run's dates as the run took them (``RunDate.from_json``'s checks included)."""

@@ -182,7 +182,7 @@ def check_path(key: SubmissionKey, verified: VerifiedReport, digest: str) -> Che
 
 def check_required(report: Report, standard: Standard) -> CheckResult:
     recorded = {record.id for record in report.records}
-    unlisted = set(missing_ids(standard, report.document["run"], recorded))
+    unlisted = set(missing_ids(standard, report.run.scope(), recorded))
     absent = sorted(set(report.missing) | unlisted)
     if absent:
         lie = f"; {len(unlisted)} not even listed as missing" if unlisted else ""

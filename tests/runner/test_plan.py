@@ -8,6 +8,7 @@ import pytest
 
 from kit.errors import InputError
 from kit.grading.policy import is_complete_run
+from kit.report.model import RunScope
 from kit.runner.plan import (
     BY_DURATIONS,
     BY_HASH,
@@ -83,8 +84,7 @@ def test_a_malformed_shard_is_one_line(text: str, words: str) -> None:
 
 def test_complete_means_every_locked_test_has_a_record(standard) -> None:
     every = {t for tier in complete_run_tiers() for t in standard.test_ids(tier)}
-    run = {"tiers": ["unit"], "select": ["nothing"], "shard": {"index": 0, "count": 2}}
+    run = RunScope(("unit",), ("nothing",), shard_tests=frozenset(), shard_label="0/2")
     # The records decide, not the command line the run section tells of.
     assert is_complete_run(standard, run, every)
-    assert not is_complete_run(standard, {"tiers": list(TIERS), "select": []},
-                               every - {min(every)})
+    assert not is_complete_run(standard, RunScope(tuple(TIERS), ()), every - {min(every)})
