@@ -169,10 +169,17 @@ class RunDir:
         """What the run wrote of its report: each file of its format's list that is there."""
         return tuple(path for path in map(self.file, self.report_names()) if path.is_file())
 
+    @property
+    def report_file(self) -> Path:
+        """The report's first file, which names it: report.json, or the body's head."""
+        return self.file(self.report_names()[0])
+
+    def has_report(self) -> bool:
+        return self.report_file.is_file()
+
     def is_finished(self) -> bool:
-        """Both the report (its first file: report.json, or the body's head) and its envelope
-        are there: resuming would only re-sign the run."""
-        return self.file(self.report_names()[0]).is_file() and self.envelope.is_file()
+        """Both the report and its envelope are there: resuming would only re-sign the run."""
+        return self.has_report() and self.envelope.is_file()
 
 
 @dataclass(frozen=True)

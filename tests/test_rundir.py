@@ -29,6 +29,7 @@ from kit.hashing import sha256_file
 from kit.repository.layout import required_files
 from kit.results import Status, TestRecord
 from kit.rundir import (
+    BODY_FILES,
     ENVELOPE_NAME,
     GOLDEN_DIR,
     GOLDEN_MANIFEST,
@@ -37,6 +38,8 @@ from kit.rundir import (
     JUDGED_SLOTS,
     JUNIT_XML,
     PLANNED_IDS,
+    RECORDS_JSONL,
+    REPORT_HEAD,
     REPORT_JSON,
     RESULTS_CSV,
     RUN_FILE,
@@ -192,6 +195,45 @@ def test_a_run_is_finished_once_report_and_envelope_are_files(tmp_path: Path) ->
     run_dir.envelope.rmdir()
     run_dir.envelope.write_text("{}\n")
     assert run_dir.is_finished()
+
+
+def test_a_body_run_is_known_by_its_head_and_finished_with_its_envelope(tmp_path: Path) -> None:
+    run_dir = RunDir(tmp_path)
+    assert not run_dir.holds_body() and run_dir.report_names() == report_files()
+    run_dir.file(REPORT_HEAD).write_text("{}\n")
+    assert run_dir.holds_body() and run_dir.report_names() == BODY_FILES
+    assert run_dir.report_file == tmp_path / REPORT_HEAD and run_dir.has_report()
+    assert run_dir.report_paths() == (tmp_path / REPORT_HEAD,)  # what is there of the list
+    run_dir.file(RECORDS_JSONL).write_text("")
+    assert run_dir.report_paths() == tuple(tmp_path / name for name in BODY_FILES)
+    assert not run_dir.is_finished()
+    run_dir.envelope.write_text("{}\n")
+    assert run_dir.is_finished()
+
+
+def test_a_report_json_beside_a_head_makes_the_directory_a_report_json_run(tmp_path: Path
+                                                                           ) -> None:
+    # The kit writes one format; signing and reading must take the same one when both are there.
+    run_dir = RunDir(tmp_path)
+    run_dir.file(REPORT_HEAD).write_text("{}\n")
+    run_dir.report_json.write_text("{}\n")
+    assert not run_dir.holds_body() and run_dir.report_file == run_dir.report_json
+
+
+def test_run_and_merge_name_the_files_of_the_format_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kit.cli.cmd_run import say_report_files
+
+    json_run, body_run = RunDir(tmp_path / "json"), RunDir(tmp_path / "body")
+    for run_dir, names in ((json_run, report_files()), (body_run, BODY_FILES)):
+        run_dir.path.mkdir()
+        for name in names:
+            run_dir.file(name).write_text("")
+        say_report_files(run_dir.path)
+    said = capsys.readouterr().err.splitlines()
+    assert said == [*(f"report: {json_run.file(name)}" for name in report_files()),
+                    *(f"report: {body_run.file(name)}" for name in BODY_FILES),
+                    f"views: `ckit render {body_run.path}` renders them from the body"]
 
 
 # -- no name of the run directory spelled outside kit/rundir.py ------------------------------

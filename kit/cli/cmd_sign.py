@@ -24,7 +24,7 @@ def _vendor(args: argparse.Namespace) -> str:
     claimed = report_vendor_id(args.dir)
     if args.vendor is not None and args.vendor != claimed:
         raise InputError(
-            f"{RunDir(args.dir).report_json} claims vendor {claimed!r}, not {args.vendor!r}; "
+            f"{RunDir(args.dir).report_file} claims vendor {claimed!r}, not {args.vendor!r}; "
             "a vendor's key signs only that vendor's reports"
         )
     return claimed

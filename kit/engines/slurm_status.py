@@ -106,7 +106,7 @@ def _squeue(job_id: str) -> dict[str, str]:
 def _merge_status(jobs: SubmittedJobs) -> MergeStatus:
     state = next(iter(_squeue(jobs.merge_job_id).values()), GONE)
     merged = Path(jobs.root) / MERGED_DIR
-    has_report = RunDir(merged).report_json.is_file()
+    has_report = RunDir(merged).has_report()  # report.json or a body, as the standard wrote
     grade = read_report(merged).report.grade.name if has_report else None
     return MergeStatus(state, has_report, grade)
 
@@ -118,7 +118,7 @@ def run_status(jobs: SubmittedJobs) -> RunStatus:
             index=k,
             state=tasks.get(str(k), GONE),
             has_report=RunDir(Path(jobs.root) / shard_dir_name(str(k), jobs.shards))
-            .report_json.is_file(),
+            .has_report(),
         )
         for k in range(jobs.shards)
     )
