@@ -14,6 +14,7 @@ from typing import Any
 from kit.clock import RunDate
 from kit.errors import InputError
 from kit.grading.accounting import MISSING, TierSkips, Unaccounted, tier_skips, unaccounted_tests
+from kit.report.model import Report
 from kit.report.summary import NOT_RUN
 from kit.results import (
     NA_REASON_KEY,
@@ -60,18 +61,40 @@ def collect_evidence(standard: Standard, report: Mapping[str, Any],
     its records already typed (a verifier's ``Report.records``), else typed here."""
     records = (list(records) if records is not None
                else [TestRecord.from_json(r) for r in report["records"]])
-    missing = [str(test_id) for test_id in report["missing"]]
-    clock = recorded_clock(report["run"])
-    entries = tuple(SkipEntry.from_json(e) for e in report["skip_manifest"]["entries"])
+    return _evidence(
+        standard, records,
+        missing=[str(test_id) for test_id in report["missing"]],
+        clock=recorded_clock(report["run"]),
+        entries=tuple(SkipEntry.from_json(e) for e in report["skip_manifest"]["entries"]),
+        violations=tuple(report["policy"]["violations"]),
+        environment=report["environment"],
+    )
+
+
+def report_evidence(standard: Standard, report: Report) -> Evidence:
+    """The facts to grade a typed report on: the same as ``collect_evidence`` of its document."""
+    try:
+        clock = report.run.run_date()
+    except ValueError:
+        raise _no_clock() from None
+    return _evidence(standard, list(report.records), missing=list(report.missing), clock=clock,
+                     entries=report.skips.entries, violations=report.violations,
+                     environment=report.environment)
+
+
+def _evidence(standard: Standard, records: list[TestRecord], *, missing: list[str],
+              clock: RunDate, entries: tuple[SkipEntry, ...],
+              violations: tuple[Mapping[str, str], ...],
+              environment: Mapping[str, Any]) -> Evidence:
     ran = [r for r in records if r.status not in NOT_RUN]
     return Evidence(
         passed=sum(1 for r in ran if r.status is Status.PASS),
         ran=len(ran),
         unaccounted=unaccounted_tests(records, missing, SkipManifest(entries), clock.today),
         required_not_passed=_required_not_passed(standard, records, missing),
-        violations=tuple(report["policy"]["violations"]),
+        violations=violations,
         tier_skips=tier_skips(records, missing),
-        torch_version=recorded_torch_version(report["environment"]),
+        torch_version=recorded_torch_version(environment),
         clock=clock,
     )
 
@@ -108,7 +131,10 @@ def recorded_clock(run: Mapping[str, Any]) -> RunDate:
     try:
         return RunDate.from_json(dict(run))
     except (KeyError, TypeError, ValueError):
-        raise InputError(
-            "the report's run records no valid today, clock_today and clock_override to grade "
-            "it on"
-        ) from None
+        raise _no_clock() from None
+
+
+def _no_clock() -> InputError:
+    return InputError(
+        "the report's run records no valid today, clock_today and clock_override to grade it on"
+    )

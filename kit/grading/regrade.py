@@ -16,7 +16,8 @@ from typing import Any
 from kit.errors import KitError
 from kit.grading.blame import check_suspects
 from kit.grading.build import missing_ids
-from kit.grading.grading import grade_report
+from kit.grading.evidence import report_evidence
+from kit.grading.grading import grade_run
 from kit.grading.policy import is_complete_run, policy_violations
 from kit.report.model import Report, ReportError
 from kit.report.summary import summarize
@@ -113,7 +114,7 @@ def check_summary(report: Report, standard: Standard) -> None:
 def recomputed_grade(report: Report, standard: Standard) -> str:
     """The grade the run's own grading gives this report (its violations already checked)."""
     try:
-        return str(grade_report(standard, report.document, report.records)["name"])
+        return str(grade_run(standard, report_evidence(standard, report))["name"])
     except KitError as exc:
         raise ReportError(f"cannot grade the report again: {exc}") from None
 

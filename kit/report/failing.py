@@ -11,6 +11,6 @@ def failing_tests(report: Report) -> dict[str, str]:
     tests without an accepted result (``unaccounted``: missing, or skipped / not applicable
     without a reason the kit accepts)."""
     failing = {r.id: r.status.value for r in report.records if r.status.is_failure}
-    for entry in report.document.get("unaccounted", ()):
-        failing.setdefault(entry["test"], entry["status"])
+    for entry in report.unaccounted:
+        failing.setdefault(entry.test, entry.status)
     return failing

@@ -154,6 +154,16 @@ class ClaimedGrade:
 
 
 @dataclass(frozen=True)
+class UnaccountedTest:
+    """One of ``unaccounted``: a test the grade counts as failed without a failing record."""
+
+    test: str
+    #: The record's status, or ``MISSING``.
+    status: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Report:
     #: The validated document itself, for the code that takes report sections as mappings.
     document: Mapping[str, Any]
@@ -171,6 +181,8 @@ class Report:
     vendor: VendorInfo
     #: ``skip_manifest.path``: the manifest's path as the run named it (None: no file).
     skip_path: str | None
+    #: Tests without an accepted result (a report of a kit before ``unaccounted``: none).
+    unaccounted: tuple[UnaccountedTest, ...] = ()
 
     @property
     def flows(self) -> Mapping[str, FlowTotals]:
@@ -222,6 +234,8 @@ class Report:
             environment=document["environment"],
             skips=_skips(document["skip_manifest"]),
             skip_path=document["skip_manifest"]["path"],
+            unaccounted=tuple(UnaccountedTest(e["test"], e["status"], e["why"])
+                              for e in document.get("unaccounted", ())),
             records=_records(document["records"]) if records is None else records,
             missing=tuple(document["missing"]),
             violations=tuple(document["policy"]["violations"]),
