@@ -89,8 +89,10 @@ def declare_report_file(name: str) -> None:
 
 
 def finished_report_names() -> tuple[str, ...]:
-    """What a finished run leaves beside its journal: the formats' files and the envelope."""
-    return (*report_files(), ENVELOPE_NAME)
+    """What a finished run leaves beside its journal, whichever format its standard declares:
+    the formats' files, a body's, and the envelope. A report is never written where any of
+    them is, and a run holding one is never resumed."""
+    return (*report_files(), *BODY_FILES, ENVELOPE_NAME)
 
 
 def worker_log_name(number: int) -> str:

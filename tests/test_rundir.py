@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import datetime as dt
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import kit.formats.files
 import kit.rundir
 from kit.clock import RunDate
 from kit.device import DeviceInfo
-from kit.errors import VerificationError
+from kit.errors import InputError, VerificationError
 from kit.formats import ReportFormat, formats, register_format, write_report_files
 from kit.grading import build_report, collect_environment
 from kit.hashing import sha256_file
@@ -107,7 +108,7 @@ def _write_and_sign(root: Path) -> SignedDir:
 def test_the_formats_declare_their_files_from_the_run_directory() -> None:
     assert tuple(fmt.filename for fmt in formats()) == report_files()
     assert report_files() == (REPORT_JSON, JUNIT_XML, RESULTS_CSV, SUMMARY_MD)
-    assert finished_report_names() == (*report_files(), ENVELOPE_NAME)
+    assert finished_report_names() == (*report_files(), *BODY_FILES, ENVELOPE_NAME)
 
 
 def test_every_format_file_is_a_signed_subject(tmp_path: Path) -> None:
@@ -117,7 +118,7 @@ def test_every_format_file_is_a_signed_subject(tmp_path: Path) -> None:
     for subject in subjects:
         assert subject.sha256 == sha256_file(signed.run_dir.file(subject.name))
     assert sorted(p.name for p in signed.run_dir.path.iterdir()) == sorted(
-        finished_report_names()
+        (*report_files(), ENVELOPE_NAME)
     )
 
 
@@ -218,6 +219,21 @@ def test_a_report_json_beside_a_head_makes_the_directory_a_report_json_run(tmp_p
     run_dir.file(REPORT_HEAD).write_text("{}\n")
     run_dir.report_json.write_text("{}\n")
     assert not run_dir.holds_body() and run_dir.report_file == run_dir.report_json
+
+
+@pytest.mark.parametrize("planted", [REPORT_HEAD, REPORT_JSON])
+def test_no_report_is_written_beside_another_formats(planted: str, tmp_path: Path) -> None:
+    """A body is never written beside a report.json, nor report.json beside a body."""
+    sys.path.insert(0, str(Path(__file__).parent / "verification"))
+    from body_helpers import body_report
+
+    from kit.report.body import write_body_files
+
+    (tmp_path / planted).write_text("another run's\n")
+    write = write_body_files if planted == REPORT_JSON else write_report_files
+    with pytest.raises(InputError, match=f"already holds {planted}"):
+        write(body_report() if planted == REPORT_JSON else _report(), tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [planted]
 
 
 def test_run_and_merge_name_the_files_of_the_format_written(

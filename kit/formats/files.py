@@ -73,13 +73,14 @@ def write_report_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Pa
     before any file is written, so a schema violation leaves no half report.
     """
     out_dir = Path(out_dir)
-    if declared_format(report) == BODY_FORMAT:
-        return write_body_files(report, out_dir)
+    # Before the report is read at all: a planted file or link refuses whatever is written.
     present = [name for name in finished_report_names() if os.path.lexists(out_dir / name)]
     if present:
         raise InputError(
             f"{out_dir} already holds {', '.join(present)}; the kit never overwrites a report"
         )
+    if declared_format(report) == BODY_FORMAT:
+        return write_body_files(report, out_dir)
     rendered = render_files(report)
     out_dir.mkdir(parents=True, exist_ok=True)
     return {name: write_new_file(out_dir / name, data) for name, data in rendered.items()}

@@ -29,7 +29,7 @@ import msgspec
 from kit.errors import InputError, VerificationError
 from kit.outfiles import write_new_file
 from kit.results import Status, TestRecord
-from kit.rundir import BODY_FILES, ENVELOPE_NAME, RECORDS_JSONL, REPORT_HEAD
+from kit.rundir import BODY_FILES, RECORDS_JSONL, REPORT_HEAD, finished_report_names
 
 __all__ = ["Body", "BodyRecord", "decode_body", "decode_head", "encode_body", "encode_head",
            "write_body_files"]
@@ -171,11 +171,11 @@ def decode_body(files: Mapping[str, bytes]) -> Body:
 
 
 def write_body_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
-    """Write the body of ``report``; nothing when any body file or an envelope is there
-    already (a run never overwrites a report). Signing refuses a body over the verifier's
-    limits (``kit.signing.sign``)."""
+    """Write the body of ``report``; nothing when any report file of either format or an
+    envelope is there already (a run never overwrites a report, nor writes a second format).
+    Signing refuses a body over the verifier's limits (``kit.signing.sign``)."""
     out_dir = Path(out_dir)
-    present = [name for name in (*BODY_FILES, ENVELOPE_NAME) if (out_dir / name).exists()
+    present = [name for name in finished_report_names() if (out_dir / name).exists()
                or (out_dir / name).is_symlink()]
     if present:
         raise InputError(f"{out_dir} already holds {', '.join(present)}; the kit never "
