@@ -156,19 +156,18 @@ def op_name(op_key: str) -> str:
     return op_key.removeprefix("nn.functional.").split(".")[0]
 
 
-def check_suspects(records: Sequence[Mapping[str, Any]]) -> str | None:
+def check_suspects(records: Sequence[TestRecord]) -> str | None:
     """The first record whose suspects are not failing OpInfo tests of its dtype, or None."""
-    failing = {r["id"] for r in records
-               if r["id"].startswith(OPINFO_PREFIX) and _is_failure(r.get("status"))}
+    failing = {r.id for r in records if r.id.startswith(OPINFO_PREFIX) and r.status.is_failure}
     for record in records:
-        suspects = (record.get("details") or {}).get(SUSPECTS)
+        suspects = record.details.get(SUSPECTS)
         if suspects is None:
             continue
-        dtype = blame_dtype(record["id"]) if isinstance(record["id"], str) else None
+        dtype = blame_dtype(record.id)
         if dtype is None or not isinstance(suspects, list) or not all(
             isinstance(s, str) and s in failing and _dtype_of(s) == dtype for s in suspects
         ):
-            return (f"{record['id']}: details.suspects names tests that are not failing "
+            return (f"{record.id}: details.suspects names tests that are not failing "
                     "OpInfo tests of its dtype")
     return None
 
@@ -178,10 +177,3 @@ def _dtype_of(test_id: str) -> str | None:
     read as hostile input)."""
     unit_id = UnitId.read(test_id)
     return None if unit_id is None else unit_id.dtype
-
-
-def _is_failure(status: Any) -> bool:
-    try:
-        return Status(status).is_failure
-    except ValueError:
-        return False

@@ -127,7 +127,7 @@ def check_grade(report: Report, standard: Standard) -> None:
     violations = recomputed_violations(report, standard)
     check_violations(report, violations)
     check_summary(report, standard)
-    problem = check_suspects(report.document.get("records", []))
+    problem = check_suspects(report.records)
     if problem is not None:
         raise ReportError(problem)
     actual = recomputed_grade(report, standard)

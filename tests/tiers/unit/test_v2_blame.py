@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -37,10 +38,10 @@ def test_suspects_name_failing_primitives_of_the_same_dtype_only() -> None:
     blamed = {r.id: r.details for r in with_suspects(records, STANDARD)}
     assert blamed[MHA]["suspects"] == [BMM]
     assert "suspects" not in blamed[ADD_SPEC]
-    documents = [{**r.to_json(), "details": blamed[r.id]} for r in records]
-    assert check_suspects(documents) is None
-    documents[0]["details"] = {"suspects": ["unit/opinfo/bmm/float64/0"]}
-    assert check_suspects(documents) is not None
+    typed = [dataclasses.replace(r, details=blamed[r.id]) for r in records]
+    assert check_suspects(typed) is None
+    typed[0] = dataclasses.replace(typed[0], details={"suspects": ["unit/opinfo/bmm/float64/0"]})
+    assert check_suspects(typed) is not None
 
 
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
@@ -86,7 +87,8 @@ def test_a_failing_eager_model_names_the_failing_primitives_it_calls() -> None:
     blamed = {r.id: r.details for r in with_suspects(records, STANDARD)}
     assert blamed[GPT2]["suspects"] == [addmm]
     assert "suspects" not in blamed[onnx]
-    documents = [{**r.to_json(), "details": blamed[r.id]} for r in records]
-    assert check_suspects(documents) is None
-    documents[1]["details"] = {"suspects": [addmm]}  # a flow claims a device primitive
-    assert check_suspects(documents) is not None
+    typed = [dataclasses.replace(r, details=blamed[r.id]) for r in records]
+    assert check_suspects(typed) is None
+    # A flow claims a device primitive.
+    typed[1] = dataclasses.replace(typed[1], details={"suspects": [addmm]})
+    assert check_suspects(typed) is not None
