@@ -20,8 +20,10 @@ from typing import Any
 from kit.errors import InputError
 from kit.flows.interface import Stage
 from kit.formats import view
+from kit.patterns import matches
 from kit.printable import printable
 from kit.report.model import Report
+from kit.report.summary import NOT_RUN as NOT_RUN_STATUSES
 from kit.report.summary import Summary
 from kit.repository.gate import (
     GatePolicy,
@@ -34,7 +36,7 @@ from kit.repository.gate import (
 )
 from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey, torch_release_of
-from kit.results import FAILURE_STATUSES, Status, tier_of
+from kit.results import FAILURE_STATUSES, Status, TestRecord, tier_of
 from kit.signing.keyring import VendorIdentity
 from kit.standard import load_standard
 from kit.test_ids import TestId
@@ -173,17 +175,31 @@ def _detail(details: Mapping[str, Any], name: str) -> str:
     return text(view.detail_text(details.get(name)))
 
 
-def test_row(document: Mapping[str, Any], record: Mapping[str, Any]) -> TestRow:
+def test_row(report: Report, record: TestRecord) -> TestRow:
+    status = record.status.value
     return TestRow(
-        id=text(record["id"]),
-        status=text(record["status"]),
-        css=status_css(record["status"]),
-        outcome=text(view.outcome_text(record)),
-        message=text(record["message"]),
-        reason=text(view.skip_reason(document, record)),
-        max_abs_err=_detail(record["details"], "max_abs_err"),
-        max_rel_err=_detail(record["details"], "max_rel_err"),
+        id=text(record.id),
+        status=text(status),
+        css=status_css(status),
+        outcome=text(f"{status}: {record.message}" if record.message else status),
+        message=text(record.message),
+        reason=text(_skip_reason(report, record)),
+        max_abs_err=_detail(record.details, "max_abs_err"),
+        max_rel_err=_detail(record.details, "max_rel_err"),
     )
+
+
+def _skip_reason(report: Report, record: TestRecord) -> str:
+    """Why a SKIPPED / NOT_APPLICABLE test did not run (the first manifest entry matching a
+    skipped test, as the runner chose it); empty for tests that ran."""
+    if record.status is Status.SKIPPED:
+        entry = next((e for e in report.skips.entries if matches(record.id, e.test)), None)
+        if entry is not None:
+            return f"{entry.reason} ({entry.tracking}, expires {entry.expires.isoformat()})"
+    if record.status in NOT_RUN_STATUSES:
+        reason = record.details.get("reason")
+        return str(reason) if reason else record.message
+    return ""
 
 
 def _groups(rows: Sequence[TestRow]) -> tuple[TestGroup, ...]:
@@ -254,8 +270,7 @@ def _attribution_text(report: Report) -> str | None:
 
 
 def result_detail(report: Report) -> ResultDetail:
-    document = report.document
-    rows = [test_row(document, record) for record in document["records"]]
+    rows = [test_row(report, record) for record in report.records]
     return ResultDetail(
         grade=text(report.grade.name),
         grade_reasons=tuple(text(reason) for reason in report.grade.reasons),
