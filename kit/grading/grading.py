@@ -11,7 +11,7 @@ report read from disk gives the grade the report carries.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.errors import InputError
 from kit.grading import grade_words
@@ -46,14 +46,22 @@ def shortfalls(standard: Standard, grade: Grade, evidence: Evidence) -> list[Sho
     return found
 
 
+class GradeJson(TypedDict):
+    """report.json's ``grade``."""
+
+    name: str
+    #: Why each better grade was missed, the best first.
+    reasons: list[str]
+
+
 def grade_report(standard: Standard, report: Mapping[str, Any],
-                 records: Sequence[TestRecord] | None = None) -> dict[str, Any]:
+                 records: Sequence[TestRecord] | None = None) -> GradeJson:
     """The grade of a built report (its ``grade`` field itself is not read); ``records``: its
     records already typed, if the caller has them."""
     return grade_run(standard, collect_evidence(standard, report, records))
 
 
-def grade_run(standard: Standard, evidence: Evidence) -> dict[str, Any]:
+def grade_run(standard: Standard, evidence: Evidence) -> GradeJson:
     """``{"name": best grade met, "reasons": [why each better grade was missed]}``."""
     missed: list[tuple[Grade, list[Shortfall]]] = []
     for grade in standard.grades:

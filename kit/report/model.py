@@ -227,7 +227,8 @@ class Report:
         return cls(
             document=document,
             kit=_kit(document["kit"]),
-            standard=StandardRef(**_fields(document["standard"], "version", "torch_release")),
+            standard=StandardRef(document["standard"]["version"],
+                                 document["standard"]["torch_release"]),
             vendor_id=document["vendor"]["id"],
             vendor=_vendor(document["vendor"]),
             run=_run(document["run"]),
@@ -244,21 +245,22 @@ class Report:
         )
 
 
-def _fields(section: Mapping[str, Any], *names: str) -> dict[str, Any]:
-    return {name: section[name] for name in names}
-
-
 def _vendor(section: Mapping[str, Any]) -> VendorInfo:
     return VendorInfo(
-        **_fields(section, "id", "display_name", "contact", "docs_url", "device_type",
-                  "profile_sha256"),
+        id=section["id"],
+        display_name=section["display_name"],
+        contact=section["contact"],
+        docs_url=section["docs_url"],
+        device_type=section["device_type"],
         dtypes=tuple(section["dtypes"]),
         flows=tuple(section["flows"]),
+        profile_sha256=section["profile_sha256"],
     )
 
 
 def _kit(section: Mapping[str, Any]) -> KitInfo:
-    return KitInfo(**_fields(section, "version", "digest", "torch_release", "released"))
+    return KitInfo(section["version"], section["digest"], section["torch_release"],
+                   section["released"])
 
 
 def _timestamp(value: str, field: str) -> dt.datetime:

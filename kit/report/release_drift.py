@@ -5,7 +5,6 @@ the pull-request comment, which list them apart from the vendor's results."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from kit.report.model import Report
 from kit.results import INPUTS_CHANGED_KEY, NA_REASON_KEY, NotApplicableReason, Status
@@ -21,7 +20,7 @@ class ReleaseDrift:
     def __bool__(self) -> bool:
         return bool(self.not_in_release or self.inputs_changed)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, list[str]]:
         return {"not_in_release": list(self.not_in_release),
                 "inputs_changed": list(self.inputs_changed)}
 

@@ -26,7 +26,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.clock import RunDate
 from kit.errors import InputError, KitError
@@ -264,7 +264,17 @@ def merged_run(shards: Sequence[ShardReport]) -> dict[str, Any]:
     }
 
 
-def _provenance(shard: ShardReport) -> dict[str, Any]:
+class ProvenanceJson(TypedDict):
+    """One of the merged report's ``run.merged_from``: a shard, by its report's digest."""
+
+    shard: str
+    report_sha256: str
+    records: int
+    started_at: str
+    finished_at: str
+
+
+def _provenance(shard: ShardReport) -> ProvenanceJson:
     run = shard.report.run
     return {
         "shard": str(shard.shard),

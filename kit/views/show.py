@@ -11,7 +11,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.grading.certified import packages_text, where_it_ran
 from kit.printable import printable
@@ -32,6 +32,33 @@ _ALWAYS = (Status.PASS.value,)
 MISSING = "MISSING"
 
 
+class TierRowJson(TypedDict):
+    tier: str
+    statuses: dict[str, int]
+    missing: int
+    total: int
+    pass_rate: float | None
+
+
+class FailureGroupJson(TypedDict):
+    op: str
+    dtype: str
+    count: int
+    statuses: dict[str, int]
+
+
+class SuspectedRootJson(TypedDict):
+    op: str
+    dtype: str
+    tests: list[str]
+
+
+class TopErrorJson(TypedDict):
+    id: str
+    status: str
+    figures: dict[str, float | int | str]
+
+
 @dataclass(frozen=True)
 class TierRow:
     tier: str
@@ -40,7 +67,7 @@ class TierRow:
     total: int
     pass_rate: float | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TierRowJson:
         return {"tier": self.tier, "statuses": dict(self.statuses), "missing": self.missing,
                 "total": self.total, "pass_rate": self.pass_rate}
 
@@ -55,7 +82,7 @@ class FailureGroup:
     def count(self) -> int:
         return sum(self.statuses.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FailureGroupJson:
         return {"op": self.op, "dtype": self.dtype, "count": self.count,
                 "statuses": dict(self.statuses)}
 
@@ -69,7 +96,7 @@ class SuspectedRoot:
     dtype: str
     tests: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SuspectedRootJson:
         return {"op": self.op, "dtype": self.dtype, "tests": list(self.tests)}
 
 
@@ -79,7 +106,7 @@ class TopError:
     status: str
     figures: Figures
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TopErrorJson:
         return {"id": self.test_id, "status": self.status, "figures": self.figures.to_json()}
 
 
