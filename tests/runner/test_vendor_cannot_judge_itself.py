@@ -24,6 +24,10 @@ ATTACKS = [
     ("vendor_kernel_calls_pytest_skip", "unit/opinfo/exp/float32/0", "ERROR"),
     ("relu_patched_under_the_deploy_smoke_op", "deploy/smoke-op", "FAIL_NUMERIC"),
     ("gelu_patched_under_the_exported_program", "deploy/export-run", "FAIL_NUMERIC"),
+    # Inputs on which its wrong ceil is right, sent as its inputs: the judge takes none
+    # whose digest is not the standard's, regenerates, and finds them written over.
+    ("worker_sending_other_inputs_is_judged_on_the_standards_inputs",
+     "unit/opinfo/ceil/float32/0", "FAIL_SEMANTIC"),
 ]
 FORGED = "unit/opinfo/sin/float32/0"
 

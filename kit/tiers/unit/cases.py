@@ -40,15 +40,13 @@ def all_test_ids(standard: Standard) -> list[str]:
     return sorted(ids)
 
 
-
-
 def unit_case(standard: Standard, test_id: str) -> UnitCase:
     """The inputs and call of one unit test (imports OpInfo for OpInfo ids), repeating its call
     where the standard's locked repeat file says so."""
     case = unit_case_called_once(standard, test_id)
     if not test_id.startswith(OPINFO_PREFIX):
         return case
-    return _repeating(standard, load_unit_config(standard), test_id, case)
+    return repeating(standard, load_unit_config(standard), test_id, case)
 
 
 def unit_case_called_once(standard: Standard, test_id: str) -> UnitCase:
@@ -66,8 +64,8 @@ def unit_case_called_once(standard: Standard, test_id: str) -> UnitCase:
     raise InputError(f"not a unit test id: {test_id!r}")
 
 
-def _repeating(standard: Standard, config: UnitConfig, test_id: str, case: UnitCase
-               ) -> UnitCase:
+def repeating(standard: Standard, config: UnitConfig, test_id: str, case: UnitCase
+              ) -> UnitCase:
     """The OpInfo case repeating its call where the standard asks for it (``coverage.repeat``):
     one sample per (op, dtype), as the standard's locked file says (``locked_ids.REPEATS``)."""
     if not config.coverage.repeat or not case.repeatable or case.repeat is not None:
@@ -128,12 +126,15 @@ def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attributio
     return replace(evidence, dispatch=dispatch.to_json())
 
 
-def judge_unit_evidence(standard: Standard, test_id: str, evidence: UnitEvidence
-                        ) -> dict[str, Any]:
-    """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps."""
+def judge_unit_evidence(standard: Standard, test_id: str, evidence: UnitEvidence,
+                        case: UnitCase | None = None) -> dict[str, Any]:
+    """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps.
+    ``case`` where the judge built it on the evidence's inputs (``taken_inputs``), else the
+    case is rebuilt here."""
     from kit.outcomes import numerics_details
     from kit.tiers.unit.checking import judge_case
-    case = unit_case(standard, test_id)
+    if case is None:
+        case = unit_case(standard, test_id)
     claimed = None
     if load_unit_config(standard).attribution is not None:
         claimed = claimed_dispatch(evidence)

@@ -82,7 +82,8 @@ def _feed(digest: Any, value: Any) -> None:
         header = f"T{tensor.dtype}{tuple(tensor.shape)}{tensor.stride()};"
         digest.update(header.encode())
         if tensor.numel():
-            digest.update(tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+            # The bytes in place (no copy): a scale input is 64 MiB.
+            digest.update(tensor.contiguous().reshape(-1).view(torch.uint8).numpy().data)
     elif isinstance(value, (list, tuple)):
         digest.update(f"{type(value).__name__}[{len(value)}](".encode())
         for item in value:

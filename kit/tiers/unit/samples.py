@@ -85,8 +85,16 @@ def sample_case(
     first v1 lock ran them (``to_device``: dense layouts kept, gaps closed), so the inputs an
     existing id names do not change.
     """
+    return arguments_case(entry, dtype, call_arguments(sample), label, exact_layout=exact_layout)
+
+
+def arguments_case(
+    entry: OpEntry, dtype: str, arguments: Any, label: str, *, exact_layout: bool = False
+) -> UnitCase:
+    """The unit case calling the op on ``arguments`` (``(positional, keyword)``, as
+    ``call_arguments`` gives a sample's): ``sample_case`` without the sample, so that a judge
+    handed the inputs need not generate the op's samples (``kit.tiers.unit.taken_inputs``)."""
     op = find_opinfo(entry)
-    arguments = call_arguments(sample)
 
     def make_inputs(device: str, upcast: bool) -> Any:
         if exact_layout:

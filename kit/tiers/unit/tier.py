@@ -111,10 +111,14 @@ class UnitTier(Tier):
         from kit.tiers.unit.cases import judge_unit_evidence
         from kit.tiers.unit.evidence import UnitEvidence
         from kit.tiers.unit.release_drift import inputs_changed
+        from kit.tiers.unit.taken_inputs import judged_case
 
+        unit_evidence = UnitEvidence.from_tree(evidence)
+        # Samples made once: no case rebuilt where the evidence holds the standard's inputs.
+        case = judged_case(context.standard, test_id, unit_evidence.inputs)
         # A canary's pass on other inputs than the standard's says so (a failure's record has
         # it from ``failure_details``).
-        details = judge_unit_evidence(context.standard, test_id, UnitEvidence.from_tree(evidence))
+        details = judge_unit_evidence(context.standard, test_id, unit_evidence, case)
         return {**details, **inputs_changed(context.standard, test_id)}
 
     def blame_dtype(self, test_id: str) -> str | None:
