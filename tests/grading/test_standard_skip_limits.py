@@ -41,7 +41,7 @@ def edited_standard(tmp_path: Path, old: str, new: str) -> Path:
          "released: expected a real date YYYY-MM-DD (unquoted), got '2026-11-01'"),
         ("released: 2026-11-01", "releesed: 2026-11-01", "releesed: unknown key; the keys here "
          "are version, torch_release, released, tolerances, numerics, timeouts, skip_policy, "
-         "required, grades, extends, tiers, test_lists"),
+         "required, grades, extends, tiers, test_lists, report_format"),
         ("released: 2026-11-01\n", "", "released: missing; this key is required"),
         ("max_skip_days: 180", "max_skip_days: 0",
          "skip_policy.max_skip_days: expected a whole number of days >= 1, got 0"),
