@@ -21,7 +21,7 @@ from kit.report.flow_summary import FlowTotals
 from kit.report.schema import schema_problem
 from kit.report.summary import Summary
 from kit.results import Status, TestRecord, tier_of
-from kit.vendors import SkipEntry, SkipManifest
+from kit.vendors import SkipEntry, SkipManifest, VendorInfo
 
 
 class ReportError(VerificationError):
@@ -56,33 +56,6 @@ class ShardRef:
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
-
-
-@dataclass(frozen=True)
-class VendorInfo:
-    """``vendor``: the profile's claims as the run recorded them."""
-
-    id: str
-    display_name: str
-    contact: str
-    docs_url: str
-    device_type: str
-    dtypes: tuple[str, ...]
-    flows: tuple[str, ...]
-    profile_sha256: str
-
-    def to_json(self) -> dict[str, str | list[str]]:
-        """The section as report.json holds it (``ckit merge`` carries a shard's over)."""
-        return {
-            "id": self.id,
-            "display_name": self.display_name,
-            "contact": self.contact,
-            "docs_url": self.docs_url,
-            "device_type": self.device_type,
-            "dtypes": list(self.dtypes),
-            "flows": list(self.flows),
-            "profile_sha256": self.profile_sha256,
-        }
 
 
 @dataclass(frozen=True)
@@ -230,7 +203,7 @@ class Report:
             standard=StandardRef(document["standard"]["version"],
                                  document["standard"]["torch_release"]),
             vendor_id=document["vendor"]["id"],
-            vendor=_vendor(document["vendor"]),
+            vendor=VendorInfo.from_json(document["vendor"]),
             run=_run(document["run"]),
             environment=document["environment"],
             skips=_skips(document["skip_manifest"]),
@@ -243,19 +216,6 @@ class Report:
             summary=Summary.from_json(document["summary"]),
             grade=ClaimedGrade(document["grade"]["name"], tuple(document["grade"]["reasons"])),
         )
-
-
-def _vendor(section: Mapping[str, Any]) -> VendorInfo:
-    return VendorInfo(
-        id=section["id"],
-        display_name=section["display_name"],
-        contact=section["contact"],
-        docs_url=section["docs_url"],
-        device_type=section["device_type"],
-        dtypes=tuple(section["dtypes"]),
-        flows=tuple(section["flows"]),
-        profile_sha256=section["profile_sha256"],
-    )
 
 
 def _kit(section: Mapping[str, Any]) -> KitInfo:

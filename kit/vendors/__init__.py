@@ -1,6 +1,12 @@
 """Vendor profiles (``vendors/<id>/vendor.yaml``) and their skip manifests."""
 
-from kit.vendors.profile import ContainerOptions, VendorProfile, list_vendor_ids, load_vendor
+from kit.vendors.profile import (
+    ContainerOptions,
+    VendorInfo,
+    VendorProfile,
+    list_vendor_ids,
+    load_vendor,
+)
 from kit.vendors.skips import (
     SKIP_PREFIX,
     SkipDecision,
@@ -15,6 +21,7 @@ __all__ = [
     "SkipDecision",
     "SkipEntry",
     "SkipManifest",
+    "VendorInfo",
     "VendorProfile",
     "list_vendor_ids",
     "load_skip_manifest",

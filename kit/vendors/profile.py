@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,35 @@ from kit.vendors.requirement_syntax import (
 )
 
 PROFILE_FILE = "vendor.yaml"
+
+
+@dataclass(frozen=True)
+class VendorInfo:
+    """A report's ``vendor`` section: the profile's claims as a run recorded them. The profile
+    writes it (``VendorProfile.record``) and the report model reads it back (``from_json``):
+    one list of the section's fields."""
+
+    id: str
+    display_name: str
+    contact: str
+    docs_url: str
+    device_type: str
+    dtypes: tuple[str, ...]
+    flows: tuple[str, ...]
+    profile_sha256: str
+
+    def to_json(self) -> dict[str, str | list[str]]:
+        """The section as report.json holds it (``ckit merge`` carries a shard's over)."""
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in vars(self).items()}
+
+    @classmethod
+    def from_json(cls, section: Mapping[str, Any]) -> VendorInfo:
+        """The section of a report already validated against its schema."""
+        return cls(id=section["id"], display_name=section["display_name"],
+                   contact=section["contact"], docs_url=section["docs_url"],
+                   device_type=section["device_type"], dtypes=tuple(section["dtypes"]),
+                   flows=tuple(section["flows"]), profile_sha256=section["profile_sha256"])
 
 
 @dataclass(frozen=True)
@@ -98,18 +128,16 @@ class VendorProfile:
     def digest(self) -> str:
         return sha256_file(self.profile_path)
 
-    def summary(self) -> dict[str, Any]:
+    def record(self) -> VendorInfo:
         """What the report records about the vendor."""
-        return {
-            "id": self.id,
-            "display_name": self.display_name,
-            "contact": self.contact,
-            "docs_url": self.docs_url,
-            "device_type": self.device_type,
-            "dtypes": list(self.dtypes),
-            "flows": list(self.flows),
-            "profile_sha256": self.digest(),
-        }
+        return VendorInfo(id=self.id, display_name=self.display_name, contact=self.contact,
+                          docs_url=self.docs_url, device_type=self.device_type,
+                          dtypes=tuple(self.dtypes), flows=tuple(self.flows),
+                          profile_sha256=self.digest())
+
+    def summary(self) -> dict[str, str | list[str]]:
+        """The report's ``vendor`` section."""
+        return self.record().to_json()
 
 
 #: The fields of a profile: these it must give, and the optional ones after them.
