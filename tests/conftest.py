@@ -1,8 +1,7 @@
 """Suite-wide: a config home of the suite's own, and how tests split across pytest-xdist workers.
 
-``make test`` runs the suite on one worker more than the cores (``pytest -n <cores + 1> --dist
-loadgroup``). Tests that share an expensive fixture must stay on one worker, or each worker pays
-for it again:
+``make test`` runs the suite on every core (``pytest -n auto --dist loadgroup``). Tests that
+share an expensive fixture must stay on one worker, or each worker pays for it again:
 
 - a test using a session-scoped fixture of a directory's ``conftest.py`` (the container images,
   the Slurm cluster, the shared repository's real runs, the golden programs) is grouped with the
