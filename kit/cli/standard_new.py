@@ -24,7 +24,7 @@ from kit import paths
 from kit.cli import add_command
 from kit.cli.standard_lock import lock_tiers
 from kit.errors import ExitCode, InputError
-from kit.standard import Standard, load_standard
+from kit.standard import REPORT_FORMATS, Standard, load_standard
 from kit.standard.catalogue import (
     carried_versions,
     current_version,
@@ -135,9 +135,20 @@ def _write_standard_file(directory: Path, version: str, parent: Standard, releas
         f"(standards/README.md),\n# its test lists regenerated from torch {release} "
         f"(`ckit standard new`; their changes: {CHANGES_FILE}).\n"
         f"version: {version}\nextends: {parent.version}\ntorch_release: \"{release}\"\n"
-        f"released: {today}\n"
+        f"released: {today}\n{_report_format_lines(parent)}"
     )
     (directory / STANDARD_FILE).write_text(text, encoding="utf-8")
+
+
+def _report_format_lines(parent: Standard) -> str:
+    """A new standard's reports take the kit's newest format (``REPORT_FORMATS``' last); one
+    extending a standard of that format inherits it."""
+    newest = REPORT_FORMATS[-1]
+    if parent.report_format == newest:
+        return ""
+    return ("# Reports in the kit's newest format (REPORT_FORMATS, kit/standard/__init__.py; "
+            "standards/README.md).\n"
+            f"report_format: {newest}\n")
 
 
 def _write_acceptance(directory: Path, version: str, parent: Standard, release: str) -> None:
