@@ -99,6 +99,12 @@ def worker_log_name(number: int) -> str:
     return f"worker-{number}.log"
 
 
+def fork_server_log_name(number: int) -> str:
+    """The log of the run's fork server ``number`` (``kit.runner.forked``: one per worker
+    environment)."""
+    return f"fork-server-{number}.log"
+
+
 def judge_log_name(number: int) -> str:
     return f"judge-{number}.log"
 

@@ -22,6 +22,7 @@ from kit.runner.config import RunConfig
 from kit.runner.decisions import annotate, decided_by_kit
 from kit.runner.devices import DeviceSlots, assign_slots
 from kit.runner.extra_slots import cores_to_spare, wait_until_paying
+from kit.runner.forked import ForkServers
 from kit.runner.inputs import Deadlines, RunInputs, empty_plan_message
 from kit.runner.journal import open_journal
 from kit.runner.judge import judged_apart
@@ -53,6 +54,8 @@ class Orchestrator:
             flows=inputs.vendor.flows,
             planned_ids=write_planned_ids(run_dir, inputs.plan.tests),
         )
+        #: Where workers start from: a process that has imported what they import.
+        self.forks = ForkServers(run_dir.workers, config.tiers)
         self.deadlines = Deadlines.of(config, inputs)
         #: Worker slots; with --devices, ``workers`` 0 means one per device.
         self.workers = config.workers or 1
@@ -77,7 +80,7 @@ class Orchestrator:
         spec = self.spec
         if slot is not None and self.slots is not None:
             spec = replace(spec, env={**spec.env, **self.slots.env_for(slot)})
-        return WorkerProcess(spec, next(self._worker_numbers))
+        return WorkerProcess(spec, next(self._worker_numbers), self.forks.server_for(spec.env))
 
     def _ready_worker(self, worker: WorkerProcess) -> WorkerProcess:
         slot: int | None = getattr(self._local, "slot", None)
@@ -119,6 +122,7 @@ class Orchestrator:
             return self._execute(first_judges)
         finally:
             first_judges.stop()
+            self.forks.close()
             # The last group fsynced, on Ctrl-C and errors too; the journal stays open for a
             # worker thread still finishing its test (its line is written, as before).
             self.journal.sync()

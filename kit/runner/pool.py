@@ -16,6 +16,7 @@ from kit.errors import DeviceError, KitCrash
 from kit.outfiles import make_real_dir, open_for_append
 from kit.results import Status, TestRecord
 from kit.rundir import evidence_name, judge_log_name, judged_evidence_name, worker_log_name
+from kit.runner.forked import ForkedChild, ForkServer
 from kit.runner.isolation import isolated_command, isolated_env
 from kit.runner.logtail import worker_log_details
 from kit.runner.messages import (
@@ -75,7 +76,10 @@ class ChildProcess:
     #: (``kit.runner.isolation``); a worker must import the vendor, a judge must not.
     isolated = False
 
-    def __init__(self, argv: list[str], log_path: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, argv: list[str], log_path: Path, env: dict[str, str],
+        forks: ForkServer | None = None,
+    ) -> None:
         self.log_path = log_path
         cmd_read, self._cmd_write = os.pipe()
         self._res_read, res_write = os.pipe()
@@ -87,7 +91,8 @@ class ChildProcess:
             command = isolated_command(self.module, args)
             environment = isolated_env(environment)
         with os.fdopen(open_for_append(log_path), "ab") as log:
-            self.process = subprocess.Popen(
+            forked = forks.spawn(argv, (cmd_read, res_write, log.fileno())) if forks else None
+            self.process: subprocess.Popen[bytes] | ForkedChild = forked or subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -141,7 +146,8 @@ class ChildProcess:
 class WorkerProcess(ChildProcess):
     module = "kit.runner.worker"
 
-    def __init__(self, spec: WorkerSpec, number: int) -> None:
+    def __init__(self, spec: WorkerSpec, number: int, forks: ForkServer | None = None) -> None:
+        """``forks``: the fork server to start from (``kit.runner.forked``); None: cold."""
         self.spec = spec
         self.number = number
         #: Where this worker leaves each executed test's evidence for the judge.
@@ -153,7 +159,7 @@ class WorkerProcess(ChildProcess):
             *([f"--ids={spec.planned_ids}"] if spec.planned_ids is not None else []),
             *spec.paths,
         ]
-        super().__init__(argv, spec.log_dir / worker_log_name(number), spec.env)
+        super().__init__(argv, spec.log_dir / worker_log_name(number), spec.env, forks)
         self._ready: WorkerReady | None = None
 
     @property

@@ -116,3 +116,14 @@ def run_reaper() -> Iterator[None]:
         end_new_descendants(before)
         if subreaper:
             _set_subreaper(False)
+
+
+def die_with_parent() -> None:
+    """Linux: get SIGKILL when the parent dies (a worker or fork server, when the orchestrator
+    does), so no orphan keeps a hung kernel alive."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except OSError:
+        pass

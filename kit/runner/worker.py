@@ -6,16 +6,15 @@ on the device here and leave their evidence for the kit's judge (``kit.execution
 Started as ``python -m kit.runner.worker --vendor ID --commands FD --results FD --dtypes LIST
 [TIER_PATH ...]``. It collects the tier suites once, announces the collected ids, then loops:
 ``run`` a test, ``probe`` the device's health (in the claimed dtypes, leaving out the ops the
-command's ``suspects`` implicate), or ``exit``.
+command's ``suspects`` implicate), or ``exit``. With ``--serve-forks FD`` it is instead the
+run's fork server (``kit.runner.fork_server``), from which the run's workers are forked.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import faulthandler
 import os
-import signal
 import sys
 import time
 from dataclasses import replace
@@ -33,6 +32,7 @@ from kit.pytest_plugin import (
     stable_id,
 )
 from kit.results import Status, TestRecord, Verdict
+from kit.runner.fork_server import SERVE_OPTION
 from kit.runner.heap import hold_collection, settle_heap
 from kit.runner.messages import (
     Probe,
@@ -46,17 +46,8 @@ from kit.runner.messages import (
 )
 from kit.runner.probe import ProbeFinding, ProbeReport, probe_device_health
 from kit.runner.protocol import ChannelClosed, LineReader
+from kit.runner.reaper import die_with_parent
 from kit.runner.threads import take_thread_share
-
-
-def _die_with_parent() -> None:
-    """Linux: get SIGKILL when the orchestrator dies, so no orphan keeps a hung kernel alive."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def record_from_reports(
@@ -162,9 +153,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0].startswith(SERVE_OPTION):  # the run's fork server (kit.runner.forked)
+        from kit.runner.fork_server import main as serve_forks
+
+        return serve_forks(argv)
+    args = parse_args(argv)
     hold_collection()  # until settle_heap, after start-up
-    _die_with_parent()
+    die_with_parent()
     faulthandler.enable()  # a segfault leaves a Python traceback in the worker log
     take_thread_share()
     dtypes = tuple(name for name in args.dtypes.split(",") if name)

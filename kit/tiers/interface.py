@@ -80,11 +80,19 @@ class Tier(ABC):
         decision, rebuilt in the kit's process; ``kit.tiers.unit.release_drift``); else None."""
         return None
 
+    #: Modules running and judging the tier's tests imports (seconds, for OpInfo's database or
+    #: transformers), none of them the vendor's, none touching a device: ``warm_up`` imports
+    #: them, and the run's fork server before any worker starts (``kit.runner.fork_server``).
+    preloads: tuple[str, ...] = ()
+
     def warm_up(self) -> None:
-        """Import what running and judging the tier's tests needs (seconds, for OpInfo's
-        database or transformers): a worker does it before announcing itself, a judge while
-        the worker starts, so no test's time holds it. Nothing, for a light tier."""
-        return None
+        """Make ready what running and judging the tier's tests needs: a worker does it before
+        announcing itself, a judge while the worker starts, so no test's time holds it. The
+        preloads, for most tiers."""
+        import importlib
+
+        for module in self.preloads:
+            importlib.import_module(module)
 
     @abstractmethod
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:

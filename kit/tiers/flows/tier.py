@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 class FlowsTier(Tier):
     name = "flows"
+    # The flows' runtimes (ExecuTorch, ONNX Runtime) load in ``warm_up``, in the worker.
+    preloads = ("kit.tiers.flows.subjects", "kit.tiers.unit.opinfo_cases")
     op_offset = 2
 
     def generate_ids(self, standard: Standard) -> list[str]:
@@ -46,8 +48,7 @@ class FlowsTier(Tier):
 
         for name in flow_names():
             get_flow(name).unavailable_reason()
-        import kit.tiers.flows.subjects  # noqa: F401
-        import kit.tiers.unit.opinfo_cases  # noqa: F401
+        super().warm_up()
         import kit.tiers.unit.opspecs  # noqa: F401
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 class ModelsTier(Tier):
     name = "models"
+    preloads = ("transformers", "kit.tiers.models.cases")
 
     def generate_ids(self, standard: Standard) -> list[str]:
         from kit.tiers.models.cases import all_test_ids
@@ -39,11 +40,6 @@ class ModelsTier(Tier):
         if absent is not None and source.optional:  # a required source's absence is an ERROR
             return Inapplicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, absent)
         return None
-
-    def warm_up(self) -> None:
-        import transformers  # noqa: F401
-
-        import kit.tiers.models.cases  # noqa: F401
 
     def blame_dtype(self, test_id: str) -> str | None:
         """A model on the device's eager path (its forward or its training step) calls its ops

@@ -40,6 +40,12 @@ def _scale_over_budget(standard: Standard, vendor: VendorProfile, test_id: str
 
 class UnitTier(Tier):
     name = TIER
+    preloads = (
+        "torch.testing._internal.common_methods_invocations",
+        "kit.tiers.unit.cases",
+        "kit.tiers.unit.opinfo_cases",
+        "kit.tiers.unit.opspecs",
+    )
     op_offset = 1
     checks_failability = True
 
@@ -99,13 +105,6 @@ class UnitTier(Tier):
         from kit.tiers.unit.release_drift import absent_from_release
 
         return absent_from_release(standard, test_id)
-
-    def warm_up(self) -> None:
-        import torch.testing._internal.common_methods_invocations  # noqa: F401
-
-        import kit.tiers.unit.cases  # noqa: F401
-        import kit.tiers.unit.opinfo_cases  # noqa: F401
-        import kit.tiers.unit.opspecs  # noqa: F401
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
         from kit.tiers.unit.cases import judge_unit_evidence

@@ -1,0 +1,83 @@
+"""Workers forked from the run's fork server (``kit.runner.forked``) are, to the orchestrator,
+what a cold start makes: its own child, in a session of their own, their output in their log,
+no descriptor of the kit's but their pipes; a server that cannot serve costs a cold start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kit.runner.forked import SWITCH_VARIABLE, ForkedChild, ForkServers
+from kit.runner.orchestrator import tier_paths
+from kit.runner.pool import WorkerProcess, WorkerSpec
+from kit.runner.reaper import run_reaper
+
+CPU_VENDOR = Path(__file__).resolve().parents[2] / "vendors" / "cpu"
+
+
+def _spec(log_dir: Path) -> WorkerSpec:
+    return WorkerSpec(vendor=str(CPU_VENDOR), today="2026-11-29", paths=tier_paths(("deploy",)),
+                      log_dir=log_dir, env={"PYTHONHASHSEED": "0"}, dtypes=("float32",))
+
+
+def _stat(pid: int) -> list[str]:
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()  # state, ppid, pgrp, session, ...
+
+
+def test_a_forked_worker_is_the_runs_child_in_its_own_session_with_only_its_pipes(
+    tmp_path: Path,
+) -> None:
+    spec = _spec(tmp_path)
+    with run_reaper():
+        forks = ForkServers(tmp_path, ())
+        try:
+            worker = WorkerProcess(spec, 1, forks.server_for(spec.env))
+            ready = worker.wait_ready()
+            assert isinstance(worker.process, ForkedChild)
+            pid = worker.process.pid
+            assert ready.pid == pid
+            _state, parent, group, session = _stat(pid)[:4]
+            assert (int(parent), int(group), int(session)) == (os.getpid(), pid, pid)
+            fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}")
+                   for fd in os.listdir(f"/proc/{pid}/fd")}
+            assert fds[0] == os.devnull
+            assert fds[1] == fds[2] == str(tmp_path / "worker-1.log")
+            assert not any(target.startswith("socket:") for target in fds.values()), fds
+            worker.kill()
+            assert worker.process.returncode == -9  # a signal, as a cold start's Popen tells it
+        finally:
+            forks.close()
+    assert (tmp_path / "fork-server-1.log").is_file()
+
+
+def test_a_server_that_cannot_start_costs_a_cold_start(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    with run_reaper():
+        forks = ForkServers(tmp_path, ("no-such-tier",))  # its preload fails: it exits
+        try:
+            worker = WorkerProcess(spec, 1, forks.server_for(spec.env))
+            worker.wait_ready()
+            assert isinstance(worker.process, subprocess.Popen)
+            again = WorkerProcess(spec, 2, forks.server_for(spec.env))  # not asked again
+            again.wait_ready()
+            assert isinstance(again.process, subprocess.Popen)
+            worker.stop()
+            again.stop()
+        finally:
+            forks.close()
+    assert "no-such-tier" in (tmp_path / "fork-server-1.log").read_text()
+
+
+def test_workers_start_cold_when_switched_off_or_outside_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forks = ForkServers(tmp_path, ())
+    assert forks.server_for({}) is None  # no subreaper here: a forked worker would not be ours
+    with run_reaper():
+        monkeypatch.setenv(SWITCH_VARIABLE, "0")
+        assert forks.server_for({}) is None
+    assert not list(tmp_path.iterdir())
