@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import kit
 from kit.cli import add_command
@@ -19,6 +19,23 @@ from kit.grading.released import ReleasedKit, load_released_kits
 from kit.hashing import RELEASED_KITS, kit_digest, released_kits_path
 from kit.printable import printable
 from kit.standard import load_standard
+
+
+class ReleaseJson(TypedDict):
+    version: str
+    date: str
+
+
+class KitIdentityJson(TypedDict):
+    """``ckit version --json``."""
+
+    version: str
+    standard: str
+    torch_release: str
+    digest: str
+    released: bool
+    release: ReleaseJson | None
+    released_kits: str
 
 
 @dataclass(frozen=True)
@@ -36,7 +53,7 @@ class KitIdentity:
             return f"not a released kit: digest not in standards/{RELEASED_KITS}"
         return f"released kit {self.release.version} of {self.release.date.isoformat()}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> KitIdentityJson:
         release = self.release
         return {
             "version": self.version,

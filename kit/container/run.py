@@ -11,10 +11,10 @@ import codecs
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import docker
 import docker.errors
@@ -172,16 +172,31 @@ def _volumes(kit_home: Path, out_dir: Path) -> dict[str, dict[str, str]]:
     }
 
 
-def _user_options() -> dict[str, Any]:
+class _UserOptions(TypedDict, total=False):
+    """docker-py's ``user`` option of ``containers.create``."""
+
+    user: str
+
+
+class _DeviceOptions(TypedDict, total=False):
+    """docker-py's device options of ``containers.create``, from the profile's ``container``."""
+
+    privileged: bool
+    devices: list[str]
+    group_add: list[str]
+    shm_size: str
+
+
+def _user_options() -> _UserOptions:
     # Results in out_dir belong to the invoking user, not to root.
     if os.geteuid() == 0:
         return {}
     return {"user": f"{os.geteuid()}:{os.getegid()}"}
 
 
-def _device_options(profile: VendorProfile) -> dict[str, Any]:
+def _device_options(profile: VendorProfile) -> _DeviceOptions:
     options = profile.container
-    device_options: dict[str, Any] = {"privileged": options.privileged}
+    device_options: _DeviceOptions = {"privileged": options.privileged}
     if options.devices:
         device_options["devices"] = [f"{d}:{d}:rwm" for d in options.devices]
     if options.group_add:
@@ -211,7 +226,7 @@ def _stream_output(container: Any, output: OutputSink) -> None:
         output(tail)
 
 
-def _raise_if_engine_failed(state: dict[str, Any], exit_code: int, tag: str) -> None:
+def _raise_if_engine_failed(state: Mapping[str, object], exit_code: int, tag: str) -> None:
     if state.get("OOMKilled"):
         raise EnvironmentProblem(f"the container of {tag} was killed for using too much memory")
     if exit_code in (126, 127):

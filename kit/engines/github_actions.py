@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from kit.engines.interface import MERGED_DIR, ShardedRun, shard_dir_name
 from kit.engines.template_text import check_rendered, check_sharded_run, yaml_text
+from kit.engines.workflow_types import Job, Step, Workflow
 from kit.errors import InputError
 
 #: GitHub runs at most this many jobs from one matrix.
@@ -78,14 +78,14 @@ def _runs_on(options: GithubActionsOptions) -> list[str]:
     return ["self-hosted", *options.runner_labels]
 
 
-def _setup_steps(options: GithubActionsOptions) -> list[dict[str, Any]]:
+def _setup_steps(options: GithubActionsOptions) -> list[Step]:
     return [
         {"uses": CHECKOUT},
         {"name": "Install the kit", "run": "\n".join(options.install)},
     ]
 
 
-def _shard_job(run: ShardedRun, options: GithubActionsOptions) -> dict[str, Any]:
+def _shard_job(run: ShardedRun, options: GithubActionsOptions) -> Job:
     index = "${{ matrix.shard }}"
     return {
         "name": f"shard {index} of {run.shards}",
@@ -113,7 +113,7 @@ def _shard_job(run: ShardedRun, options: GithubActionsOptions) -> dict[str, Any]
     }
 
 
-def _merge_job(run: ShardedRun, options: GithubActionsOptions) -> dict[str, Any]:
+def _merge_job(run: ShardedRun, options: GithubActionsOptions) -> Job:
     return {
         "name": "merge the shards",
         "needs": SHARD_JOB,
@@ -138,7 +138,7 @@ def _merge_job(run: ShardedRun, options: GithubActionsOptions) -> dict[str, Any]
     }
 
 
-def github_actions_workflow(run: ShardedRun, options: GithubActionsOptions) -> dict[str, Any]:
+def github_actions_workflow(run: ShardedRun, options: GithubActionsOptions) -> Workflow:
     _check(run, options)
     return {
         "name": options.workflow_name,

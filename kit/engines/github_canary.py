@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any
 
 from kit.engines.canary import (
     INDEX_VARIABLE,
@@ -39,6 +38,7 @@ from kit.engines.github_actions import (
     refuse_expressions,
 )
 from kit.engines.template_text import check_rendered, yaml_text
+from kit.engines.workflow_types import Job, Step, Workflow
 from kit.errors import InputError
 
 SCHEMA = "github-actions-workflow.schema.json"
@@ -111,7 +111,7 @@ gh pr comment "$PR" --repo "$UPSTREAM" --body-file {COMMENT}
 """
 
 
-def _steps(run: CanaryRun, options: GithubCanaryOptions) -> list[dict[str, Any]]:
+def _steps(run: CanaryRun, options: GithubCanaryOptions) -> list[Step]:
     dispatched = "github.event_name == 'repository_dispatch'"
     run_url = "${{ github.server_url }}/${{ github.repository }}/actions/runs/${{ github.run_id }}"
     return [
@@ -157,9 +157,9 @@ def _steps(run: CanaryRun, options: GithubCanaryOptions) -> list[dict[str, Any]]
     ]
 
 
-def github_canary_workflow(run: CanaryRun, options: GithubCanaryOptions) -> dict[str, Any]:
+def github_canary_workflow(run: CanaryRun, options: GithubCanaryOptions) -> Workflow:
     _check(run, options)
-    job = {
+    job: Job = {
         "name": f"ckit canary of {run.vendor}",
         "runs-on": ["self-hosted", *options.runner_labels],
         # The token only reads the checkout; commenting upstream uses the secret's own token.

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from kit.engines.interface import ShardedRun
+from kit.engines.kube_manifest import (
+    Container,
+    EnvVar,
+    Job,
+    JobSpec,
+    Volume,
+    VolumeMount,
+)
 from kit.engines.kube_names import DeviceResource, check_job_name, check_object_name
 from kit.engines.template_text import check_rendered, check_sharded_run, yaml_text
 from kit.errors import InputError
@@ -77,15 +84,15 @@ def _labels(component: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": "ckit", COMPONENT_LABEL: component}
 
 
-def _root_volume(options: KubernetesOptions) -> dict[str, Any]:
+def _root_volume(options: KubernetesOptions) -> Volume:
     return {"name": VOLUME, "persistentVolumeClaim": {"claimName": options.pvc}}
 
 
-def _root_mount(run: ShardedRun) -> dict[str, Any]:
+def _root_mount(run: ShardedRun) -> VolumeMount:
     return {"name": VOLUME, "mountPath": run.root}
 
 
-def _job(name: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
+def _job(name: str, labels: dict[str, str], spec: JobSpec) -> Job:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -94,7 +101,7 @@ def _job(name: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, A
     }
 
 
-def _shard_container(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
+def _shard_container(run: ShardedRun, options: KubernetesOptions) -> Container:
     device = {options.device.name: str(options.device.count)}
     env, key_mounts, _ = _key_parts(run, options)
     return {
@@ -109,7 +116,7 @@ def _shard_container(run: ShardedRun, options: KubernetesOptions) -> dict[str, A
     }
 
 
-def shard_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
+def shard_job(run: ShardedRun, options: KubernetesOptions) -> Job:
     labels = _labels(SHARDS_COMPONENT)
     return _job(options.job_name, labels, {
         "completionMode": "Indexed",
@@ -127,23 +134,23 @@ def shard_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
     })
 
 
-_Parts = tuple[list[Any], list[Any], list[Any]]
+_Parts = tuple[list[EnvVar], list[VolumeMount], list[Volume]]
 
 
 def _key_parts(run: ShardedRun, options: KubernetesOptions) -> _Parts:
     """The merge container's env and mounts, and the pod's volumes, for the signing key."""
     if options.key_secret is None:
         return [], [], []
-    env = [{"name": "CKIT_SIGNING_KEY", "value": f"{KEY_MOUNT}/{run.vendor}.pem"}]
-    mount = {"name": KEY_VOLUME, "mountPath": KEY_MOUNT, "readOnly": True}
-    volume = {"name": KEY_VOLUME, "secret": {"secretName": options.key_secret}}
+    env: list[EnvVar] = [{"name": "CKIT_SIGNING_KEY", "value": f"{KEY_MOUNT}/{run.vendor}.pem"}]
+    mount: VolumeMount = {"name": KEY_VOLUME, "mountPath": KEY_MOUNT, "readOnly": True}
+    volume: Volume = {"name": KEY_VOLUME, "secret": {"secretName": options.key_secret}}
     return env, [mount], [volume]
 
 
-def merge_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
+def merge_job(run: ShardedRun, options: KubernetesOptions) -> Job:
     labels = _labels(MERGE_COMPONENT)
     env, key_mounts, key_volumes = _key_parts(run, options)
-    container: dict[str, Any] = {
+    container: Container = {
         "name": "merge",
         "image": options.image,
         "command": [kube_escaped(word) for word in run.merge_argv()],
@@ -166,7 +173,7 @@ def merge_job(run: ShardedRun, options: KubernetesOptions) -> dict[str, Any]:
     })
 
 
-def kubernetes_jobs(run: ShardedRun, options: KubernetesOptions) -> list[dict[str, Any]]:
+def kubernetes_jobs(run: ShardedRun, options: KubernetesOptions) -> list[Job]:
     """The indexed shard Job, then the merge Job (apply it after the first has finished)."""
     _check(run, options)
     return [shard_job(run, options), merge_job(run, options)]

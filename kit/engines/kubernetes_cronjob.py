@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any
 
 from kit.engines.canary import (
     CANARY_KEY_NAME,
@@ -23,6 +22,7 @@ from kit.engines.canary import (
     check_cron,
     periodic_lines,
 )
+from kit.engines.kube_manifest import Container, CronJob, Job, JobSpec, Volume
 from kit.engines.kube_names import DeviceResource, check_job_name, check_object_name
 from kit.engines.kubernetes import VOLUME, kube_escaped
 from kit.engines.template_text import check_rendered, yaml_text
@@ -80,9 +80,9 @@ def _script(run: CanaryRun, options: CronJobOptions) -> str:
     return "\n".join(["set -u", *periodic_lines(run, dated)]) + "\n"
 
 
-def _container(run: CanaryRun, options: CronJobOptions) -> dict[str, Any]:
+def _container(run: CanaryRun, options: CronJobOptions) -> Container:
     device = {options.device.name: str(options.device.count)}
-    container: dict[str, Any] = {
+    container: Container = {
         "name": "canary",
         "image": options.image,
         "command": ["sh", "-c", kube_escaped(_script(run, options))],
@@ -95,8 +95,8 @@ def _container(run: CanaryRun, options: CronJobOptions) -> dict[str, Any]:
     return container
 
 
-def _job_spec(run: CanaryRun, options: CronJobOptions, labels: dict[str, str]) -> dict[str, Any]:
-    volumes: list[dict[str, Any]] = [
+def _job_spec(run: CanaryRun, options: CronJobOptions, labels: dict[str, str]) -> JobSpec:
+    volumes: list[Volume] = [
         {"name": VOLUME, "persistentVolumeClaim": {"claimName": options.pvc}}]
     if options.canary_key_secret is not None:
         volumes.append({"name": CANARY_KEY_VOLUME,
@@ -112,7 +112,7 @@ def _job_spec(run: CanaryRun, options: CronJobOptions, labels: dict[str, str]) -
     }
 
 
-def canary_cronjob(run: CanaryRun, options: CronJobOptions) -> dict[str, Any]:
+def canary_cronjob(run: CanaryRun, options: CronJobOptions) -> CronJob:
     _check(run, options)
     labels = {"app.kubernetes.io/name": "ckit", "app.kubernetes.io/component": "canary"}
     return {
@@ -131,7 +131,7 @@ def canary_cronjob(run: CanaryRun, options: CronJobOptions) -> dict[str, Any]:
     }
 
 
-def as_job(cronjob: dict[str, Any]) -> dict[str, Any]:
+def as_job(cronjob: CronJob) -> Job:
     """The Job each schedule creates, checked by the Job schema the other template uses."""
     template = cronjob["spec"]["jobTemplate"]
     return {"apiVersion": "batch/v1", "kind": "Job",

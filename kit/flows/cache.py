@@ -13,7 +13,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.bounded_read import read_regular_file
 from kit.errors import InputError
@@ -31,6 +31,16 @@ def default_cache_root() -> Path:
     return Path(base) / "ckit" / "programs"
 
 
+class CacheKey(TypedDict):
+    """What a cached program is keyed by, and its metadata file repeats."""
+
+    test_id: str
+    flow: str
+    #: The vendor's flow options as canonical JSON reads them back.
+    options: object
+    kit_digest: str
+
+
 class ProgramCache:
     """Programs on disk under ``root`` for one kit digest."""
 
@@ -43,7 +53,7 @@ class ProgramCache:
         """The user's cache, for this kit's digest."""
         return cls(default_cache_root(), kit_digest())
 
-    def key_parts(self, test_id: str, flow: str, options: FlowOptions) -> dict[str, Any]:
+    def key_parts(self, test_id: str, flow: str, options: FlowOptions) -> CacheKey:
         return {
             "test_id": test_id,
             "flow": flow,
@@ -84,7 +94,7 @@ class ProgramCache:
         return self.root / f"{key}.{suffix}"
 
 
-def _lowered(meta: Any, data: bytes, expected: dict[str, Any]) -> Lowered | None:
+def _lowered(meta: Any, data: bytes, expected: CacheKey) -> Lowered | None:
     if not isinstance(meta, dict) or any(meta.get(k) != v for k, v in expected.items()):
         return None
     if meta.get("sha256") != sha256_bytes(data):

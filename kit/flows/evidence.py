@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -20,7 +20,28 @@ FIELDS = frozenset({"flow", "stage", "outputs", "program", "timings", "error", "
 PROGRAM_FIELDS = frozenset({"data", "format", "delegated_ops", "undelegated_ops"})
 
 
-def to_evidence(run: FlowRun) -> dict[str, Any]:
+class ProgramEvidence(TypedDict):
+    """A ``Lowered`` program as evidence: its bytes as a uint8 tensor."""
+
+    data: torch.Tensor
+    format: str
+    delegated_ops: int
+    undelegated_ops: dict[str, int]
+
+
+class FlowEvidence(TypedDict):
+    """A ``FlowRun`` as the worker saves it (``FIELDS``)."""
+
+    flow: str
+    stage: str
+    outputs: list[torch.Tensor] | None
+    program: ProgramEvidence | None
+    timings: dict[str, float]
+    error: str
+    cached: bool
+
+
+def to_evidence(run: FlowRun) -> FlowEvidence:
     """``run`` as tensors, strings, numbers and plain containers only."""
     return {
         "flow": run.flow,
@@ -50,7 +71,7 @@ def from_evidence(data: Any) -> FlowRun:
     )
 
 
-def _program_evidence(program: Lowered) -> dict[str, Any]:
+def _program_evidence(program: Lowered) -> ProgramEvidence:
     return {
         "data": torch.frombuffer(bytearray(program.data), dtype=torch.uint8)
         if program.data else torch.empty(0, dtype=torch.uint8),

@@ -18,14 +18,15 @@ Shared by the tiers that run subjects through flows (``kit.tiers.flows``: op sub
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypedDict
 
 import torch
 
 from kit.errors import InputError
 from kit.flows.evidence import from_evidence
 from kit.flows.interface import FlowRun, Lowered, Stage
+from kit.json_shape import RecordDetails
 from kit.numerics.comparison import sqnr_db
 from kit.numerics.criteria import Criterion
 from kit.outcomes import KitOutcome, classify_exception
@@ -46,16 +47,39 @@ class ArtifactKeeper(Protocol):
 class FlowVerdict(KitOutcome):
     """Anything but PASS for a flow record: its status, its one-line message, its facts."""
 
-    def __init__(self, status: Status, message: str, details: dict[str, Any]) -> None:
+    def __init__(self, status: Status, message: str, details: Mapping[str, object]) -> None:
         super().__init__(message)
         self.status = status
         self.facts = details
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> RecordDetails:
         return dict(self.facts)
 
 
-def stage_facts(run: FlowRun, stage: Stage) -> dict[str, Any]:
+class StageFacts(TypedDict):
+    """What every flow record carries about the stages, whatever its status."""
+
+    flow: str
+    stage: str
+    delegated_ops: int
+    undelegated_ops: int
+    #: The most frequent ops left outside the backend, by name, with their counts.
+    undelegated_op_names: dict[str, int]
+    lowering_s: float
+    program_bytes: int
+    cached: bool
+
+
+class ErrorStatistics(TypedDict):
+    """A flow's outputs against the reference, over every element (None: not comparable)."""
+
+    max_abs_err: float | None
+    max_rel_err: float | None
+    mse: float | None
+    sqnr_db: float | None
+
+
+def stage_facts(run: FlowRun, stage: Stage) -> StageFacts:
     """What every flow record carries about the stages, whatever its status."""
     program = run.program
     timings = run.timings
@@ -80,7 +104,7 @@ def _most_frequent(counts: dict[str, int]) -> dict[str, int]:
 
 def error_statistics(
     actual: Sequence[torch.Tensor], expected: Sequence[torch.Tensor]
-) -> dict[str, Any]:
+) -> ErrorStatistics:
     """Max abs/rel error, mean squared error and SQNR (dB) over every output element."""
     pairs = [(a, e) for a, e in zip(actual, expected, strict=False) if a.shape == e.shape]
     if not pairs or len(pairs) != len(expected) or len(actual) != len(expected):
@@ -107,7 +131,7 @@ def decide(
     requires_delegation: bool,
     expected: Sequence[torch.Tensor],
     criterion: Criterion,
-) -> dict[str, Any]:
+) -> RecordDetails:
     """The details of a PASS; raises ``FlowVerdict`` for every other outcome."""
     if run.stage is not Stage.RAN:
         raise _stage_failure(run)
@@ -120,8 +144,8 @@ def decide(
     statistics = error_statistics(actual, expected)
     problem = _numeric_problem(actual, expected, criterion)
     if problem is not None:
-        details = {**stage_facts(run, Stage.FAIL_NUMERIC), **statistics, **criterion.describe()}
-        raise FlowVerdict(Status.FAIL_NUMERIC, problem, details)
+        failed = {**stage_facts(run, Stage.FAIL_NUMERIC), **statistics, **criterion.describe()}
+        raise FlowVerdict(Status.FAIL_NUMERIC, problem, failed)
     return {**stage_facts(run, Stage.PASS), **statistics, **criterion.describe()}
 
 
@@ -164,7 +188,7 @@ def judge_run(
     criterion: Criterion,
     golden: ArtifactKeeper | None = None,
     stored: tuple[torch.Tensor, ...] | None = None,
-) -> dict[str, Any]:
+) -> RecordDetails:
     """The decision on a flow's evidence; after a PASS ``golden`` (if any) keeps the artifacts,
     with ``stored`` as the reference outputs (default: ``expected`` itself)."""
     from kit.flows import requires_delegation

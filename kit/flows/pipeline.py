@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -17,6 +17,9 @@ from kit.flows.availability import one_line
 from kit.flows.cache import ProgramCache
 from kit.flows.interface import DEVICE_STAGES, FlowOptions, FlowRun, Lowered, Stage, Subject
 from kit.flows.interface import Flow as FlowBase
+
+if TYPE_CHECKING:
+    from kit.flows.evidence import FlowEvidence
 
 T = TypeVar("T")
 _FAILURE: dict[str, Stage] = dict(DEVICE_STAGES)
@@ -79,7 +82,7 @@ def _run_program(
     return _stage("run", timings, lambda: cpu_outputs(executable(subject.inputs)))
 
 
-def flow_evidence(flow_name: str, subject: Subject, options: FlowOptions) -> dict[str, Any]:
+def flow_evidence(flow_name: str, subject: Subject, options: FlowOptions) -> FlowEvidence:
     """The device half of a test through a flow (the flows and models tiers alike): the subject
     through the flow with the vendor's options, as the evidence the judge reads."""
     from kit.flows import get_flow

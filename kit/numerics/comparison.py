@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import torch
 
-from kit.numerics.model import dtype_name, epsilon, smallest_normal
+from kit.numerics.model import BoundParameters, dtype_name, epsilon, smallest_normal
 from kit.outcomes import ResultMismatch
 
 
@@ -39,7 +39,7 @@ class Bound(Protocol):
         """Whether results of ``out_dtype`` must equal the rounded reference."""
         ...
 
-    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+    def describe(self, dtype: str | None = None) -> BoundParameters:
         """The bound's parameters for results of ``dtype``, as records keep them."""
         ...
 
@@ -117,7 +117,7 @@ def paired_tensors(
         raise ResultMismatch(f"{where}: expected {expected!r}, got {actual!r}")
 
 
-class NamedParts(dict[str, Any]):
+class NamedParts(dict[str, object]):
     """Parts of one judged result, each measured under its own name (``output``, and an
     input the op updates by design as ``running_mean (args[1])``) rather than by position."""
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kit.numerics.model import (
+    BoundParameters,
     ErrorModel,
     NumericsRules,
     Override,
@@ -54,7 +55,7 @@ class Criterion(ABC):
         return judge_elementwise(self, actual, expected, where)
 
     @abstractmethod
-    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+    def describe(self, dtype: str | None = None) -> BoundParameters:
         """The criterion's parameters as records keep them, for a result of ``dtype`` (the
         error model's constants depend on it; the other kinds take none)."""
 
@@ -131,7 +132,7 @@ class ErrorBound(Criterion):
             absolute += accumulated * grown * (self.uncentred - scale)
         return rounding + model.ulps * epsilon(name) * size + absolute + smallest_normal(name)
 
-    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+    def describe(self, dtype: str | None = None) -> BoundParameters:
         if dtype is None:
             raise ValueError("the error model is described for a result dtype")
         model = self.model(dtype)
@@ -165,8 +166,8 @@ class Tolerance(Criterion):
         scale = _largest_finite(size) if largest is None else largest
         return self.atol + self.rtol * size + self.normwise * scale
 
-    def describe(self, dtype: str | None = None) -> dict[str, Any]:
-        described = {"atol": self.atol, "rtol": self.rtol}
+    def describe(self, dtype: str | None = None) -> BoundParameters:
+        described: BoundParameters = {"atol": self.atol, "rtol": self.rtol}
         return {**described, "normwise": self.normwise} if self.normwise else described
 
 
@@ -189,7 +190,7 @@ class SqnrFloor(Criterion):
 
         return torch.full(reference.shape, math.inf, dtype=torch.float64)
 
-    def describe(self, dtype: str | None = None) -> dict[str, Any]:
+    def describe(self, dtype: str | None = None) -> BoundParameters:
         return {"sqnr_floor_db": self.db}
 
 

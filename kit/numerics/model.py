@@ -33,12 +33,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.errors import InputError
 
 #: Floating dtypes the model knows, by name: machine epsilon and smallest normal.
 FLOATING = ("float64", "float32", "bfloat16", "float16")
+
+
+#: A criterion's parameters as records keep them (``Criterion.describe``, a measurement's
+#: ``bound``): the error model's (``class`` and its constants, or ``exact``; what the unit tier's
+#: bound adds), a tolerance's, or an SQNR floor's. ``magnitude`` is the model's switch (True)
+#: until ``ErrorBound`` replaces it with the magnitude reference.
+BoundParameters = TypedDict("BoundParameters", {
+    "class": str | None,
+    "exact": bool,
+    "ulps": float,
+    "normwise": float,
+    "accumulation": float,
+    "magnitude": float,
+    "centred": bool,
+    "accumulation_dtype": str,
+    "override": str,
+    "widening": float,
+    "length": int,
+    "uncentred": float,
+    "scale_floor": float,
+    "atol": float,
+    "rtol": float,
+    "sqnr_floor_db": float,
+}, total=False)
 
 
 @dataclass(frozen=True)
@@ -77,13 +101,13 @@ class ErrorModel:
         return replace(self, exact=False, ulps=ulps, normwise=normwise,
                        accumulation=accumulation, widening=factor)
 
-    def describe(self) -> dict[str, Any]:
-        described: dict[str, Any] = {"class": self.op_class}
+    def describe(self) -> BoundParameters:
+        described: BoundParameters = {"class": self.op_class}
         if self.exact:
             described["exact"] = True
         else:
             described.update(
-                ulps=self.ulps, normwise=self.normwise, accumulation=self.accumulation
+                {"ulps": self.ulps, "normwise": self.normwise, "accumulation": self.accumulation}
             )
         if self.magnitude and not self.exact:
             described["magnitude"] = True

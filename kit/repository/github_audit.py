@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any
 
 from kit.engines.github_actions import CHECKOUT
 from kit.engines.template_text import check_rendered, yaml_text
+from kit.engines.workflow_types import Job, Step, Workflow
 from kit.repository.pull_request import MAINTAINERS_VERDICT
 from kit.repository.repo_config import CONFIG_DIR
 
@@ -53,7 +53,7 @@ class AuditWorkflowOptions:
     workflow_name: str = "ckit audit and portal"
 
 
-def _install_kit(options: AuditWorkflowOptions) -> list[dict[str, Any]]:
+def _install_kit(options: AuditWorkflowOptions) -> list[Step]:
     return [
         {
             "name": "Check out the kit",
@@ -92,7 +92,7 @@ gh pr edit "$PR" --add-label "$add" --repo "$GITHUB_REPOSITORY"
 """
 
 
-def _audit_job(options: AuditWorkflowOptions) -> dict[str, Any]:
+def _audit_job(options: AuditWorkflowOptions) -> Job:
     return {
         "name": "audit the pull request's submissions",
         "if": "github.event_name == 'pull_request_target'",
@@ -139,7 +139,7 @@ def _audit_job(options: AuditWorkflowOptions) -> dict[str, Any]:
     }
 
 
-def _portal_job(options: AuditWorkflowOptions) -> dict[str, Any]:
+def _portal_job(options: AuditWorkflowOptions) -> Job:
     return {
         "name": "build and publish the portal",
         "if": "github.event_name == 'push'",
@@ -156,7 +156,7 @@ def _portal_job(options: AuditWorkflowOptions) -> dict[str, Any]:
     }
 
 
-def audit_workflow(options: AuditWorkflowOptions) -> dict[str, Any]:
+def audit_workflow(options: AuditWorkflowOptions) -> Workflow:
     return {
         "name": options.workflow_name,
         "on": {
