@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypedDict
 
 import kit
 from kit.bounded_read import read_regular_file
@@ -39,6 +39,33 @@ _TENSOR_FILE = re.compile(r"(0|[1-9][0-9]{0,5})\.(bin|json)")
 _FORMAT_OF = {name: fmt for fmt, name in PROGRAM_NAMES.items()}
 
 
+class ManifestFileJson(TypedDict):
+    path: str
+    sha256: str
+    size: int
+
+
+class ManifestEntryJson(TypedDict):
+    flow: str
+    test_id: str
+    program: str | None
+    files: list[ManifestFileJson]
+
+
+class KitJson(TypedDict):
+    version: str
+    digest: str
+
+
+class ManifestJson(TypedDict):
+    """``golden-manifest.json`` as written (``_FIELDS``)."""
+
+    format: str
+    kit: KitJson
+    unwritten: int
+    entries: list[ManifestEntryJson]
+
+
 @dataclass(frozen=True)
 class ManifestFile:
     #: Relative to the run (or submission) directory, ``/``-separated.
@@ -46,7 +73,7 @@ class ManifestFile:
     sha256: str
     size: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ManifestFileJson:
         return {"path": self.path, "sha256": self.sha256, "size": self.size}
 
 
@@ -72,7 +99,7 @@ class ManifestEntry:
     def program_path(self) -> str | None:
         return None if self.program is None else str(self.directory / PROGRAM_NAMES[self.program])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ManifestEntryJson:
         return {"flow": self.flow, "test_id": self.test_id, "program": self.program,
                 "files": [f.to_json() for f in self.files]}
 
@@ -88,7 +115,7 @@ class Manifest:
     def listed_paths(self) -> frozenset[str]:
         return frozenset(f.path for entry in self.entries for f in entry.files)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ManifestJson:
         return {"format": FORMAT, "kit": {"version": self.kit_version, "digest": self.kit_digest},
                 "unwritten": self.unwritten, "entries": [e.to_json() for e in self.entries]}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     import torch
@@ -32,7 +32,14 @@ def _refuse_big_endian() -> None:
         raise ValueError("golden artifacts are little-endian; this host is big-endian")
 
 
-def tensor_bytes(tensor: torch.Tensor) -> tuple[bytes, dict[str, Any]]:
+class TensorSidecar(TypedDict):
+    """``<n>.json`` beside a tensor's ``<n>.bin``: how to read its bytes back."""
+
+    dtype: str
+    shape: list[int]
+
+
+def tensor_bytes(tensor: torch.Tensor) -> tuple[bytes, TensorSidecar]:
     """The tensor's raw bytes (CPU, contiguous) and its sidecar."""
     import torch
 

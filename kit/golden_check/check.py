@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from kit.bounded_read import FileMissing, path_within, read_regular_file
 from kit.errors import InputError, KitError
@@ -35,6 +35,24 @@ from kit.rundir import MAX_FILE_BYTES, RunDir
 
 if TYPE_CHECKING:
     import torch
+
+class EntryVerdictJson(TypedDict):
+    flow: str
+    test_id: str
+    rerun: bool
+    passed: bool
+    why: str
+
+
+class GoldenCheckJson(TypedDict):
+    """``ckit golden check --json``."""
+
+    passed: bool
+    unwritten: int
+    entries: list[EntryVerdictJson]
+    unlisted: list[str]
+    summary: str
+
 
 @dataclass(frozen=True)
 class EntryVerdict:
@@ -55,7 +73,7 @@ class EntryVerdict:
         tail = f": {self.why}" if self.why else ""
         return printable(f"{mark} {self.flow} {self.test_id} ({how}){tail}")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EntryVerdictJson:
         return {"flow": self.flow, "test_id": self.test_id, "rerun": self.rerun,
                 "passed": self.passed, "why": self.why}
 
@@ -86,7 +104,7 @@ class GoldenCheck:
                 f"{len(self.failures)} failed, {len(self.unlisted)} unlisted file(s); "
                 f"the run could not write {self.manifest.unwritten} artifact(s)")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GoldenCheckJson:
         return {"passed": self.passed, "unwritten": self.manifest.unwritten,
                 "entries": [v.to_json() for v in self.verdicts],
                 "unlisted": list(self.unlisted), "summary": self.summary()}

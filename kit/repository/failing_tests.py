@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from kit.repository.interface import SubmissionAudit
 from kit.repository.layout import SubmissionKey
@@ -22,6 +22,15 @@ from kit.results import Status
 
 #: How many of a vendor's oldest failing tests a compact listing names.
 OLDEST_SHOWN = 3
+
+
+class FailingTestJson(TypedDict):
+    test_id: str
+    status: str
+    first_failed: str
+    first_submission: str
+    hours: int
+    breach: bool
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ class FailingTest:
     #: Failing for longer than the window.
     breach: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FailingTestJson:
         return {
             "test_id": self.test_id,
             "status": self.status.value,

@@ -27,14 +27,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.config_reader import Node
 from kit.paths import VENDOR_ID
 from kit.report.model import Report
 from kit.report.training_summary import passed_words, training_steps_of
-from kit.repository.failing_tests import FailingTest, breaches, failing_tests
-from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
+from kit.repository.failing_tests import FailingTest, FailingTestJson, breaches, failing_tests
+from kit.repository.interface import (
+    CheckResult,
+    CheckResultJson,
+    RepositoryAudit,
+    SubmissionAudit,
+    SubmissionAuditJson,
+)
 from kit.repository.layout import torch_release_of
 from kit.standard import load_standard
 from kit.standard.catalogue import carried_versions
@@ -54,6 +60,14 @@ def default_policy_path(release: str | None = None) -> Path:
     return load_standard(certifying[-1] if certifying else None).file(GATE_POLICY_NAME)
 
 
+class GatePolicyJson(TypedDict):
+    min_pass_rate: dict[str, float]
+    min_grade: str
+    required_vendors: list[str]
+    max_failing_age_hours: float
+    close_on_test_breach: bool
+
+
 @dataclass(frozen=True)
 class GatePolicy:
     #: Per tier, the least passed / (ran + missing) the latest result may show.
@@ -67,7 +81,7 @@ class GatePolicy:
     #: the policy file: ``ckit gate --max-age-hours`` sets it).
     close_on_test_breach: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GatePolicyJson:
         return {
             "min_pass_rate": dict(self.min_pass_rate),
             "min_grade": self.min_grade,
@@ -161,6 +175,39 @@ class Verdict(enum.StrEnum):
     MISSING = "missing"
 
 
+class VendorGateJson(TypedDict):
+    vendor: str
+    required: bool
+    verdict: str
+    verdict_text: str
+    why: str
+    blocks_release: bool
+    submission: str | None
+    kit_version: str | None
+    grade: str | None
+    finished_at: str | None
+    tier_pass_rates: dict[str, float | None]
+    training_steps: str | None
+    failing_since: str | None
+    hours: int | None
+    failing_tests: list[FailingTestJson]
+    breaches: int
+
+
+class GateResultJson(TypedDict):
+    """``ckit gate --json``."""
+
+    release: str
+    open: bool
+    now: str
+    policy: GatePolicyJson
+    vendors: list[VendorGateJson]
+    rejected: list[SubmissionAuditJson]
+    repository_failures: list[CheckResultJson]
+    closures: list[str]
+    canaries: list[str]
+
+
 @dataclass(frozen=True)
 class VendorGate:
     vendor: str
@@ -201,7 +248,7 @@ class VendorGate:
             return True
         return self.required and self.verdict is not Verdict.PASSES
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VendorGateJson:
         report = self.latest.report if self.latest else None
         return {
             "vendor": self.vendor,
@@ -243,7 +290,7 @@ class GateResult:
         blocked = any(vendor.blocks_release for vendor in self.vendors)
         return not blocked and not self.repository_failures and not self.closures
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GateResultJson:
         return {
             "release": self.release,
             "open": self.open,

@@ -8,11 +8,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from kit.report.model import Report
 from kit.repository.layout import SubmissionKey
 from kit.signing.keyring import VendorIdentity
+
+
+class CheckResultJson(TypedDict):
+    number: int
+    title: str
+    passed: bool
+    why: str
+
+
+class SubmissionAuditJson(TypedDict):
+    submission: str
+    passed: bool
+    payload_digest: str | None
+    checks: list[CheckResultJson]
+
+
+class RepositoryAuditJson(TypedDict):
+    """``ckit audit --json``."""
+
+    passed: bool
+    checks: list[CheckResultJson]
+    submissions: list[SubmissionAuditJson]
 
 
 @dataclass(frozen=True)
@@ -24,7 +46,7 @@ class CheckResult:
     #: One line: why it failed, or a note on a pass ("" when there is nothing to add).
     why: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CheckResultJson:
         return {"number": self.number, "title": self.title, "passed": self.passed, "why": self.why}
 
 
@@ -45,7 +67,7 @@ class SubmissionAudit:
     def first_failure(self) -> CheckResult | None:
         return next((check for check in self.checks if not check.passed), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SubmissionAuditJson:
         return {
             "submission": str(self.key),
             "passed": self.passed,
@@ -69,7 +91,7 @@ class RepositoryAudit:
     def by_key(self) -> Mapping[SubmissionKey, SubmissionAudit]:
         return {audit.key: audit for audit in self.submissions}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RepositoryAuditJson:
         return {
             "passed": self.passed,
             "checks": [check.to_json() for check in self.checks],

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from kit.test_ids import TestId
 
 if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
     from kit.judge_context import JudgeContext
     from kit.outcomes import Inapplicable
     from kit.standard import Standard
@@ -95,11 +96,11 @@ class Tier(ABC):
             importlib.import_module(module)
 
     @abstractmethod
-    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> RecordDetails:
         """The details of a passing test from a worker's evidence; raises for any other verdict
         (``context``: the standard, and the golden writer of a ``--golden`` run)."""
 
-    def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
+    def failure_details(self, standard: Standard, test_id: str, vendor: str) -> RecordDetails:
         """What a failing record adds to its details (how to reproduce it, say)."""
         return {}
 

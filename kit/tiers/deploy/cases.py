@@ -12,7 +12,10 @@ output, and the kit's judge builds the same inputs, the float64 reference and th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
 
 #: The stable ids of the deploy tier, in the order they run.
 DEPLOY_TEST_IDS = (
@@ -81,7 +84,7 @@ def export_reference() -> Any:
 _WHERE = {SMOKE_OP: "relu(a @ b) + 1", EXPORT_RUN: "exported program output"}
 
 
-def judge_deploy_evidence(standard: Any, test_id: str, evidence: Any) -> dict[str, Any]:
+def judge_deploy_evidence(standard: Any, test_id: str, evidence: Any) -> RecordDetails:
     """Compare the device's output for a computing deploy test with the float64 reference."""
     import torch
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
     from kit.judge_context import JudgeContext
     from kit.standard import Standard
 
@@ -30,7 +31,7 @@ class DeployTier(Tier):
 
         return all_test_ids(standard)
 
-    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> RecordDetails:
         from kit.tiers.deploy.cases import judge_deploy_evidence
 
         return judge_deploy_evidence(context.standard, test_id, evidence)

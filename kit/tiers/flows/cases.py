@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from kit.flows.interface import Subject
     from kit.golden import GoldenWriter
+    from kit.json_shape import RecordDetails
 
 PREFIX = f"{TIER}/"
 #: The dtype every subject is built in: flows are judged against eager CPU float32.
@@ -110,7 +111,7 @@ def run_flow_case(ckit: KitContext, test_id: str) -> None:
 
 def judge_flow_evidence(
     standard: Standard, test_id: str, evidence: Any, golden: GoldenWriter | None = None
-) -> dict[str, Any]:
+) -> RecordDetails:
     """Judge the device's evidence for ``test_id`` against eager CPU, computed here; after a
     PASS, ``golden`` (a ``--golden`` run's) keeps the artifacts."""
     from kit.flows.judging import judge_run

@@ -9,6 +9,7 @@ from kit.outcomes import Inapplicable
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
     from kit.judge_context import JudgeContext
     from kit.standard import Standard
     from kit.vendors import VendorProfile
@@ -51,7 +52,7 @@ class FlowsTier(Tier):
         super().warm_up()
         import kit.tiers.unit.opspecs  # noqa: F401
 
-    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> RecordDetails:
         from kit.tiers.flows.cases import judge_flow_evidence
 
         return judge_flow_evidence(context.standard, test_id, evidence, context.golden)

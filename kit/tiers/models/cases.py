@@ -34,6 +34,7 @@ from kit.tiers.models.training_judge import judge_training
 
 if TYPE_CHECKING:
     from kit.golden import GoldenWriter
+    from kit.json_shape import RecordDetails
     from kit.numerics.criteria import Criterion
 
 TIER = "models"
@@ -128,7 +129,7 @@ def _subject_of(case: ModelCase, source: ModelSource) -> Any:
 
 def judge_model_evidence(
     standard: Standard, test_id: str, evidence: Any, golden: GoldenWriter | None = None
-) -> dict[str, Any]:
+) -> RecordDetails:
     """Judge a device's output for ``test_id`` against a model built here, never the device's
     (through a program flow, ``golden`` keeps a passing test's artifacts)."""
     case = find_case(standard, test_id)
@@ -142,7 +143,7 @@ def judge_model_evidence(
 
 def judge_model_flow(
     standard: Standard, case: ModelCase, evidence: Any, golden: GoldenWriter | None = None
-) -> dict[str, Any]:
+) -> RecordDetails:
     """The model tier's reference and tolerance; a quantized flow's SQNR floor instead."""
     from kit.flows.judging import judge_run
     from kit.flows.subjects import flat_tensors

@@ -12,6 +12,7 @@ from kit.tiers.interface import Tier
 from kit.tiers.models.segments import EAGER, TRAIN
 
 if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
     from kit.judge_context import JudgeContext
     from kit.standard import Standard
     from kit.vendors import VendorProfile
@@ -65,7 +66,7 @@ class ModelsTier(Tier):
             return ops_called(lambda: device_training(built, case, "cpu"))
         return ops_called(lambda: call_module(built.module, built.inputs))
 
-    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> RecordDetails:
         from kit.tiers.models.cases import judge_model_evidence
 
         return judge_model_evidence(context.standard, test_id, evidence, context.golden)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kit.context import KitContext
 from kit.errors import InputError
@@ -24,6 +24,7 @@ from kit.tiers.unit.evidence import UnitEvidence
 from kit.tiers.unit.unit_id import UnitId
 
 if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
     from kit.tiers.unit.checking import UnitCase
 
 OPINFO_PREFIX = "unit/opinfo/"
@@ -127,7 +128,7 @@ def execute_attributed(ckit: KitContext, case: UnitCase, attribution: Attributio
 
 
 def judge_unit_evidence(standard: Standard, test_id: str, evidence: UnitEvidence,
-                        case: UnitCase | None = None) -> dict[str, Any]:
+                        case: UnitCase | None = None) -> RecordDetails:
     """Judge a device's evidence for ``test_id``; returns the figures a passing record keeps.
     ``case`` where the judge built it on the evidence's inputs (``taken_inputs``), else the
     case is rebuilt here."""
@@ -156,7 +157,8 @@ def claimed_dispatch(evidence: UnitEvidence) -> Mapping[str, list[str]]:
     return places
 
 
-def dispatch_check(case: UnitCase, claimed: Mapping[str, list[str]]) -> dict[str, Any]:
+def dispatch_check(case: UnitCase,
+                   claimed: Mapping[str, list[str]]) -> dict[str, dict[str, list[str]]]:
     """``details.dispatch_check`` where the device's list and the ops the same call reaches on
     CPU disagree (``kit.attribution.check``); empty where they agree."""
     from kit.attribution.check import DISPATCH_CHECK_KEY, compare, cpu_dispatched

@@ -13,7 +13,7 @@ rule here; one without is a curation error, named when its bound is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -47,7 +47,7 @@ def uncentred_magnitude(op: str, inputs: Any) -> float:
     return float(finite.max()) if finite.numel() else 0.0
 
 
-def _argument(args: Sequence[Any], kwargs: dict[str, Any], index: int, name: str,
+def _argument(args: Sequence[Any], kwargs: Mapping[str, object], index: int, name: str,
               default: Any) -> Any:
     if name in kwargs:
         return kwargs[name]
@@ -66,7 +66,7 @@ def _channel_view(value: Any, x: torch.Tensor) -> torch.Tensor | None:
     return wide.reshape(1, -1, *([1] * (x.dim() - 2)))
 
 
-def _layer_norm(x: torch.Tensor, args: Sequence[Any], kwargs: dict[str, Any]) -> Statistics:
+def _layer_norm(x: torch.Tensor, args: Sequence[Any], kwargs: Mapping[str, object]) -> Statistics:
     shape = tuple(_argument(args, kwargs, 1, "normalized_shape", ()))
     eps = float(_argument(args, kwargs, 4, "eps", DEFAULT_EPS))
     dims = tuple(range(x.dim() - len(shape), x.dim()))
@@ -74,7 +74,7 @@ def _layer_norm(x: torch.Tensor, args: Sequence[Any], kwargs: dict[str, Any]) ->
     return mean, torch.rsqrt(var + eps), _wide(_argument(args, kwargs, 2, "weight", None))
 
 
-def _group_norm(x: torch.Tensor, args: Sequence[Any], kwargs: dict[str, Any]) -> Statistics:
+def _group_norm(x: torch.Tensor, args: Sequence[Any], kwargs: Mapping[str, object]) -> Statistics:
     groups = int(_argument(args, kwargs, 1, "num_groups", 1))
     eps = float(_argument(args, kwargs, 4, "eps", DEFAULT_EPS))
     grouped = x.reshape(x.shape[0], groups, -1)
@@ -84,7 +84,7 @@ def _group_norm(x: torch.Tensor, args: Sequence[Any], kwargs: dict[str, Any]) ->
     return mean, r, _channel_view(_argument(args, kwargs, 2, "weight", None), x)
 
 
-def _batch_norm(x: torch.Tensor, args: Sequence[Any], kwargs: dict[str, Any]) -> Statistics:
+def _batch_norm(x: torch.Tensor, args: Sequence[Any], kwargs: Mapping[str, object]) -> Statistics:
     running_mean = _argument(args, kwargs, 1, "running_mean", None)
     running_var = _argument(args, kwargs, 2, "running_var", None)
     training = bool(_argument(args, kwargs, 5, "training", False))
@@ -100,7 +100,7 @@ def _batch_norm(x: torch.Tensor, args: Sequence[Any], kwargs: dict[str, Any]) ->
     return running[0], torch.rsqrt(running[1] + eps), weight
 
 
-_RULES: dict[str, Callable[[torch.Tensor, Sequence[Any], dict[str, Any]], Statistics]] = {
+_RULES: dict[str, Callable[[torch.Tensor, Sequence[Any], Mapping[str, object]], Statistics]] = {
     "nn.functional.layer_norm": _layer_norm,
     "nn.functional.group_norm": _group_norm,
     "nn.functional.batch_norm": _batch_norm,

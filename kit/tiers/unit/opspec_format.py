@@ -305,7 +305,7 @@ def _parse_args(raw: Any, names: set[str], where: str) -> tuple[Any, ...]:
     return tuple(raw)
 
 
-def _parse_kwargs(raw: Any, names: set[str], where: str) -> dict[str, Any]:
+def _parse_kwargs(raw: Any, names: set[str], where: str) -> dict[str, object]:
     if not isinstance(raw, dict) or not all(isinstance(k, str) and _NAME.match(k) for k in raw):
         raise InputError(f"{where}: expected a mapping of keyword names to values")
     _check_references(raw, names, where)

@@ -10,7 +10,7 @@ missing sample is a stale list, the kit's own error.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TypedDict
 
 from kit.outcomes import Inapplicable
 from kit.results import INPUTS_CHANGED_KEY, NotApplicableReason
@@ -53,7 +53,14 @@ def absent_from_release(standard: Standard, test_id: str) -> Inapplicable | None
     return None
 
 
-def inputs_changed(standard: Standard, test_id: str) -> dict[str, Any]:
+class InputsChange(TypedDict):
+    """A test's input digest as the standard locked it and as the installed release makes it."""
+
+    locked: str
+    now: str
+
+
+def inputs_changed(standard: Standard, test_id: str) -> dict[str, InputsChange]:
     """On a foreign release, ``{inputs_changed: {locked, now}}`` where the test's inputs are
     not those the standard locked; nothing otherwise (and always on the standard's release)."""
     if foreign_release(standard) is None:

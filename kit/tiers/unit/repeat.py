@@ -68,7 +68,7 @@ def call_on_other_values(device: str, make_inputs: Callable[[str, bool], Any],
         return None
 
 
-def repeat_evidence(again: Any, other: Any) -> dict[str, Any]:
+def repeat_evidence(again: object, other: object) -> dict[str, object]:
     return {AGAIN: again, OTHER: other}
 
 

@@ -11,7 +11,7 @@ import json
 import shlex
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.printable import printable
 from kit.standard import Standard
@@ -26,6 +26,28 @@ MAX_INPUTS_CHARS = 8000
 UNIT_SUITES = "kit/tiers/unit"
 
 
+class CallDescription(TypedDict):
+    """A call's inputs as ``describe`` writes them: tensors as shape, dtype and strides, any
+    other value as itself or its repr (arbitrary JSON: whatever the op takes)."""
+
+    args: Any
+    kwargs: Any
+
+
+class TruncatedInputs(TypedDict):
+    """A description longer than ``MAX_INPUTS_CHARS``: its JSON, cut."""
+
+    truncated: str
+
+
+class Repro(TypedDict):
+    """``details.repro`` of a failing unit test."""
+
+    inputs: CallDescription | TruncatedInputs
+    seed: int
+    pytest: str
+
+
 def pytest_command(test_id: str, vendor_id: str) -> str:
     """The command that reruns ``test_id`` alone on ``vendor_id``'s device (kit.pytest_plugin)."""
     return shlex.join(
@@ -34,7 +56,7 @@ def pytest_command(test_id: str, vendor_id: str) -> str:
     )
 
 
-def unit_repro(standard: Standard, test_id: str, vendor_id: str) -> dict[str, Any]:
+def unit_repro(standard: Standard, test_id: str, vendor_id: str) -> Repro:
     """``{"inputs", "seed", "pytest"}`` for one unit test id of ``standard``."""
     from kit.tiers.unit.cases import unit_case
 
@@ -58,7 +80,7 @@ def seed_of_test(standard: Standard, test_id: str) -> int:
     return seed_of(f"{entry.name}.{entry.variant}", case.dtype)
 
 
-def describe_call(inputs: Any) -> dict[str, Any]:
+def describe_call(inputs: Any) -> CallDescription:
     """``(positional, keyword)`` inputs as ``{"args": [...], "kwargs": {...}}``."""
     if isinstance(inputs, tuple | list) and len(inputs) == 2 and isinstance(inputs[1], Mapping):
         return {"args": describe(inputs[0]), "kwargs": describe(inputs[1])}
@@ -85,7 +107,7 @@ def describe(value: Any) -> Any:
     return printable(repr(value))[:MAX_VALUE_CHARS]
 
 
-def bounded(description: dict[str, Any]) -> dict[str, Any]:
+def bounded(description: CallDescription) -> CallDescription | TruncatedInputs:
     """``description``, or its JSON cut to ``MAX_INPUTS_CHARS`` when it is larger."""
     text = json.dumps(description, default=str)  # NaN and inf: the report's json_safe spells them
     if len(text) <= MAX_INPUTS_CHARS:

@@ -70,7 +70,7 @@ def _samples(name: str, variant: str, dtype: str) -> tuple[Any, ...]:
         return tuple(op.sample_inputs_func(op, "cpu", TORCH_DTYPES[dtype], requires_grad=False))
 
 
-def call_arguments(sample: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def call_arguments(sample: Any) -> tuple[tuple[Any, ...], dict[str, object]]:
     """A sample as the ``(positional, keyword)`` arguments of the op."""
     return (sample.input, *sample.args), dict(sample.kwargs)
 

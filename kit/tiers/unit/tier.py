@@ -12,6 +12,7 @@ from kit.tiers.interface import Tier
 from kit.tiers.unit.unit_id import TIER, UnitId
 
 if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
     from kit.judge_context import JudgeContext
     from kit.standard import Standard
     from kit.vendors import VendorProfile
@@ -106,7 +107,7 @@ class UnitTier(Tier):
 
         return absent_from_release(standard, test_id)
 
-    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> dict[str, Any]:
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> RecordDetails:
         from kit.tiers.unit.cases import judge_unit_evidence
         from kit.tiers.unit.evidence import UnitEvidence
         from kit.tiers.unit.release_drift import inputs_changed
@@ -134,7 +135,7 @@ class UnitTier(Tier):
         inputs = case.make_inputs("cpu", False)  # made before the trace: only the call counts
         return ops_called(lambda: case.call("cpu", False, inputs))
 
-    def failure_details(self, standard: Standard, test_id: str, vendor: str) -> dict[str, Any]:
+    def failure_details(self, standard: Standard, test_id: str, vendor: str) -> RecordDetails:
         """How to reproduce the failure (``kit.tiers.unit.repro``), rebuilt in the kit's process;
         a rebuild that fails says why instead of failing the run."""
         from kit.tiers.unit.release_drift import inputs_changed

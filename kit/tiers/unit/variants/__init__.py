@@ -24,12 +24,12 @@ from kit.tiers.unit.variants.rules import VariantRule
 
 #: Built variants by (op name, OpInfo variant, dtype, rule, tested positions): a worker runs
 #: each once, but ``ckit standard lock`` asks for every one several times.
-_BUILT: dict[tuple[str, str, str, VariantRule, tuple[int, ...]], dict[str, Any]] = {}
+_BUILT: dict[tuple[str, str, str, VariantRule, tuple[int, ...]], dict[str, object]] = {}
 
 
 def variant_samples(
     entry: OpEntry, dtype: str, rule: VariantRule, tested: tuple[int, ...]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The rule's samples for the op in ``dtype`` by id segment; empty where CPU accepts none."""
     key = (entry.name, entry.variant, dtype, rule, tested)
     if key not in _BUILT:
@@ -38,7 +38,7 @@ def variant_samples(
 
 
 def _build(entry: OpEntry, dtype: str, rule: VariantRule, tested: tuple[int, ...]
-           ) -> dict[str, Any]:
+           ) -> dict[str, object]:
     kind = kind_named(rule.kind)
     source = VariantSource(entry, dtype, rule, opinfo_samples(entry, dtype), tested)
     label = f"{entry.key} {rule.name}"

@@ -84,9 +84,9 @@ class Autocast(VariantKind):
                            autocast=lowered.choices(AUTOCAST_DTYPES, non_empty=True, unique=True),
                            widening=Widening(1.0, class_name(raw, "least_class", where)))
 
-    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
+    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, object]:
         """Per autocast dtype, the largest tested sample CPU runs under autocast."""
-        built: dict[str, Any] = {}
+        built: dict[str, object] = {}
         candidates = tested_largest_first(source, MAX_NUMEL)
         assert source.rule.widening is not None  # every autocast rule declares least_class
         least = source.rule.widening.least_class

@@ -98,7 +98,7 @@ class Backward(VariantKind):
                            dtype_list(raw.get("dtypes"), f"{where}.dtypes"),
                            widening=Widening(float(factor), least), exact_class=exact_class)
 
-    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
+    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, object]:
         """Up to ``SAMPLES`` tested samples CPU differentiates, named by their position."""
         if not source.torch_dtype.is_floating_point:
             return {}
@@ -106,7 +106,7 @@ class Backward(VariantKind):
         forward = self.forward(op)
         if not op.supports_autograd or forward is None:
             return {}
-        built: dict[str, Any] = {}
+        built: dict[str, object] = {}
         for position in _preferred_positions(source):
             made = source.seeded(
                 functools.partial(_with_grad_outputs, forward, source, source.samples[position]),
@@ -150,7 +150,7 @@ def gradient_comparison(forward: Comparison, sample: GradSample) -> Comparison:
 
 
 def gradients(plain: UnitCase, device: str, upcast: bool, inputs: Any,
-              grad_outputs: list[torch.Tensor], kept: tuple[str, ...]) -> dict[str, Any]:
+              grad_outputs: list[torch.Tensor], kept: tuple[str, ...]) -> dict[str, torch.Tensor]:
     """Per floating input, its gradient, then what ``.grad`` holds after a second call."""
     with torch.enable_grad():
         names, leaves, attached = attach(inputs, kept)

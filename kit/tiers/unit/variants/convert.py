@@ -43,9 +43,9 @@ class Convert(VariantKind):
     summary = ("a conversion op given ties, overflow, subnormals, NaN, fractions and integers "
                "past a float's precision")
 
-    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
+    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, object]:
         """One sample per label of the (source, target) pair, where CPU accepts it."""
-        built: dict[str, Any] = {}
+        built: dict[str, object] = {}
         for label, builder in conversion_builders(source.entry.name, source.torch_dtype).items():
             sample = source.seeded(functools.partial(conversion_sample, builder), label)
             if accepts(sample):

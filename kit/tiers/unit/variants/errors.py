@@ -46,7 +46,7 @@ class Errors(VariantKind):
     name = "error"
     summary = "error-<n>: OpInfo's error inputs the device must refuse as CPU does"
 
-    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
+    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, object]:
         """Every device-agnostic error input CPU rejects as declared, by its position."""
         op = find_opinfo(source.entry)
         if op.error_inputs_func is None:

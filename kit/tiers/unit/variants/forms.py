@@ -24,7 +24,7 @@ import functools
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 
@@ -51,7 +51,7 @@ MAX_NUMEL = 1 << 12
 SELF = "args[0]"
 OUT = "kwargs['out']"
 
-Arguments = tuple[tuple[Any, ...], dict[str, Any]]
+Arguments = tuple[tuple[Any, ...], dict[str, object]]
 
 
 class _Form(VariantKind):
@@ -99,7 +99,7 @@ class Inplace(_Form):
         inplace = find_opinfo(entry).inplace_variant
         written = Written()
 
-        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def call(args: tuple[Any, ...], kwargs: dict[str, object]) -> Any:
             written.remember(args[0])
             return inplace(*args, **kwargs)
 
@@ -150,7 +150,7 @@ class Out(_Form):
             return arguments[0], {**arguments[1], "out": out}
 
         def observe(inputs: Arguments, result: Any) -> tuple[Fact, ...]:
-            out = inputs[1]["out"]
+            out = cast(torch.Tensor, inputs[1]["out"])  # the tensor ``with_out`` put there
             facts = [Fact("the call returns its out tensor", "out-not-returned", result is out),
                      Fact("the out tensor's shape", "out-not-written", tuple(out.shape)),
                      Fact("the call changed its out tensor", "out-not-written",
@@ -231,7 +231,7 @@ def form_case(
     dtype: str,
     sample: Any,
     label: str,
-    call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    call: Callable[[tuple[Any, ...], dict[str, object]], Any],
     *,
     prepare: Callable[[Arguments, str, bool], Arguments] | None = None,
     observe: Callable[[Arguments, Any], tuple[Fact, ...]] | None = None,

@@ -97,7 +97,7 @@ class VariantKind(ABC):
             dtype_list(raw.get("dtypes"), f"{where}.dtypes"),
         )
 
-    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
+    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, object]:
         """The variant's samples by id segment (``accepts``: whether CPU runs a sample).
 
         By default one sample named as the rule: the first candidate CPU accepts, none if it

@@ -56,9 +56,9 @@ class Promotion(VariantKind):
     summary = ("the other operand as a Python bool/int/float or a tensor of another dtype "
                "(0-dim included): the result dtype must be CPU's")
 
-    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
+    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, object]:
         """One sample per label: the first of the op's samples CPU accepts it in."""
-        built: dict[str, Any] = {}
+        built: dict[str, object] = {}
         for label, replacement in _replacements(source.dtype):
             for number, sample in enumerate(_with_other_operand(source)):
                 candidate = functools.partial(_replaced, sample, replacement)

@@ -68,9 +68,9 @@ class Scale(VariantKind):
 
     builds_by_name = True
 
-    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, Any]:
+    def build(self, source: VariantSource, accepts: Callable[[Any], bool]) -> dict[str, object]:
         """One sample per power that suits the dtype, where CPU accepts it."""
-        built: dict[str, Any] = {}
+        built: dict[str, object] = {}
         for power in source.rule.powers:
             sample = _sample_past(source, power)
             if sample is not None and accepts(sample):

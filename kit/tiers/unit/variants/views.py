@@ -52,7 +52,7 @@ class ViewWrite(VariantKind):
         op = find_opinfo(entry)
         written = Written()
 
-        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def call(args: tuple[Any, ...], kwargs: dict[str, object]) -> Any:
             written.remember(args[0])
             result = op(*args, **kwargs)
             for _, tensor in tensor_leaves(result):
