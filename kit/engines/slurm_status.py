@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from kit.engines.interface import MERGED_DIR, shard_dir_name
 from kit.engines.slurm import SLURM_DIR, SubmittedJobs
@@ -56,6 +56,30 @@ class MergeStatus:
     grade: str | None
 
 
+class ShardStatusJson(TypedDict):
+    index: int
+    state: str
+    report: bool
+
+
+class MergeStatusJson(TypedDict):
+    state: str
+    report: bool
+    grade: str | None
+
+
+class RunStatusJson(TypedDict):
+    """``ckit slurm status --json``."""
+
+    root: str
+    array_job_id: str
+    merge_job_id: str
+    shards: list[ShardStatusJson]
+    merge: MergeStatusJson
+    outcome: str
+    exit_code: int
+
+
 @dataclass(frozen=True)
 class RunStatus:
     jobs: SubmittedJobs
@@ -69,7 +93,7 @@ class RunStatus:
             return StatusExit.IN_PROGRESS
         return StatusExit.DONE if self.merge.has_report else StatusExit.FAILED
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RunStatusJson:
         return {
             "root": self.jobs.root,
             "array_job_id": self.jobs.array_job_id,

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -90,7 +90,7 @@ def _refuse_target(directory: Path, root_key: Path) -> None:
     check_private_key_target(root_key, force=False)
 
 
-def _dump(path: Path, header: str, document: dict[str, Any]) -> None:
+def _dump(path: Path, header: str, document: Mapping[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     body = yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
     path.write_text(header + body, encoding="utf-8")

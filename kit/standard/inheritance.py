@@ -38,6 +38,7 @@ from typing import Any
 
 from kit.config_reader import Node
 from kit.errors import InputError
+from kit.json_shape import ParsedMapping
 from kit.standard.origins import ChainNode, Layer, is_named_list
 
 STANDARD_FILE = "standard.yaml"
@@ -54,7 +55,7 @@ class Member:
     """One standard of a chain: its directory and its own ``standard.yaml``, as parsed."""
 
     directory: Path
-    data: dict[str, Any]
+    data: ParsedMapping
 
     @property
     def source(self) -> Path:
@@ -69,7 +70,7 @@ class Member:
 class StandardSource:
     """A standard's merged ``standard.yaml`` and its chain, the standard itself first."""
 
-    data: dict[str, Any]
+    data: ParsedMapping
     members: tuple[Member, ...]
 
     @property
@@ -98,7 +99,7 @@ def read_standard_source(directory: Path) -> StandardSource:
     chain = [_read_member(directory)]
     while (parent := _parent_name(chain[-1])) is not None:
         chain.append(_read_member(_parent_directory(chain, parent)))
-    merged: dict[str, Any] = {}
+    merged: ParsedMapping = {}
     for member in reversed(chain):
         merged = merge(merged, member.data)
     if "version" in chain[0].data:
@@ -140,13 +141,13 @@ def _parent_directory(chain: list[Member], parent: str) -> Path:
     return candidate
 
 
-def merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
+def merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> ParsedMapping:
     """``child`` over ``parent``: mappings key by key, ``null`` removes, lists replace (named
     lists merge by name); the keys each file states for itself are not inherited."""
     return _merge_mapping(_inheritable(parent), _inheritable(child))
 
 
-def _inheritable(data: Mapping[str, Any]) -> dict[str, Any]:
+def _inheritable(data: Mapping[str, Any]) -> ParsedMapping:
     return {key: value for key, value in data.items() if key not in _OWN_KEYS}
 
 
@@ -158,7 +159,7 @@ def _merge_value(parent: Any, child: Any) -> Any:
     return child
 
 
-def _merge_mapping(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+def _merge_mapping(parent: ParsedMapping, child: ParsedMapping) -> ParsedMapping:
     merged = dict(parent)
     for key, value in child.items():
         if value is None:
@@ -168,7 +169,7 @@ def _merge_mapping(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, A
     return merged
 
 
-def _merge_named(parent: list[dict[str, Any]], child: list[dict[str, Any]]) -> list[Any]:
+def _merge_named(parent: list[ParsedMapping], child: list[ParsedMapping]) -> list[Any]:
     changes = {item["name"]: item for item in child}
     merged = [_merge_mapping(item, changes.pop(item["name"], {})) for item in parent]
     return merged + [item for item in child if item["name"] in changes]

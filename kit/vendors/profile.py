@@ -12,6 +12,7 @@ from kit import paths
 from kit.config_reader import Node
 from kit.errors import InputError
 from kit.flows import flow_names
+from kit.flows.interface import FlowOptions
 from kit.hashing import sha256_file
 from kit.paths import VENDOR_ID
 from kit.vendors.requirement_syntax import (
@@ -91,7 +92,7 @@ class VendorProfile:
     #: are warnings at validate time instead of errors (a grade name of the standard).
     accepts_grade: str | None = None
     #: Per flow, the vendor's options for it (``flow_options`` in vendor.yaml).
-    flow_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    flow_options: dict[str, FlowOptions] = field(default_factory=dict)
     #: The variable limiting which devices a process sees (``CUDA_VISIBLE_DEVICES``); None:
     #: ``--devices`` gives each worker its device with ``torch.<device_type>.set_device``.
     device_env: str | None = None
@@ -200,11 +201,11 @@ def read_flows(node: Node) -> tuple[str, ...]:
     return node.choices(flow_names(), unique=True)
 
 
-def read_flow_options(node: Node) -> dict[str, dict[str, Any]]:
+def read_flow_options(node: Node) -> dict[str, FlowOptions]:
     """Each flow's options, as its flow accepts them (an unknown flow or option is refused)."""
     from kit.flows import get_flow
 
-    options: dict[str, dict[str, Any]] = {}
+    options: dict[str, FlowOptions] = {}
     for flow, values in node.entries(what="a mapping of flow to its options"):
         options[flow] = {key: option.value for key, option in values.entries()}
         try:

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import kit
 from kit.config_reader import Node
@@ -47,7 +47,23 @@ def _yaml_str(value: str) -> str:
     return json.dumps(value)
 
 
-def _profile_fields(request: ScaffoldRequest) -> dict[str, Any]:
+class _ProfileFields(TypedDict):
+    """The new profile's values, as ``render_profile`` writes them into ``vendor.yaml``."""
+
+    id: str
+    display_name: str
+    contact: str
+    docs_url: str
+    device_type: str
+    import_modules: list[str]
+    requirements: list[str]
+    install_script: str
+    dtypes: list[str]
+    flows: list[str]
+    skip_manifest: str
+
+
+def _profile_fields(request: ScaffoldRequest) -> _ProfileFields:
     return {
         "id": request.vendor_id,
         "display_name": request.name,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from kit.errors import InputError
 from kit.patterns import select_ids
@@ -27,6 +27,27 @@ from kit.results import Status, TestRecord, tier_of
 CATEGORIES = ("regressed", "improved", "changed", "appeared", "vanished")
 
 
+class SideJson(TypedDict):
+    status: str
+    figures: dict[str, float | int | str] | None
+
+
+class ChangeJson(TypedDict):
+    id: str
+    a: SideJson | None
+    b: SideJson | None
+
+
+class DescribedReportJson(TypedDict):
+    report: str
+    report_sha256: str
+    vendor: str
+    kit_version: str
+    kit_digest: str
+    standard: str
+    grade: str
+
+
 @dataclass(frozen=True)
 class Side:
     """One test as one report has it (absent: the report holds no record of it)."""
@@ -34,7 +55,7 @@ class Side:
     status: str | None
     figures: Figures | None
 
-    def to_json(self) -> dict[str, Any] | None:
+    def to_json(self) -> SideJson | None:
         if self.status is None:
             return None
         return {"status": self.status,
@@ -55,7 +76,7 @@ class Change:
     before: Side
     after: Side
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChangeJson:
         return {"id": self.test_id, "a": self.before.to_json(), "b": self.after.to_json()}
 
 
@@ -72,7 +93,8 @@ class ReportDiff:
     def regressed(self) -> bool:
         return bool(self.changes["regressed"])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
+        # The categories' lists under their own names (``CATEGORIES``), after the counts.
         return {
             "a": _describe(self.a),
             "b": _describe(self.b),
@@ -83,7 +105,7 @@ class ReportDiff:
         }
 
 
-def _describe(source: LoadedReport) -> dict[str, Any]:
+def _describe(source: LoadedReport) -> DescribedReportJson:
     report = source.report
     return {"report": str(source.path), "report_sha256": source.sha256,
             "vendor": report.vendor_id, "kit_version": report.kit.version,

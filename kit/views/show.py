@@ -11,7 +11,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from kit.grading.certified import packages_text, where_it_ran
 from kit.printable import printable
@@ -57,6 +57,72 @@ class TopErrorJson(TypedDict):
     id: str
     status: str
     figures: dict[str, float | int | str]
+
+
+class ShownKitJson(TypedDict):
+    version: str
+    digest: str
+    released: bool
+
+
+class ShownGradeJson(TypedDict):
+    name: str
+    reasons: list[str]
+
+
+class ShownRunJson(TypedDict):
+    complete: bool
+    tiers: list[str]
+    select: list[str]
+
+
+class FailuresJson(TypedDict):
+    tests: int
+    groups: list[FailureGroupJson]
+
+
+class FallbackOpJson(TypedDict):
+    op: str
+    tests: int
+
+
+class ShownAttributionJson(TypedDict):
+    reported_by: str
+    tests: int
+    tests_with_fallback: int
+    native_rate: float | None
+    fallback_ops: list[FallbackOpJson]
+
+
+class CertifiedJson(TypedDict):
+    dtypes: list[str]
+    flows: list[str]
+    ran_on: str
+    #: As the report's environment section has it (the vendor's own words).
+    vendor_packages: object
+
+
+class ShowJson(TypedDict):
+    """``ckit show --json``."""
+
+    report: str
+    report_sha256: str
+    vendor: str
+    kit: ShownKitJson
+    standard: str
+    grade: ShownGradeJson
+    run: ShownRunJson
+    tiers: list[TierRowJson]
+    failures: FailuresJson
+    top_errors: list[TopErrorJson]
+    suspected_roots: list[SuspectedRootJson]
+    attribution: ShownAttributionJson | None
+    #: Each step's ``TrainingStep`` fields, all text.
+    training: list[dict[str, str]]
+    release_drift: dict[str, list[str]]
+    #: The ``PreviousRun`` fields, text.
+    rerun_of: dict[str, str] | None
+    certified: CertifiedJson
 
 
 @dataclass(frozen=True)
@@ -128,7 +194,7 @@ class ShowView:
     def report(self) -> Report:
         return self.source.report
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ShowJson:
         report = self.report
         return {
             "report": str(self.source.path),
@@ -152,7 +218,7 @@ class ShowView:
             "certified": self._certified(),
         }
 
-    def _certified(self) -> dict[str, Any]:
+    def _certified(self) -> CertifiedJson:
         vendor = self.report.vendor
         environment = self.report.environment
         return {
@@ -163,7 +229,7 @@ class ShowView:
         }
 
 
-def _attribution_json(totals: AttributionTotals | None) -> dict[str, Any] | None:
+def _attribution_json(totals: AttributionTotals | None) -> ShownAttributionJson | None:
     if totals is None:
         return None
     return {"reported_by": "vendor process",  # the vendor's word (kit.attribution)

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kit.json_shape import ParsedMapping
 from kit.numerics.criteria import Tolerance
 
 if TYPE_CHECKING:
@@ -26,8 +27,9 @@ class ModelCase:
     name: str
     flow: str
     test_id: str
-    #: The model's entry in ``models.yaml`` (source-specific fields).
-    config: dict[str, Any] = field(hash=False)
+    #: The model's entry in ``models.yaml`` as parsed: source-specific fields, which each
+    #: source checks as it reads them (``ModelSource.build``).
+    config: ParsedMapping = field(hash=False)
     tolerance: Tolerance
     #: dtype the CPU reference runs in: float64 unless the model cannot run in it.
     reference_dtype: str = "float64"

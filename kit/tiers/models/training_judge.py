@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from kit.errors import InputError
+from kit.json_shape import RecordDetails
 from kit.numerics.comparison import assert_same_dtype
 from kit.numerics.training import QUANTITIES, QUANTITY_WORDS, TrainingBudget
 from kit.outcomes import NumericMismatch, ResultMismatch
@@ -54,7 +55,7 @@ class TrainingMismatch(NumericMismatch):
             )
         self.args = (f"{summary}: {first}",)
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> RecordDetails:
         per_parameter = self.quantity != "loss"
         return {
             **super().details(),
@@ -71,7 +72,7 @@ class TrainingMismatch(NumericMismatch):
 
 def judge_training(
     standard: Standard, built: BuiltModel, case: ModelCase, evidence: Any
-) -> dict[str, Any]:
+) -> RecordDetails:
     """Raise the first quantity's failure unless the device's step meets the budget."""
     budget = standard.training
     if budget is None:

@@ -20,7 +20,7 @@ import collections
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -42,6 +42,16 @@ class RecordedOutput:
     reference: torch.Tensor
 
 
+class CorpusVerdictJson(TypedDict):
+    """One line of ``ckit standard corpus --json``'s tests."""
+
+    id: str
+    verdict: str
+    #: The worst measurement (``Measurement.to_json``), where the test was judged.
+    worst: NotRequired[Mapping[str, object]]
+    message: NotRequired[str]
+
+
 @dataclass(frozen=True)
 class CorpusVerdict:
     test_id: str
@@ -50,8 +60,8 @@ class CorpusVerdict:
     worst: Measurement | None
     message: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.test_id, "verdict": self.verdict}
+    def to_json(self) -> CorpusVerdictJson:
+        data: CorpusVerdictJson = {"id": self.test_id, "verdict": self.verdict}
         if self.worst is not None:
             data["worst"] = self.worst.to_json()
         if self.message:
