@@ -13,9 +13,9 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, TypedDict
+from typing import IO, Any
 
 import docker
 import docker.errors
@@ -34,17 +34,6 @@ _FINISH = (
 )
 
 
-class BootstrapJson(TypedDict):
-    """``BootstrapResult`` as ``ckit image bootstrap --json`` prints it."""
-
-    tag: str
-    image_id: str
-    os: str
-    created: bool
-    seconds: float
-    size_bytes: int
-
-
 @dataclass(frozen=True)
 class BootstrapResult:
     tag: str
@@ -55,9 +44,9 @@ class BootstrapResult:
     seconds: float
     size_bytes: int
 
-    def to_json(self) -> BootstrapJson:
-        return {"tag": self.tag, "image_id": self.image_id, "os": self.os,
-                "created": self.created, "seconds": self.seconds, "size_bytes": self.size_bytes}
+    def to_json(self) -> dict[str, object]:
+        """The fields as ``ckit image bootstrap --json`` prints them (the dataclass is the type)."""
+        return asdict(self)
 
 
 def bootstrap_base(

@@ -11,9 +11,8 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TypedDict
 
 import docker
 import docker.errors
@@ -84,21 +83,6 @@ class BuildSteps:
         return meaningful[-1] if meaningful else ""
 
 
-class BuiltImageJson(TypedDict):
-    """``BuiltImage`` as ``ckit image build --json`` prints it."""
-
-    layer: str
-    tag: str
-    image_id: str
-    os: str
-    base: str
-    vendor: str | None
-    size_bytes: int
-    build_s: float
-    cached: bool
-    labels: dict[str, str]
-
-
 @dataclass(frozen=True)
 class BuiltImage:
     """One built layer, as `ckit image build` prints it and a report can record it."""
@@ -114,10 +98,9 @@ class BuiltImage:
     cached: bool
     labels: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> BuiltImageJson:
-        return {"layer": self.layer, "tag": self.tag, "image_id": self.image_id, "os": self.os,
-                "base": self.base, "vendor": self.vendor, "size_bytes": self.size_bytes,
-                "build_s": self.build_s, "cached": self.cached, "labels": dict(self.labels)}
+    def to_json(self) -> dict[str, object]:
+        """The fields as ``ckit image build --json`` prints them (the dataclass is the type)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
