@@ -17,6 +17,7 @@ from kit.formats.interface import ReportFormat
 from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
 from kit.report.attribution_summary import says_who_reported
+from kit.report.figures import figure_text
 from kit.report.op_dtype import FailureGroup, group_failures
 from kit.report.summary import Counts, summary_of
 from kit.report.training_summary import passed_words, training_steps
@@ -240,7 +241,7 @@ def _group_row(group: FailureGroup) -> list[str]:
     worst = group.worst
     details = worst.get("details", {})
     keys = [key for key in ("max_rel_err", "max_abs_err") if key in details]
-    figures = " ".join(f"{key} {text(details[key], 40)}" for key in keys)
+    figures = " ".join(f"{key} {text(figure_text(details[key]), 40)}" for key in keys)
     said = " · ".join(part for part in (figures, text(worst["message"])) if part)
     statuses = ", ".join(f"{status} {n}" for status, n in group.statuses.items())
     return [

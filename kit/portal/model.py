@@ -19,9 +19,10 @@ from typing import Any
 
 from kit.errors import InputError
 from kit.flows.interface import Stage
-from kit.formats import view
 from kit.patterns import matches
 from kit.printable import printable
+from kit.report.figures import figure_text
+from kit.report.id_order import in_natural_order, natural_id_key
 from kit.report.model import Report
 from kit.report.summary import NOT_RUN as NOT_RUN_STATUSES
 from kit.report.summary import Summary
@@ -172,7 +173,8 @@ def group_of(test_id: str) -> str:
 
 
 def _detail(details: Mapping[str, Any], name: str) -> str:
-    return text(view.detail_text(details.get(name)))
+    value = details.get(name)
+    return "" if value is None else text(figure_text(value))
 
 
 def test_row(report: Report, record: TestRecord) -> TestRow:
@@ -209,7 +211,7 @@ def _groups(rows: Sequence[TestRow]) -> tuple[TestGroup, ...]:
     return tuple(
         TestGroup(
             name=name,
-            rows=tuple(members),
+            rows=tuple(sorted(members, key=lambda row: natural_id_key(row.id))),
             failed=sum(1 for r in members if r.css == "fail"),
             passed=sum(1 for r in members if r.css == "pass"),
             not_run=sum(1 for r in members if r.css == "skip"),
@@ -427,7 +429,7 @@ def _model_ids(views: Sequence[VendorGateView], reports: Mapping[SubmissionKey, 
         if column.latest:
             records = reports[column.latest.key].records
             ids.update(r.id for r in records if tier_of(r.id) == MATRIX_TIER)
-    return sorted(ids)
+    return in_natural_order(ids)
 
 
 def _cells(view: VendorGateView, model: str, flows: Sequence[str]) -> tuple[Cell, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kit.report.id_order import in_natural_order
 from kit.report.model import Report
 from kit.results import INPUTS_CHANGED_KEY, NA_REASON_KEY, NotApplicableReason, Status
 
@@ -26,10 +27,12 @@ class ReleaseDrift:
 
 
 def release_drift(report: Report) -> ReleaseDrift:
-    absent = tuple(r.id for r in report.records if r.status is Status.NOT_APPLICABLE
-                   and r.details.get(NA_REASON_KEY) == NotApplicableReason.NOT_IN_RELEASE)
-    changed = tuple(r.id for r in report.records if r.details.get(INPUTS_CHANGED_KEY))
-    return ReleaseDrift(absent, changed)
+    absent = in_natural_order(
+        r.id for r in report.records if r.status is Status.NOT_APPLICABLE
+        and r.details.get(NA_REASON_KEY) == NotApplicableReason.NOT_IN_RELEASE
+    )
+    changed = in_natural_order(r.id for r in report.records if r.details.get(INPUTS_CHANGED_KEY))
+    return ReleaseDrift(tuple(absent), tuple(changed))
 
 
 def drift_words(drift: ReleaseDrift, standard: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import InputError
+from kit.report.id_order import natural_id_key
 from kit.results import TestRecord
 from kit.test_ids import TestId
 from kit.tiers.models.segments import TRAIN
@@ -61,7 +62,7 @@ def training_steps(records: Iterable[Mapping[str, Any]]) -> tuple[TrainingStep, 
         for r in records
         if is_training_step(str(r["id"]))
     ]
-    return tuple(sorted(steps, key=lambda step: step.test_id))
+    return tuple(sorted(steps, key=lambda step: natural_id_key(step.test_id)))
 
 
 def training_steps_of(records: Iterable[TestRecord]) -> tuple[TrainingStep, ...]:
@@ -71,7 +72,7 @@ def training_steps_of(records: Iterable[TestRecord]) -> tuple[TrainingStep, ...]
         for r in records
         if is_training_step(r.id)
     ]
-    return tuple(sorted(steps, key=lambda step: step.test_id))
+    return tuple(sorted(steps, key=lambda step: natural_id_key(step.test_id)))
 
 
 def first_off_text(details: Any) -> str:

@@ -19,6 +19,7 @@ from kit.errors import InputError
 from kit.patterns import select_ids
 from kit.printable import printable
 from kit.report.figures import Figures, figures_of
+from kit.report.id_order import in_natural_order
 from kit.report.model import Report
 from kit.report.read import LoadedReport
 from kit.results import Status, TestRecord, tier_of
@@ -162,7 +163,7 @@ def diff_reports(a: LoadedReport, b: LoadedReport, *, allow_other_standard: bool
     compared = in_scope(a.report, set(every)) & in_scope(b.report, set(every))
     found: dict[str, list[Change]] = {name: [] for name in CATEGORIES}
     unchanged = 0
-    for test_id in sorted(compared):
+    for test_id in in_natural_order(compared):
         change = Change(test_id, _side(before.get(test_id)), _side(after.get(test_id)))
         category = category_of(change.before, change.after)
         if category is None:

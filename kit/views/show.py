@@ -18,6 +18,7 @@ from kit.printable import printable
 from kit.report.attribution_summary import REPORTED_BY, AttributionTotals
 from kit.report.failing import failing_tests
 from kit.report.figures import Figures, figures_of
+from kit.report.id_order import in_natural_order, natural_id_key
 from kit.report.model import Report
 from kit.report.op_dtype import group_key
 from kit.report.read import LoadedReport
@@ -269,7 +270,7 @@ def suspected_roots(report: Report) -> tuple[SuspectedRoot, ...]:
         for suspect in suspects:
             if isinstance(suspect, str):
                 blamed.setdefault(group_key(suspect), set()).add(record.id)
-    roots = [SuspectedRoot(op, dtype, tuple(sorted(tests)))
+    roots = [SuspectedRoot(op, dtype, tuple(in_natural_order(tests)))
              for (op, dtype), tests in blamed.items()]
     return tuple(sorted(roots, key=lambda r: (-len(r.tests), r.op, r.dtype)))
 
@@ -281,7 +282,7 @@ def top_errors(report: Report, limit: int) -> tuple[TopError, ...]:
         for r in report.records
         if r.status.is_failure and (figures := figures_of(r)) is not None
     ]
-    found.sort(key=lambda e: (tuple(-x for x in e.figures.rank()), e.test_id))
+    found.sort(key=lambda e: (tuple(-x for x in e.figures.rank()), natural_id_key(e.test_id)))
     return tuple(found[:limit])
 
 
@@ -423,6 +424,40 @@ def _error_lines(errors: tuple[TopError, ...]) -> list[str]:
     return lines + [f"  {e.test_id}  {e.status}  {e.figures.text()}" for e in errors]
 
 
+def repro_commands(report: Report) -> tuple[tuple[str, str], ...]:
+    """(id, command) of each failing test whose record carries its rerun command
+    (``details.repro.pytest``, the unit tier's), in natural id order."""
+    found: dict[str, str] = {}
+    for record in report.records:
+        repro = record.details.get("repro")
+        command = repro.get("pytest") if isinstance(repro, Mapping) else None
+        if record.status.is_failure and isinstance(command, str):
+            found[record.id] = command
+    return tuple((test_id, found[test_id]) for test_id in in_natural_order(found))
+
+
+def interpreter_words(report: Report) -> str:
+    """The interpreter a repro command's ``python`` means, as far as the report records it: the
+    environment keeps the run's Python version and implementation, never its path."""
+    python = report.environment.get("python")
+    recorded = python if isinstance(python, Mapping) else {}
+    name = " ".join(str(recorded[key]) for key in ("implementation", "version") if key in recorded)
+    said = f"the run's Python ({name})" if name else "the run's Python (not recorded)"
+    return f"`python` is {said}, in the environment that ran it; the report records no path"
+
+
+def _repro_lines(report: Report, limit: int) -> list[str]:
+    commands = repro_commands(report)
+    if not commands:
+        return []
+    lines = [f"reproduce a failure ({interpreter_words(report)}):"]
+    for test_id, command in commands[:limit]:
+        lines += [f"  {test_id}", f"    {command}"]
+    if len(commands) > limit:
+        lines.append(f"  ... and {len(commands) - limit} more (--limit, or --json)")
+    return lines
+
+
 def _drift_lines(view: ShowView, limit: int) -> list[str]:
     drift = view.drift
     if not drift:
@@ -453,4 +488,7 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
     errors = _error_lines(view.top_errors)
     if errors:
         sections += [[""], errors]
+    repros = _repro_lines(view.report, limit)
+    if repros:
+        sections += [[""], repros]
     return [printable(line) for section in sections for line in section]

@@ -64,7 +64,7 @@ def test_show_prints_grade_tiers_failure_groups_and_top_errors(
     ]
     top = lines[lines.index("top errors (largest max_rel_err, then max_abs_err):") + 1:]
     assert [line.split()[0] for line in top] == [LARGE, SMALL]  # an infinite error ranks first
-    assert "max_abs_err 0.5  max_rel_err inf  max_ulps 12.0" in top[0]
+    assert "max_abs_err 0.5  max_rel_err inf  max_ulps 12" in top[0]
 
 
 def test_show_json_holds_every_group_and_the_reports_digest(
@@ -222,3 +222,68 @@ def test_show_says_where_each_failing_training_step_went_off_first(
     assert f"training steps (model tier): {len(ids) - 1} of {len(ids)} passed" in lines
     assert ("  models/hf/llama/train  FAIL_NUMERIC  gradient of model.layers.1.mlp.up_proj.weight "
             "(first of 1 parameter(s) off)") in lines
+
+
+HUGE = "unit/opinfo/add/float32/2"
+HUGE_TOO = "unit/opinfo/add/float32/10"
+HUGE_FIGURES = {"max_abs_err": 1.0000000474974513e+297, "max_rel_err": 1.0000000474974513e+297,
+                "ratio_to_bound": 10485.7702326819}
+REPRO_COMMAND = ("python -m pytest kit/tiers/unit --ckit-vendor=cpu "
+                 f"--ckit-select={HUGE_TOO}")
+
+
+def _huge_failure(test_id: str) -> TestRecord:
+    repro = {"inputs": {"args": [], "kwargs": {}}, "seed": 7,
+             "pytest": REPRO_COMMAND.replace(HUGE_TOO, test_id)}
+    return TestRecord(test_id, Status.FAIL_NUMERIC, 0.5, "elements outside the bound",
+                      {**HUGE_FIGURES, "repro": repro})
+
+
+@pytest.fixture
+def huge_error_run(tmp_path: Path) -> Path:
+    """Two failures of equal, huge errors, at ids a plain string sort puts the wrong way round."""
+    outcomes = {test_id: _huge_failure(test_id) for test_id in (HUGE_TOO, HUGE)}
+    write_report(tmp_path / "run", report_of(records_with(outcomes, selected_ids())))
+    return tmp_path / "run"
+
+
+def test_show_rounds_errors_and_ratios_to_three_significant_digits(
+    huge_error_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _show(capsys, str(huge_error_run))
+    assert code == ExitCode.OK
+    assert (f"  {HUGE}  FAIL_NUMERIC  max_abs_err 1e+297  max_rel_err 1e+297  "
+            "ratio_to_bound 1.05e+04") in out.splitlines()
+    assert "1.0000000474974513e+297" not in out and "10485.77" not in out
+
+
+def test_show_json_keeps_the_figures_exact(
+    huge_error_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _show(capsys, str(huge_error_run), "--json")
+    assert code == ExitCode.OK
+    figures = [error["figures"] for error in json.loads(out)["top_errors"]]
+    assert figures == [HUGE_FIGURES, HUGE_FIGURES]
+
+
+def test_show_lists_ids_in_natural_order(
+    huge_error_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = _show(capsys, str(huge_error_run))
+    lines = out.splitlines()
+    top = lines[lines.index("top errors (largest max_rel_err, then max_abs_err):") + 1:]
+    assert [line.split()[0] for line in top[:2]] == [HUGE, HUGE_TOO]  # 2 before 10
+
+
+def test_show_prints_each_failures_repro_command_and_the_interpreter_recorded(
+    huge_error_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = _show(capsys, str(huge_error_run))
+    lines = out.splitlines()
+    environment = json.loads((huge_error_run / "report.json").read_text())["environment"]
+    python = f"{environment['python']['implementation']} {environment['python']['version']}"
+    head = next(line for line in lines if line.startswith("reproduce a failure"))
+    assert f"`python` is the run's Python ({python})" in head and "records no path" in head
+    repro = lines[lines.index(head) + 1:]
+    assert repro == [f"  {HUGE}", f"    {REPRO_COMMAND.replace(HUGE_TOO, HUGE)}",
+                     f"  {HUGE_TOO}", f"    {REPRO_COMMAND}"]
