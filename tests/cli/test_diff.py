@@ -56,8 +56,8 @@ def test_diff_names_each_change_and_exits_with_the_regression_code(
     assert lines[2] == (f"1 regressed, 1 improved, 1 changed, 1 appeared, 1 vanished, "
                         f"{unchanged} unchanged")
     assert (f"  {REGRESSES}: PASS -> FAIL_NUMERIC (max_abs_err 0.125  max_rel_err 0.0625  "
-            "max_ulps 12.0)") in lines
-    assert (f"  {IMPROVES}: FAIL_NUMERIC (max_abs_err 0.25  max_rel_err 0.5  max_ulps 12.0) "
+            "max_ulps 12)") in lines
+    assert (f"  {IMPROVES}: FAIL_NUMERIC (max_abs_err 0.25  max_rel_err 0.5  max_ulps 12) "
             "-> PASS") in lines
     assert f"  {CHANGES}: ERROR -> CRASH" in lines
     assert f"  {APPEARS}: PASS" in lines
@@ -155,3 +155,22 @@ def test_a_rerun_is_compared_only_on_the_tests_it_selected(
     assert out.splitlines()[2] == (f"0 regressed, 2 improved, 0 changed, 0 appeared, "
                                    f"0 vanished, 0 unchanged, {len(IDS) - 2} outside the "
                                    "other run's selection (not compared)")
+
+
+def test_diff_rounds_figures_for_people_lists_ids_in_natural_order_and_json_keeps_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two, ten = "unit/opinfo/add/float32/2", "unit/opinfo/add/float32/10"
+    after = {test_id: numeric_failure(test_id, 1.0000000474974513e+297, 10485.7702326819)
+             for test_id in (ten, two)}
+    a, b = _run(tmp_path, "a", {}, IDS), _run(tmp_path, "b", after, IDS)
+    _, out, _ = _diff(capsys, str(a), str(b))
+    regressed = [line for line in out.splitlines() if line.startswith("  unit/")]
+    assert regressed == [
+        f"  {test_id}: PASS -> FAIL_NUMERIC (max_abs_err 1e+297  max_rel_err 1.05e+04  "
+        "max_ulps 12)" for test_id in (two, ten)
+    ]
+    _, out, _ = _diff(capsys, str(a), str(b), "--json")
+    figures = [change["b"]["figures"] for change in json.loads(out)["regressed"]]
+    assert figures == [{"max_abs_err": 1.0000000474974513e+297,
+                        "max_rel_err": 10485.7702326819, "max_ulps": 12.0}] * 2

@@ -287,3 +287,17 @@ def test_show_prints_each_failures_repro_command_and_the_interpreter_recorded(
     repro = lines[lines.index(head) + 1:]
     assert repro == [f"  {HUGE}", f"    {REPRO_COMMAND.replace(HUGE_TOO, HUGE)}",
                      f"  {HUGE_TOO}", f"    {REPRO_COMMAND}"]
+
+
+def test_comment_rounds_the_regressions_figures_and_lists_them_in_natural_order(
+    huge_error_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = tmp_path / "baseline"
+    write_report(baseline, report_of(records_with({}, selected_ids())))
+    _, out, _ = _show(capsys, str(huge_error_run), "--format", "comment",
+                      "--against", str(baseline))
+    regressed = [line for line in out.splitlines() if line.startswith("- `unit/opinfo/")]
+    assert regressed == [
+        f"- `{test_id}`: `PASS` → `FAIL_NUMERIC (max_abs_err 1e+297  max_rel_err 1e+297  "
+        "ratio_to_bound 1.05e+04)`" for test_id in (HUGE, HUGE_TOO)
+    ]
