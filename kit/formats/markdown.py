@@ -17,7 +17,6 @@ from kit.formats.interface import ReportFormat
 from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
 from kit.report.attribution_summary import says_who_reported
-from kit.report.figures import figure_text
 from kit.report.op_dtype import FailureGroup, group_failures
 from kit.report.summary import Counts, summary_of
 from kit.report.training_summary import passed_words, training_steps
@@ -241,7 +240,10 @@ def _group_row(group: FailureGroup) -> list[str]:
     worst = group.worst
     details = worst.get("details", {})
     keys = [key for key in ("max_rel_err", "max_abs_err") if key in details]
-    figures = " ".join(f"{key} {text(figure_text(details[key]), 40)}" for key in keys)
+    # Exact, not rounded as the human views round (kit.report.figures): summary.md of a
+    # report.json-format report is a signed file that verify renders again and compares byte for
+    # byte, so its rendering stays what every earlier kit signed.
+    figures = " ".join(f"{key} {text(details[key], 40)}" for key in keys)
     said = " · ".join(part for part in (figures, text(worst["message"])) if part)
     statuses = ", ".join(f"{status} {n}" for status, n in group.statuses.items())
     return [
@@ -252,7 +254,8 @@ def _group_row(group: FailureGroup) -> list[str]:
 
 def training_section(report: Mapping[str, Any]) -> list[str]:
     """The model tier's training steps: per model, its status and what went off first."""
-    steps = training_steps(report["records"])
+    # In text order, as earlier kits signed it (see _group_row): not the views' natural order.
+    steps = tuple(sorted(training_steps(report["records"]), key=lambda step: step.test_id))
     if not steps:
         return []
     rows = [[code(step.model), step.status, text(step.first_off) or "—"] for step in steps]
