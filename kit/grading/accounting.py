@@ -13,6 +13,8 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord, tier_of
@@ -22,6 +24,8 @@ from kit.vendors import SkipManifest
 #: Status word for a test of the standard that has no record at all.
 MISSING = "MISSING"
 KIT_NA_REASONS = tuple(reason.value for reason in NotApplicableReason)
+#: The statuses ``_why_unaccounted`` may refuse: tests that did not run.
+_NOT_RUN = frozenset({Status.NOT_APPLICABLE, Status.SKIPPED})
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,10 @@ def unaccounted_tests(
     records: Sequence[TestRecord], missing: Sequence[str], skips: SkipManifest, today: dt.date
 ) -> tuple[Unaccounted, ...]:
     found = [Unaccounted(test_id, MISSING, "no record at all") for test_id in missing]
+    # Only a test that did not run can be unaccounted for: the others are not asked one by one.
     for record in records:
+        if record.status not in _NOT_RUN:
+            continue
         why = _why_unaccounted(record, skips, today)
         if why is not None:
             found.append(Unaccounted(record.id, record.status.value, why))
@@ -79,7 +86,8 @@ def _not_applicable_problem(details: dict[str, Any]) -> str | None:
 
 def tier_skips(records: Sequence[TestRecord], missing: Sequence[str]) -> tuple[TierSkips, ...]:
     """Skipped and total tests per tier present, in the kit's tier order."""
-    totals = Counter(tier_of(test_id) for test_id in [*(r.id for r in records), *missing])
-    skipped = Counter(r.tier for r in records if r.status is Status.SKIPPED)
+    totals = Counter(map(tier_of, chain(map(attrgetter("id"), records), missing)))
+    skipped_status = Status.SKIPPED  # looked up once, not once a record
+    skipped = Counter(r.tier for r in records if r.status is skipped_status)
     ordered = sorted(totals, key=lambda t: (tier_order(t), t))
     return tuple(TierSkips(tier, skipped[tier], totals[tier]) for tier in ordered)

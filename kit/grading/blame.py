@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kit.aten_trace import EMPTY, FUSED, INPLACE, OUT, PLAIN, STRIDED
-from kit.results import Status, TestRecord
+from kit.results import FAILURE_STATUSES, Status, TestRecord
 from kit.standard import Standard
 from kit.tiers.registry import find_tier
 from kit.tiers.unit.unit_id import UnitId
@@ -158,11 +158,14 @@ def op_name(op_key: str) -> str:
 
 def check_suspects(records: Sequence[TestRecord]) -> str | None:
     """The first record whose suspects are not failing OpInfo tests of its dtype, or None."""
-    failing = {r.id for r in records if r.id.startswith(OPINFO_PREFIX) and r.status.is_failure}
+    failing: set[str] | None = None  # made at the first record naming suspects: most have none
     for record in records:
         suspects = record.details.get(SUSPECTS)
         if suspects is None:
             continue
+        if failing is None:
+            failing = {r.id for r in records
+                       if r.status in FAILURE_STATUSES and r.id.startswith(OPINFO_PREFIX)}
         dtype = blame_dtype(record.id)
         if dtype is None or not isinstance(suspects, list) or not all(
             isinstance(s, str) and s in failing and _dtype_of(s) == dtype for s in suspects

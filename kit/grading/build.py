@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,7 @@ def _refuse_duplicates(records: Sequence[TestRecord]) -> None:
         raise ValueError(f"the runner produced {len(twice)} duplicate record id(s): {twice[0]}")
 
 
-def missing_ids(standard: Standard, run: RunScope, recorded: set[str]) -> list[str]:
+def missing_ids(standard: Standard, run: RunScope, recorded: AbstractSet[str]) -> list[str]:
     """Ids of the standard's locked lists (within the run's tiers and --select, and a shard's
     part) with no record.
 
@@ -153,12 +154,10 @@ def missing_ids(standard: Standard, run: RunScope, recorded: set[str]) -> list[s
     for tier in run.tiers:
         if tier in standard.test_lists and standard.test_list_path(tier).is_file():
             expected += standard.test_ids(tier)
-    return sorted(
-        {
-            t for t in select_ids(expected, select)
-            if t not in recorded and (part is None or t in part)
-        }
-    )
+    unrecorded = set(select_ids(expected, select)).difference(recorded)
+    if part is not None:
+        unrecorded.intersection_update(part)
+    return sorted(unrecorded)
 
 
 def skip_manifest_section(

@@ -7,8 +7,10 @@ again the same way.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from kit.clock import RunDate
@@ -86,10 +88,10 @@ def _evidence(standard: Standard, records: list[TestRecord], *, missing: list[st
               clock: RunDate, entries: tuple[SkipEntry, ...],
               violations: tuple[Mapping[str, str], ...],
               environment: Mapping[str, Any]) -> Evidence:
-    ran = [r for r in records if r.status not in NOT_RUN]
+    by_status = Counter(map(attrgetter("status"), records))
     return Evidence(
-        passed=sum(1 for r in ran if r.status is Status.PASS),
-        ran=len(ran),
+        passed=by_status[Status.PASS],
+        ran=sum(n for status, n in by_status.items() if status not in NOT_RUN),
         unaccounted=unaccounted_tests(records, missing, SkipManifest(entries), clock.today),
         required_not_passed=_required_not_passed(standard, records, missing),
         violations=violations,
@@ -102,8 +104,9 @@ def _evidence(standard: Standard, records: list[TestRecord], *, missing: list[st
 def _required_not_passed(
     standard: Standard, records: list[TestRecord], missing: list[str]
 ) -> tuple[tuple[str, str], ...]:
+    passed = Status.PASS
     found = [(r.id, r.status.value) for r in records
-             if r.status is not Status.PASS and standard.is_required(r.id)
+             if r.status is not passed and standard.is_required(r.id)
              and not _exempt_from_required(r)]
     found += [(test_id, MISSING) for test_id in missing if standard.is_required(test_id)]
     return tuple(sorted(found))

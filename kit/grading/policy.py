@@ -36,10 +36,10 @@ def is_complete_run(standard: Standard, run: RunScope, recorded: Collection[str]
     run lacks tests; shards merged back together do not. A tier without a locked list has
     nothing to count, so there only an unnarrowed run of that tier covers it.
     """
-    have = set(recorded)
+    have = recorded if isinstance(recorded, set | frozenset) else set(recorded)
     unnarrowed = not run.select and run.shard_label is None
     return all(
-        all(test_id in have for test_id in standard.test_ids(tier))
+        have.issuperset(standard.test_ids(tier))
         if _has_locked_list(standard, tier)
         else unnarrowed and tier in run.tiers
         for tier in complete_run_tiers()
@@ -68,8 +68,10 @@ def policy_violations(
         if problem := too_long_lived(entry, standard):
             message = f"{_entry_words(entry)} {problem}"
             violations.append({"kind": SKIP_TOO_LONG, "entry": entry.test, "message": message})
-    for record in sorted(records, key=lambda r: r.id):
-        if record.status is Status.SKIPPED and not standard.may_skip(record.id):
+    skipped_status = Status.SKIPPED  # looked up once, not once a record
+    skipped = [record for record in records if record.status is skipped_status]
+    for record in sorted(skipped, key=lambda r: r.id):
+        if not standard.may_skip(record.id):
             decision = skips.decide(record.id, today)
             message = _never_skip_message(record.id, standard.version, decision.entry)
             violations.append({"kind": NEVER_SKIP, "test": record.id, "message": message})

@@ -29,7 +29,7 @@ _VIOLATION_KEYS = ("kind", "test", "entry")
 
 def check_coverage(report: Report, standard: Standard) -> None:
     """Every test the standard expects of this run has a record or is listed as missing."""
-    recorded = {record.id for record in report.records}
+    recorded = report.recorded_ids
     both = next((test_id for test_id in report.missing if test_id in recorded), None)
     if both is not None:
         raise ReportError(f"{both!r} is listed as missing but has a record")
@@ -47,7 +47,7 @@ def check_completeness(report: Report, standard: Standard) -> None:
     """A run whose records leave out tests of the standard may not call itself complete (nor
     the reverse)."""
     run = report.run
-    actual = is_complete_run(standard, report.run.scope(), {r.id for r in report.records})
+    actual = is_complete_run(standard, report.run.scope(), report.recorded_ids)
     if run.complete != actual:
         raise ReportError(
             f"run says complete={str(run.complete).lower()}, but its records "

@@ -9,11 +9,13 @@ keeps its report's summary as it was.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, TypedDict
 
-from kit.attribution.dispatch import Where, dispatch_places
+from kit.attribution.dispatch import Where
 from kit.results import DISPATCH_KEY, TestRecord
 
 #: What attribution is, said wherever it is shown: the dispatcher of the vendor's own process
@@ -33,38 +35,80 @@ def says_who_reported(finished_at: str) -> bool:
 COUNTED = (Where.NATIVE, Where.FALLBACK, Where.DECOMPOSED)
 _COUNTED_NAMES = tuple(place.value for place in COUNTED)
 _NATIVE, _FALLBACK = Where.NATIVE.value, Where.FALLBACK.value
+#: Every place ``details.dispatch`` may name (``Where``).
+_PLACES = frozenset(where.value for where in Where)
 
 
 def attribution_summary(records: Sequence[TestRecord]) -> AttributionTotals | None:
     """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
     the tests attributed and those with a fallback; the native rate: native over native plus
     fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
-    # Verify derives this again for every record of a report: plain strings and dicts here,
-    # read as ``Dispatch.from_json`` reads them (``dispatch_places``), no object per record.
-    per_op: dict[str, dict[str, int]] = {}
+    # Verify derives this again for every record of a report: each well-formed dispatch's lists
+    # are gathered per place and counted at the end (``Counter``, in C), no object per record.
+    gathered: dict[str, list[list[str]]] = {where: [] for where in _COUNTED_NAMES}
     tests = tests_with_fallback = 0
-    for record in records:
-        places = dispatch_places(record.details.get(DISPATCH_KEY))
-        if places is None:
-            continue
+    for places in recorded_dispatches(records):
         tests += 1
         tests_with_fallback += bool(places.get(_FALLBACK))
-        for where in _COUNTED_NAMES:
-            for op in places.get(where, ()):
-                counts = per_op.get(op)
-                if counts is None:
-                    counts = per_op[op] = dict.fromkeys(_COUNTED_NAMES, 0)
-                counts[where] += 1
+        for where, names in places.items():
+            lists = gathered.get(where)
+            if lists is not None:
+                lists.append(names)
     if not tests:
         return None
-    native = sum(c[_NATIVE] for c in per_op.values())
-    fallback = sum(c[_FALLBACK] for c in per_op.values())
+    counted = {where: Counter(chain.from_iterable(lists)) for where, lists in gathered.items()}
+    native, fallback = counted[_NATIVE].total(), counted[_FALLBACK].total()
     return AttributionTotals(
         tests=tests,
         tests_with_fallback=tests_with_fallback,
         native_rate=round(native / (native + fallback), 6) if native + fallback else None,
-        ops={op: per_op[op] for op in sorted(per_op)},
+        ops={op: {where: counted[where][op] for where in _COUNTED_NAMES}
+             for op in sorted(set().union(*counted.values()))},
     )
+
+
+def recorded_dispatches(records: Iterable[TestRecord]) -> Iterator[Mapping[str, list[str]]]:
+    """The records' ``details.dispatch``, in order, those ``dispatch_places`` reads
+    (``kit.attribution.dispatch``: places of ``Where``, each a list of op names); the others
+    are left out."""
+    for record in records:
+        data = record.details.get(DISPATCH_KEY)
+        if data is None:
+            continue
+        if type(data) is dict:  # as JSON reads it: asked here, without a call per record
+            if not data.keys() <= _PLACES:
+                continue
+            for names in data.values():
+                if type(names) is not list:
+                    break
+                try:
+                    "".join(names)  # TypeError on any item not a str
+                except TypeError:
+                    break
+            else:
+                yield data
+        elif (places := well_formed_dispatch(data)) is not None:
+            yield places
+
+
+def _is_list_of_str(names: Any) -> bool:
+    return isinstance(names, list) and _all_str(names)
+
+
+def _all_str(names: list[Any]) -> bool:
+    try:
+        "".join(names)  # TypeError on any item not a str (a str subclass is one)
+    except TypeError:
+        return False
+    return True
+
+
+def well_formed_dispatch(data: Any) -> Mapping[str, list[str]] | None:
+    """``kit.attribution.dispatch.dispatch_places``: ``data`` where it is a mapping of places of
+    ``Where`` to lists of strings, else None (the same answer for every value)."""
+    if not isinstance(data, Mapping) or not data.keys() <= _PLACES:
+        return None
+    return data if all(map(_is_list_of_str, data.values())) else None
 
 
 class AttributionJson(TypedDict):

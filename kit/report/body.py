@@ -19,7 +19,8 @@ on demand from the body (``kit.formats.derived.body_derived``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,15 +32,19 @@ from kit.outfiles import write_new_file
 from kit.results import Status, TestRecord
 from kit.rundir import BODY_FILES, RECORDS_JSONL, REPORT_HEAD, finished_report_names
 
-__all__ = ["Body", "BodyRecord", "decode_body", "decode_head", "encode_body", "encode_head",
-           "write_body_files"]
+__all__ = ["Body", "BodyDocument", "BodyRecord", "decode_body", "decode_head", "encode_body",
+           "encode_head", "records_typed", "write_body_files"]
 
 #: The report's key whose value ``records.jsonl`` holds; the head holds every other key.
 RECORDS_KEY = "records"
 
 
-class BodyRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """One line of ``records.jsonl``: exactly a report record's fields (its schema's)."""
+class BodyRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+    """One line of ``records.jsonl``: exactly a report record's fields (its schema's).
+
+    Not tracked by the cyclic collector (``gc=False``): a record read from JSON holds no cycle,
+    and a whole run's records are tens of thousands of objects for it to walk again and again.
+    """
 
     id: str
     tier: str
@@ -85,8 +90,76 @@ class Body:
     def record_documents(self) -> list[dict[str, Any]]:
         return [record.to_json() for record in self.records]
 
+    def report_document(self) -> Mapping[str, Any]:
+        """``document()`` as a read-only mapping whose records are made on first read: a
+        verifier reads the typed records, and a whole run's record documents would be built
+        for no one."""
+        return BodyDocument(self.head, self.records)
+
+
     def typed_records(self) -> tuple[TestRecord, ...]:
-        return tuple(record.to_record() for record in self.records)
+        """The records typed; ``VerificationError`` for a status the kit does not have."""
+        unknown = next((record for record in self.records if record.status not in _STATUSES),
+                       None)
+        if unknown is not None:
+            unknown.to_record()  # raises, naming it
+        return records_typed(self.records, _STATUSES)
+
+
+def records_typed(records: Sequence[BodyRecord], statuses: Mapping[str, Status]
+                 ) -> tuple[TestRecord, ...]:
+    """Each record as a ``TestRecord``, its status the one ``statuses`` gives its value
+    (``KeyError`` for another).
+
+    Made as msgspec makes a dataclass it decodes: each instance's fields set at once, not
+    through the frozen ``__init__`` (an ``object.__setattr__`` call per field, a verifier's
+    largest cost per record); by that ``__init__`` where ``TestRecord`` would not be the same
+    made so (other fields, a ``__post_init__``, slots)."""
+    if not _FIELDS_SET_AT_ONCE:
+        return tuple(TestRecord(record.id, statuses[record.status], record.duration_s,
+                                record.message, record.details) for record in records)
+    made = []
+    for record in records:
+        typed = _new_object(TestRecord)
+        _set_attribute(typed, "__dict__", {
+            "id": record.id, "status": statuses[record.status], "duration_s": record.duration_s,
+            "message": record.message, "details": record.details})
+        made.append(typed)
+    return tuple(made)
+
+
+_new_object, _set_attribute = object.__new__, object.__setattr__
+#: Whether ``records_typed`` may set a ``TestRecord``'s fields at once: the ones it sets are all
+#: there are, and nothing runs or is kept beyond them.
+_FIELDS_SET_AT_ONCE = (
+    tuple(field.name for field in dataclasses.fields(TestRecord))
+    == ("id", "status", "duration_s", "message", "details")
+    and not hasattr(TestRecord, "__post_init__") and not hasattr(TestRecord, "__slots__")
+)
+
+
+class BodyDocument(Mapping[str, Any]):
+    """The report document of a body (``Body.document``), its records' documents made when
+    ``records`` is first read, then kept."""
+
+    def __init__(self, head: Mapping[str, Any], records: tuple[BodyRecord, ...]) -> None:
+        self._head = head
+        self._records = records
+        self._record_documents: list[dict[str, Any]] | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        if key != RECORDS_KEY:
+            return self._head[key]
+        if self._record_documents is None:
+            self._record_documents = [record.to_json() for record in self._records]
+        return self._record_documents
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._head
+        yield RECORDS_KEY
+
+    def __len__(self) -> int:
+        return len(self._head) + 1
 
 
 def _record(data: Mapping[str, Any]) -> BodyRecord:

@@ -8,8 +8,11 @@ way raises ``ReportError`` with one line; consumers never re-check shapes.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +25,8 @@ from kit.report.schema import schema_problem
 from kit.report.summary import Summary
 from kit.results import Status, TestRecord, tier_of
 from kit.vendors import SkipEntry, SkipManifest, VendorInfo
+
+_ID = operator.attrgetter("id")
 
 
 class ReportError(VerificationError):
@@ -167,6 +172,11 @@ class Report:
         """``summary.attribution``: where the device calls ran their ops (None: not recorded)."""
         return self.summary.attribution
 
+    @functools.cached_property
+    def recorded_ids(self) -> frozenset[str]:
+        """The ids of the records, made once: the regrade's checks each ask for them."""
+        return frozenset(map(_ID, self.records))
+
     @classmethod
     def from_json(cls, document: Any) -> Report:
         """Validate ``document`` (a parsed report.json) and read it; ``ReportError`` if not."""
@@ -177,15 +187,32 @@ class Report:
 
     @classmethod
     def from_body(cls, head: Mapping[str, Any], records: Sequence[TestRecord],
-                  documents: Sequence[Mapping[str, Any]]) -> Report:
+                  document: Mapping[str, Any]) -> Report:
         """A ``body``-format report: ``head`` (the document less its records) validated against
-        the schema; ``records`` (each also as its JSON ``documents``) already read typed
-        (``kit.report.body``: the schema's fields, status of the standard, id of its tier,
-        finite duration), so only their uniqueness is checked here; ``ReportError`` if not."""
+        the schema; ``records`` already read typed (``kit.report.body``: the schema's fields,
+        status of the standard, id of its tier, finite duration), so only their uniqueness is
+        checked here; ``document``: head and records as one document (``Body.report_document``);
+        ``ReportError`` if not."""
+        return cls.of_head(head).with_body_records(records, document)
+
+    @classmethod
+    def of_head(cls, head: Mapping[str, Any]) -> Report:
+        """A body's head alone, validated against the schema and typed, records none: what
+        names and loads the standard before its records are read (``with_body_records``)."""
         problem = schema_problem({**head, "records": []})
         if problem is not None:
             raise ReportError(problem)
-        return cls._typed({**head, "records": list(documents)}, _unique(tuple(records)))
+        return cls._typed({**head, "records": []})
+
+    def with_body_records(self, records: Sequence[TestRecord], document: Mapping[str, Any]
+                          ) -> Report:
+        """This head's report with its records (read typed, as ``from_body`` takes them): the
+        head is typed and validated once, not again with the records."""
+        typed = tuple(records)
+        report = dataclasses.replace(self, document=document, records=typed)
+        if len(report.recorded_ids) != len(typed):
+            _unique(typed)  # names the record that appears twice
+        return report
 
     @classmethod
     def from_checked_head(cls, head: Mapping[str, Any]) -> Report:

@@ -61,7 +61,7 @@ def _read_body(directory: Path) -> LoadedReport:
     files = _body_files(directory)
     try:
         body = decode_body(files)
-        report = Report.from_body(body.head, body.typed_records(), body.record_documents())
+        report = Report.from_body(body.head, body.typed_records(), body.report_document())
     except VerificationError as exc:
         raise InputError(f"{directory}: not a report this kit can read: {exc}") from None
     return LoadedReport(path=directory / REPORT_HEAD, sha256=body_sha256(files), report=report)

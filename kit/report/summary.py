@@ -9,6 +9,7 @@ every reader takes it back typed (``Summary.from_json``, through ``kit.report.mo
 from __future__ import annotations
 
 import collections
+import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, TypeVar
@@ -26,6 +27,8 @@ from kit.tiers.registry import tier_order
 NOT_RUN = frozenset({Status.SKIPPED, Status.NOT_APPLICABLE})
 
 _T = TypeVar("_T")
+_ID = operator.attrgetter("id")
+_STATUS = operator.attrgetter("status")
 
 
 class CountsJson(TypedDict):
@@ -135,13 +138,17 @@ def counts(
 ) -> Counts:
     """``declared``: the statuses the report's standard declares (``Standard.statuses``), one
     key each, whether or not a record holds it."""
+    return _counts(collections.Counter(map(_STATUS, records)), missing, declared)
+
+
+def _counts(found: Mapping[Status, int], missing: int, declared: Collection[Status]) -> Counts:
+    """The counts of records counted per status (``found``)."""
     statuses = {status.value: 0 for status in Status if status in declared}
-    # Counted per status first: verify counts every record of a report again, per tier too.
-    for status, number in collections.Counter(record.status for record in records).items():
+    for status, number in found.items():
         statuses[status.value] += number  # a status the standard does not declare: KeyError
     ran = sum(n for value, n in statuses.items() if Status(value) not in NOT_RUN)
     passed = statuses[Status.PASS.value]
-    return Counts(statuses=statuses, total=len(records), ran=ran, passed=passed,
+    return Counts(statuses=statuses, total=sum(found.values()), ran=ran, passed=passed,
                   missing=missing, pass_rate=passed / ran if ran else None)
 
 
@@ -159,17 +166,22 @@ def summarize(
     """Counts overall and for each tier the run asked for or produced a record in, one key per
     status the report's standard declares; per flow; where the device calls ran their ops,
     when the records say."""
-    present = set(run_tiers) | {r.tier for r in records} | {tier_of(m) for m in missing}
+    # Counted per (tier, status) in one pass (``Counter`` over ``map``, in C): verify counts
+    # every record of a report again.
+    by_tier = collections.Counter(zip(map(tier_of, map(_ID, records)), map(_STATUS, records),
+                                      strict=True))
+    missing_by_tier = collections.Counter(map(tier_of, missing))
+    present = set(run_tiers) | {tier for tier, _ in by_tier} | set(missing_by_tier)
     ordered = sorted(present, key=lambda t: (tier_order(t), t))
-    of_tier: dict[str, list[TestRecord]] = {tier: [] for tier in ordered}
-    for record in records:  # one pass, not one per tier
-        of_tier[record.tier].append(record)
-    tiers = {
-        tier: counts(of_tier[tier], sum(1 for m in missing if tier_of(m) == tier), declared)
-        for tier in ordered
-    }
+    of_tier: dict[str, collections.Counter[Status]] = {tier: collections.Counter()
+                                                        for tier in ordered}
+    overall: collections.Counter[Status] = collections.Counter()
+    for (tier, status), number in by_tier.items():
+        of_tier[tier][status] += number
+        overall[status] += number
+    tiers = {tier: _counts(of_tier[tier], missing_by_tier[tier], declared) for tier in ordered}
     return Summary(
-        overall=counts(records, len(missing), declared),
+        overall=_counts(overall, len(missing), declared),
         tiers=tiers,
         flows=flow_summary(records),
         attribution=attribution_summary(records),

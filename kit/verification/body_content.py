@@ -26,11 +26,13 @@ from typing import NoReturn
 from kit.errors import VerificationError
 from kit.grading.regrade import check_grade
 from kit.grading.released import ReleasedKit
-from kit.report.body import Body, BodyRecord, decode_body
+from kit.report.body import Body, BodyRecord, decode_body, records_typed
 from kit.report.model import Report
+from kit.results import NA_REASON_KEY, TestRecord
 from kit.rundir import REPORT_HEAD, REPORT_JSON
 from kit.signing.body_statement import BodyClaim
 from kit.standard import BODY_FORMAT, Standard
+from kit.test_ids import SEPARATOR
 from kit.tiers.registry import tier_names
 from kit.verification.content import (
     check_op_names,
@@ -87,30 +89,42 @@ def _record_problem(record: BodyRecord, statuses: frozenset[str], tiers: frozens
     if record.tier not in tiers or not record.id.startswith(f"{record.tier}/") \
             or record.id[len(record.tier) + 1:][:1] in ("", "/"):
         return f"record {record.id[:80]!r} is not a test id of tier {record.tier[:40]!r}"
-    reason = record.details.get("na_reason")
+    reason = record.details.get(NA_REASON_KEY)
     if reason is not None and not isinstance(reason, str):
         return f"record {record.id[:80]!r}: details.na_reason is not a string"
     return None
 
 
-def _records_problem(records: Sequence[BodyRecord], standard: Standard) -> str | None:
-    statuses = frozenset(status.value for status in standard.statuses)
+def _typed_records(records: Sequence[BodyRecord], standard: Standard
+                   ) -> tuple[TestRecord, ...]:
+    """The records typed once each holds what ``_record_problem`` asks of it (asked here of
+    each, without a call per record); else ``VerificationError`` in its words for the first
+    that does not."""
+    declared = {status.value: status for status in standard.statuses}
     tiers = frozenset(tier_names())
-    problems = (_record_problem(record, statuses, tiers) for record in records)
-    return next((problem for problem in problems if problem is not None), None)
+    prefixes = {tier: f"{tier}{SEPARATOR}" for tier in tiers}
+    for record in records:
+        prefix = prefixes.get(record.tier)
+        test_id = record.id
+        reason = record.details.get(NA_REASON_KEY)
+        if record.status not in declared or prefix is None or not test_id.startswith(prefix) \
+                or test_id[len(prefix):len(prefix) + 1] in ("", SEPARATOR) \
+                or (reason is not None and not isinstance(reason, str)):
+            problem = _record_problem(record, frozenset(declared), tiers)
+            raise VerificationError(problem or f"record {test_id[:80]!r} is refused")
+    return records_typed(records, declared)
 
 
 def _read_typed(body: Body) -> tuple[Report, Standard]:
     """Step 9's reading; ``VerificationError`` without the step (step 9 names it)."""
-    standard = report_standard(_header_report(body))
+    head = Report.of_head(body.head)  # enough to name and load the standard
+    standard = report_standard(head)
     if standard.report_format != BODY_FORMAT:
         raise VerificationError(
             f"standard {standard.version} declares the {standard.report_format} format; its "
             f"reports are {REPORT_JSON} and the files it renders")
-    problem = _records_problem(body.records, standard)
-    if problem is not None:
-        raise VerificationError(problem)
-    report = Report.from_body(body.head, body.typed_records(), body.record_documents())
+    report = head.with_body_records(_typed_records(body.records, standard),
+                                    body.report_document())
     check_op_names(report)
     return report, standard
 
@@ -120,11 +134,6 @@ def step9_read_report(body: Body) -> tuple[Report, Standard]:
         return _read_typed(body)
     except VerificationError as exc:
         _fail(9, str(exc))
-
-
-def _header_report(body: Body) -> Report:
-    """The head alone, typed (records none): enough to name and load the standard."""
-    return Report.from_body(body.head, (), [])
 
 
 def _typed_and_standing(files: Mapping[str, bytes], claim: BodyClaim, now: dt.datetime,

@@ -5,16 +5,27 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import jsonschema
+import pytest
 from report_helpers import baseline_records, run_info
 
+from kit.attribution.dispatch import dispatch_places
 from kit.formats.markdown import MarkdownFormat
 from kit.portal.model import result_detail
 from kit.report import validate_report
+from kit.report.attribution_summary import (
+    AttributionTotals,
+    attribution_summary,
+    recorded_dispatches,
+    well_formed_dispatch,
+)
 from kit.report.model import Report
 from kit.report.schema import schema_path
-from kit.results import DISPATCH_KEY, TestRecord
+from kit.results import DISPATCH_KEY, Status, TestRecord
 from kit.standard import load_standard
 
 
@@ -84,3 +95,88 @@ def test_without_dispatch_details_a_v1_report_keeps_its_summary(make_report):
     v1_schema = json.loads(schema_path("v1").read_text(encoding="utf-8"))
     errors = list(jsonschema.Draft202012Validator(v1_schema).iter_errors(attributed))
     assert any("attribution" in error.message for error in errors)
+
+
+class _Name(str):
+    """An op name that is a str of another type (JSON never reads one; a record built in
+    memory may hold one)."""
+
+
+class _Places(Mapping[str, Any]):
+    """A dispatch that is a mapping but no dict."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self._items = items
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+#: Values a record's details.dispatch may hold, well formed or not: each is read as
+#: ``dispatch_places`` reads it, whether it is asked alone or with the others.
+_DISPATCHES: list[Any] = [
+    {"native": ["aten::add.Tensor"], "cpu": ["aten::ones"]},
+    {"native": ["aten::add.Tensor"], "fallback": ["aten::flip"]},
+    {"native": [], "fallback": []},
+    {},
+    {"native": ("aten::add.Tensor",)},
+    {"native": "aten::add.Tensor"},
+    {"native": ["aten::add.Tensor", 3]},
+    {"native": [_Name("aten::mm")]},
+    {"elsewhere": ["aten::mm"]},
+    {1: ["aten::mm"]},
+    _Places({"fallback": ["aten::flip"]}),
+    OrderedDict(decomposed=["aten::matmul"]),
+    ["aten::mm"],
+    "native",
+    None,
+]
+
+
+def test_each_dispatch_reads_as_dispatch_places_reads_it() -> None:
+    for data in _DISPATCHES:
+        assert well_formed_dispatch(data) == dispatch_places(data), data
+
+
+@pytest.mark.parametrize("malformed", range(len(_DISPATCHES)))
+def test_the_totals_count_the_well_formed_dispatches_alone(malformed: int) -> None:
+    """One value among well-formed ones read as JSON reads them: counted alike whether the
+    records are asked all at once or one by one."""
+    good = _DISPATCHES[:2] * 3
+    values = [*good[:3], _DISPATCHES[malformed], *good[3:]]
+    records = [TestRecord(f"unit/opinfo/add/float32/{n}", Status.PASS,
+                          details={} if value is None else {DISPATCH_KEY: value})
+               for n, value in enumerate(values)]
+    assert list(recorded_dispatches(records)) == [
+        places for places in map(dispatch_places, values) if places is not None]
+    assert attribution_summary(records) == _one_by_one(records)
+
+
+def _one_by_one(records: list[TestRecord]) -> AttributionTotals | None:
+    """The totals as each record alone gives them (``dispatch_places`` of each)."""
+    per_op: dict[str, dict[str, int]] = {}
+    tests = with_fallback = 0
+    for record in records:
+        places = dispatch_places(record.details.get(DISPATCH_KEY))
+        if places is None:
+            continue
+        tests += 1
+        with_fallback += bool(places.get("fallback"))
+        for where in ("native", "fallback", "decomposed"):
+            for op in places.get(where, ()):
+                counts = per_op.setdefault(op, dict.fromkeys(("native", "fallback",
+                                                              "decomposed"), 0))
+                counts[where] += 1
+    if not tests:
+        return None
+    native = sum(c["native"] for c in per_op.values())
+    fallback = sum(c["fallback"] for c in per_op.values())
+    return AttributionTotals(tests, with_fallback,
+                             round(native / (native + fallback), 6) if native + fallback else None,
+                             {op: per_op[op] for op in sorted(per_op)})
