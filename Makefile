@@ -40,7 +40,8 @@ test:
 
 # The tests marked heavy (pyproject.toml): a whole standard (the cpu vendor certified on every
 # locked test, the locked lists regenerated), a whole benchmark, four shards merged, environments
-# built from scratch (judge attack venvs, cppnpu compiled): minutes each; CI runs them next.
+# built from scratch (judge attack venvs, cppnpu compiled, container images): minutes each; CI
+# runs them next.
 # Every core: a heavy test's own run keeps the cores busy.
 HEAVY_WORKERS ?= auto
 test-heavy:

@@ -18,7 +18,8 @@ from kit.container.layers import build_vendor_layer
 from kit.errors import ExitCode
 from kit.vendors import load_vendor
 
-pytestmark = pytest.mark.docker
+# Images built from scratch (a debootstrapped base, torch and the kit installed): heavy.
+pytestmark = [pytest.mark.docker, pytest.mark.heavy, pytest.mark.slow(seconds=480)]
 
 
 def _build(docker_client, vendor_id: str, kit_image: BuiltImage, removed_after) -> BuiltImage:

@@ -18,7 +18,8 @@ from kit.errors import EnvironmentProblem, ExitCode, InputError
 from kit.standard import current_torch_release
 from kit.vendors import load_vendor
 
-pytestmark = pytest.mark.docker
+# Images built from scratch (a debootstrapped base, torch and the kit installed): heavy.
+pytestmark = [pytest.mark.docker, pytest.mark.heavy]
 
 
 def test_bootstrap_reuses_an_existing_base(docker_client, debian12_base: BootstrapResult):

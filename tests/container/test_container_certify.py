@@ -13,7 +13,8 @@ import pytest
 from kit.container.build import BuiltImage
 from kit.errors import ExitCode
 
-pytestmark = pytest.mark.docker
+# Images built from scratch (a debootstrapped base, torch and the kit installed): heavy.
+pytestmark = [pytest.mark.docker, pytest.mark.heavy]
 
 
 def _ckit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

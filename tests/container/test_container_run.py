@@ -18,7 +18,8 @@ from kit.errors import EnvironmentProblem, InputError
 from kit.tiers.deploy.cases import DEPLOY_TEST_IDS
 from kit.vendors import load_vendor
 
-pytestmark = pytest.mark.docker
+# Images built from scratch (a debootstrapped base, torch and the kit installed): heavy.
+pytestmark = [pytest.mark.docker, pytest.mark.heavy]
 
 # Writes what the container sees to /out/probe.json.
 _PROBE = """
