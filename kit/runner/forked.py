@@ -11,7 +11,6 @@ worker is then started cold, as ``CKIT_FORK_SERVER=0`` starts every worker.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
@@ -25,6 +24,7 @@ from pathlib import Path
 from kit.outfiles import open_for_append
 from kit.rundir import fork_server_log_name
 from kit.runner.fork_server import SERVE_OPTION
+from kit.runner.reaper import is_subreaper, parent_of
 
 #: ``CKIT_FORK_SERVER=0``: start every worker cold (a fresh interpreter each).
 SWITCH_VARIABLE = "CKIT_FORK_SERVER"
@@ -32,21 +32,10 @@ SWITCH_VARIABLE = "CKIT_FORK_SERVER"
 SERVER_START_TIMEOUT_S = 600.0
 #: Two forks and a pipe.
 FORK_TIMEOUT_S = 60.0
-_PR_GET_CHILD_SUBREAPER = 37
 
 
 def enabled() -> bool:
-    return os.environ.get(SWITCH_VARIABLE, "1") != "0" and _is_subreaper()
-
-
-def _is_subreaper() -> bool:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        flag = ctypes.c_int(0)
-        done = libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
-    except (OSError, AttributeError):
-        return False
-    return int(done) == 0 and flag.value != 0
+    return os.environ.get(SWITCH_VARIABLE, "1") != "0" and is_subreaper()
 
 
 class ForkedChild:
@@ -119,7 +108,7 @@ class ForkServer:
         if not isinstance(pid, int) or pid <= 0:
             raise ValueError(str(reply.get("error", "the fork server gave no pid")))
         child = ForkedChild(pid)
-        if not _is_child(pid):  # not re-parented here: neither waitable nor ours to keep
+        if parent_of(pid) != os.getpid():  # not re-parented here: neither waitable nor ours to keep
             _kill_group(pid)
             raise ValueError(f"forked worker {pid} is not this process's child")
         return child
@@ -132,14 +121,6 @@ class ForkServer:
         self._socket.close()
         _kill_group(self.process.pid)
         self.process.wait()
-
-
-def _is_child(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return int(stat[stat.rindex(")") + 2:].split()[1]) == os.getpid()
 
 
 def _kill_group(pid: int) -> None:

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 _PROC = Path("/proc")
 #: Rounds of kill-and-look: each may uncover the orphans of those just killed.
 _ROUNDS = 100
@@ -36,6 +37,23 @@ def _set_subreaper(on: bool) -> bool:
         return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+def is_subreaper() -> bool:
+    """Whether this process is a child subreaper now (inside ``run_reaper``, on Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        flag = ctypes.c_int(0)
+        done = libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    except (OSError, AttributeError):
+        return False
+    return int(done) == 0 and flag.value != 0
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent pid of process ``pid``; None when it has gone."""
+    stat = _stat(_PROC / str(pid))
+    return None if stat is None else stat[0]
 
 
 def _stat(pid_dir: Path) -> tuple[int, int] | None:
