@@ -363,13 +363,13 @@ def qualified(partial: Partial | None) -> dict[str, str | None]:
 
 
 def partial_of_report(report: dict[str, Any]) -> Partial | None:
-    """A narrowed run's qualifier (None for a complete run, or a report it cannot grade)."""
-    from kit.grading.partial import partial_of
-    from kit.standard import load_standard
+    """A narrowed run's qualifier (None for a complete run, or a report it cannot grade), as
+    every view words the run (``kit.grading.wording``)."""
+    from kit.grading.wording import document_wording
 
     try:
-        return partial_of(load_standard(report["standard"]["version"]), report)
-    except (InputError, KeyError):
+        return document_wording(report).partial
+    except KeyError:
         return None
 
 

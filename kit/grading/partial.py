@@ -10,13 +10,14 @@ derived from the report, never stored, so reports of every standard carry them a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kit.grading.evidence import collect_evidence
 from kit.grading.grading import grade_run
 from kit.grading.policy import INCOMPLETE_RUN
+from kit.results import TestRecord
 from kit.standard import Standard
 
 PARTIAL = "partial"
@@ -40,11 +41,13 @@ class Partial:
         return f"{self.grade} ({PARTIAL}: {earned}; only a complete run is graded conformant)"
 
 
-def partial_of(standard: Standard, report: Mapping[str, Any]) -> Partial | None:
-    """None for a complete run; else its grade and the grade its tests earn."""
+def partial_of(standard: Standard, report: Mapping[str, Any],
+               records: Sequence[TestRecord] | None = None) -> Partial | None:
+    """None for a complete run; else its grade and the grade its tests earn (``records``: the
+    report's records already typed, else typed here)."""
     if report["run"].get("complete") is True:
         return None
-    evidence = collect_evidence(standard, report)
+    evidence = collect_evidence(standard, report, records)
     kept = tuple(v for v in evidence.violations if v.get("kind") != INCOMPLETE_RUN)
     earned = grade_run(standard, dataclasses.replace(evidence, violations=kept))["name"]
     return Partial(str(report["grade"]["name"]), str(earned))
