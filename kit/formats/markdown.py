@@ -6,6 +6,7 @@ table, inject links or HTML, or blow the summary size limit.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from kit.formats import view
 from kit.formats.interface import ReportFormat
 from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
+from kit.grading.wording import RunWording, document_wording
 from kit.report.attribution_summary import says_who_reported
 from kit.report.op_dtype import FailureGroup, group_failures
 from kit.report.summary import Counts, summary_of
@@ -30,6 +32,11 @@ MAX_FAILING_ROWS = 200
 MAX_LIST_ROWS = 50
 #: Characters of one message shown in a table cell.
 MAX_CELL = 300
+
+#: Runs finished since then are worded by ``kit.grading.wording`` (a narrowed run is partial in
+#: the title and the grade section); an earlier report's summary.md keeps the words its kit
+#: signed, so ``ckit verify`` still renders it byte for byte.
+RUN_WORDING_SINCE = dt.datetime(2026, 11, 29, 10, 0, tzinfo=dt.UTC)
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -84,6 +91,14 @@ def grade_mark(report: Mapping[str, Any]) -> str:
     return standard.grade(view.grade_name(report)).mark
 
 
+def run_wording_of(report: Mapping[str, Any]) -> RunWording | None:
+    """The run's shared wording, for a report finished since ``RUN_WORDING_SINCE``; None for an
+    earlier one, whose summary says its grade as its kit signed it."""
+    if dt.datetime.fromisoformat(report["run"]["finished_at"]) < RUN_WORDING_SINCE:
+        return None
+    return document_wording(report)
+
+
 def vendor_title(vendor: Mapping[str, Any]) -> str:
     """The vendor as the title names it: its id, which is all a kit since 2026-11-29 writes as
     the display name (who it is comes only from the root-signed keyring); an older report's
@@ -95,8 +110,9 @@ def vendor_title(vendor: Mapping[str, Any]) -> str:
 
 def heading(report: Mapping[str, Any]) -> list[str]:
     vendor, kit, standard = report["vendor"], report["kit"], report["standard"]
-    grade = view.grade_name(report)
-    mark = grade_mark(report)
+    wording = run_wording_of(report)
+    grade = view.grade_name(report) if wording is None else wording.short()
+    mark = grade_mark(report) if wording is None else wording.mark
     env = report["environment"]
     device = env["device"]
     container = env["container"]
@@ -211,7 +227,10 @@ def grade_section(report: Mapping[str, Any]) -> list[str]:
     reasons = report["grade"]["reasons"]
     if not reasons:
         return ["## Grade", "", f"**{view.grade_name(report)}**: every condition is met."]
-    lines = ["## Why not a better grade", ""]
+    wording = run_wording_of(report)
+    said = [] if wording is None or wording.partial is None else [
+        f"Graded {text(wording.words(), limit=4000)}.", ""]
+    lines = ["## Why not a better grade", "", *said]
     return lines + [f"- {text(reason, limit=4000)}" for reason in reasons]
 
 

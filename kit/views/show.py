@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from kit.grading.certified import packages_text, where_it_ran
+from kit.grading.wording import RunWording, run_wording
 from kit.printable import printable
 from kit.report.attribution_summary import REPORTED_BY, AttributionTotals
 from kit.report.failing import failing_tests
@@ -69,6 +70,10 @@ class ShownKitJson(TypedDict):
 class ShownGradeJson(TypedDict):
     name: str
     reasons: list[str]
+    #: ``partial`` for a narrowed run (``kit.grading.wording``), else None.
+    qualifier: str | None
+    #: A partial run's grade of its own tests, else None.
+    earned: str | None
 
 
 class ShownRunJson(TypedDict):
@@ -190,6 +195,8 @@ class ShowView:
     training: tuple[TrainingStep, ...] = ()
     #: A canary's tests the installed release lacks or changed (none on the standard's own).
     drift: ReleaseDrift = ReleaseDrift((), ())
+    #: The run in the words every command uses (``kit.grading.wording``).
+    wording: RunWording = RunWording("", None, "")
 
     @property
     def report(self) -> Report:
@@ -204,7 +211,9 @@ class ShowView:
             "kit": {"version": report.kit.version, "digest": report.kit.digest,
                     "released": report.kit.released},
             "standard": report.standard.version,
-            "grade": {"name": report.grade.name, "reasons": list(report.grade.reasons)},
+            "grade": {"name": report.grade.name, "reasons": list(report.grade.reasons),
+                      "qualifier": self.wording.qualifier,
+                      "earned": self.wording.to_json()["earned"]},
             "run": {"complete": report.run.complete, "tiers": list(report.run.tiers),
                     "select": list(report.run.select)},
             "tiers": [row.to_json() for row in self.tiers],
@@ -297,6 +306,7 @@ def show_view(source: LoadedReport, limit: int, rerun_of: PreviousRun | None = N
         roots=suspected_roots(report),
         training=training_steps_of(report.records),
         drift=release_drift(report),
+        wording=run_wording(report),
     )
 
 
@@ -307,14 +317,14 @@ def _header(view: ShowView) -> list[str]:
     released = "released" if report.kit.released else "not a released kit"
     torch = report.environment.get("torch", {})
     torch_version = torch.get("version", "?") if isinstance(torch, Mapping) else "?"
-    scope = "complete" if report.run.complete else _narrowed(report)
+    scope = "complete" if report.run.complete else _narrowed(report, view.wording)
     lines = [
         f"report: {view.source.path}",
         f"vendor {report.vendor_id} · kit {report.kit.version} ({released}, digest "
         f"{report.kit.digest[:12]}) · standard {report.standard.version} · torch {torch_version}",
         *_certified(report),
         f"run: {scope}",
-        f"grade: {report.grade.name}",
+        f"grade: {view.wording.words()}",
     ]
     if view.rerun_of is not None:
         lines.insert(len(lines) - 1, f"rerun of: {view.rerun_of.dir} (its {REPORT_JSON} sha256 "
@@ -331,11 +341,11 @@ def _certified(report: Report) -> list[str]:
     return [claims] + ([f"vendor packages: {packages}"] if packages else [])
 
 
-def _narrowed(report: Report) -> str:
+def _narrowed(report: Report, wording: RunWording) -> str:
     select = report.run.select
     shown = ", ".join(select[:3]) + (f" and {len(select) - 3} more" if len(select) > 3 else "")
     shard = f"; shard {report.run.shard}" if report.run.shard is not None else ""
-    return f"narrowed (tiers {', '.join(report.run.tiers)}" + (
+    return f"{wording.qualifier or 'narrowed'} (tiers {', '.join(report.run.tiers)}" + (
         f"; select {shown}" if select else ""
     ) + f"{shard})"
 
