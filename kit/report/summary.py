@@ -19,6 +19,7 @@ from kit.report.attribution_summary import (
     AttributionTotals,
     attribution_summary,
 )
+from kit.report.core_aten import CoreAtenCoverage, core_aten_coverage
 from kit.report.flow_summary import FlowTotals, FlowTotalsJson, flow_summary
 from kit.results import Status, TestRecord, tier_of
 from kit.tiers.registry import tier_order
@@ -100,6 +101,11 @@ class Summary:
     flows: Mapping[str, FlowTotals]
     #: Where the device calls ran their ops; None: no record says (a v1 standard).
     attribution: AttributionTotals | None = None
+
+    def core_aten(self, release: str) -> CoreAtenCoverage | None:
+        """The core ATen ops of torch ``release`` the device calls reached, and how: derived from
+        ``attribution`` when read (``kit.report.core_aten``), never a key of report.json."""
+        return core_aten_coverage(self.attribution, release)
 
     def tiers_in_order(self) -> list[tuple[str, Counts]]:
         """The per-tier counts in the kit's tier order: report.json stores them with sorted
