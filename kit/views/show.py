@@ -17,6 +17,7 @@ from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.wording import RunWording, run_wording
 from kit.printable import printable
 from kit.report.attribution_summary import REPORTED_BY, AttributionTotals
+from kit.report.core_aten import CoreAtenCoverage, CoreAtenJson
 from kit.report.failing import failing_tests
 from kit.report.figures import Figures, figures_of
 from kit.report.id_order import in_natural_order, natural_id_key
@@ -123,6 +124,8 @@ class ShowJson(TypedDict):
     top_errors: list[TopErrorJson]
     suspected_roots: list[SuspectedRootJson]
     attribution: ShownAttributionJson | None
+    #: The release's core ATen ops the device calls reached (``kit.report.core_aten``).
+    core_aten: CoreAtenJson | None
     #: Each step's ``TrainingStep`` fields, all text.
     training: list[dict[str, str]]
     release_drift: dict[str, list[str]]
@@ -222,6 +225,7 @@ class ShowView:
             "top_errors": [e.to_json() for e in self.top_errors],
             "suspected_roots": [root.to_json() for root in self.roots],
             "attribution": _attribution_json(report.attribution),
+            "core_aten": _core_aten_json(core_aten_of(report)),
             "training": [dataclasses.asdict(step) for step in self.training],
             "release_drift": self.drift.to_json(),
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
@@ -246,6 +250,15 @@ def _attribution_json(totals: AttributionTotals | None) -> ShownAttributionJson 
             "tests": totals.tests, "tests_with_fallback": totals.tests_with_fallback,
             "native_rate": totals.native_rate,
             "fallback_ops": [{"op": op, "tests": n} for op, n in totals.fallback_ops()]}
+
+
+def core_aten_of(report: Report) -> CoreAtenCoverage | None:
+    """The report's core ATen coverage, of its standard's torch release."""
+    return report.summary.core_aten(report.standard.torch_release)
+
+
+def _core_aten_json(coverage: CoreAtenCoverage | None) -> CoreAtenJson | None:
+    return None if coverage is None else coverage.to_json()
 
 
 def tier_rows(report: Report) -> tuple[TierRow, ...]:
@@ -414,6 +427,18 @@ def _attribution_lines(totals: AttributionTotals | None, limit: int) -> list[str
     return lines
 
 
+def _core_aten_lines(coverage: CoreAtenCoverage | None, limit: int) -> list[str]:
+    """The core ATen line, then the first core ops no device call reached."""
+    if coverage is None:
+        return []
+    missed = coverage.unexercised()
+    lines = [coverage.text()]
+    if missed:
+        more = f" and {len(missed) - limit} more (--json)" if len(missed) > limit else ""
+        lines.append(f"  not exercised: {', '.join(missed[:limit])}{more}")
+    return lines
+
+
 def _training_lines(steps: tuple[TrainingStep, ...], limit: int) -> list[str]:
     """How many models' training steps passed, and where each failing one went off first."""
     if not steps:
@@ -488,7 +513,7 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
         sections += [[""], roots]
     attribution = _attribution_lines(view.report.attribution, limit)
     if attribution:
-        sections += [[""], attribution]
+        sections += [[""], attribution + _core_aten_lines(core_aten_of(view.report), limit)]
     training = _training_lines(view.training, limit)
     if training:
         sections += [[""], training]

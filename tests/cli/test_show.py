@@ -17,6 +17,7 @@ from cli_helpers import (
     write_report,
 )
 
+from kit.attribution.op_names import release_core_ops
 from kit.cli import main
 from kit.errors import ExitCode
 from kit.patterns import matches_any
@@ -178,6 +179,35 @@ def test_show_says_which_ops_went_through_the_fallback(
     code, out, _ = _show(capsys, str(tmp_path / "run"), "--format", "comment")
     assert ("Attribution, as reported by the vendor's process: 50.00% of the device ops of 2 "
             "test(s) ran natively; 1 test(s) used the backend's fallback.") in out.splitlines()
+
+
+def test_show_counts_the_core_aten_ops_the_device_calls_reached(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # add.Tensor natively in one test, through the fallback in another: the fallback counts.
+    outcomes = {
+        SMALL: TestRecord(SMALL, Status.PASS, 0.1, "", {"dispatch": {
+            "fallback": ["aten::add.Tensor"], "decomposed": ["aten::addmm"]}}),
+        LARGE: TestRecord(LARGE, Status.PASS, 0.1, "", {"dispatch": {
+            "native": ["aten::add.Tensor", "aten::mm", "aten::matmul"]}}),
+    }
+    write_report(tmp_path / "run", report_of(records_with(outcomes, selected_ids())))
+    core = release_core_ops("2.13.0")
+    assert core is not None and {"aten::add.Tensor", "aten::mm", "aten::addmm"} <= core
+    assert "aten::matmul" not in core  # CompositeImplicitAutograd: no core op
+    code, out, _ = _show(capsys, str(tmp_path / "run"), "--limit", "2")
+    lines = out.splitlines()
+    assert code == ExitCode.OK
+    assert (f"core ATen ops (torch 2.13.0): 3/{len(core)} exercised, 1 native, 1 decomposed, 1 "
+            "through the fallback") in lines
+    unexercised = sorted(core - {"aten::add.Tensor", "aten::mm", "aten::addmm"})
+    assert (f"  not exercised: {unexercised[0]}, {unexercised[1]} and {len(core) - 5} more "
+            "(--json)") in lines
+    code, out, _ = _show(capsys, str(tmp_path / "run"), "--json")
+    shown = json.loads(out)["core_aten"]
+    assert (shown["core_ops"], shown["exercised"], shown["native"]) == (len(core), 3, 1)
+    assert shown["ops"]["aten::add.Tensor"] == "fallback" and shown["ops"]["aten::mm"] == "native"
+    assert shown["ops"][unexercised[0]] is None
 
 
 def test_comment_format_is_short_markdown_listing_regressions_first(
