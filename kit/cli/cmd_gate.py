@@ -81,6 +81,14 @@ def failing_test_lines(vendor: VendorGate, window_hours: float) -> list[str]:
     return lines
 
 
+def core_aten_lines(vendor: VendorGate) -> list[str]:
+    """The core ATen coverage of the vendor's latest result, where its report recorded
+    attribution (``kit.report.core_aten``)."""
+    report = vendor.latest.report if vendor.latest else None
+    coverage = report.summary.core_aten(report.standard.torch_release) if report else None
+    return [] if coverage is None else [f"{vendor.vendor}: {coverage.text()}"]
+
+
 def gate_lines(result: GateResult) -> list[str]:
     """What ``ckit gate`` prints: a table, the rejected submissions, then the decision."""
     lines = [f"release {result.release} (at {result.now:%Y-%m-%d %H:%M}Z; * = required)"]
@@ -88,6 +96,7 @@ def gate_lines(result: GateResult) -> list[str]:
     for vendor in result.vendors:
         if vendor.latest is not None:
             lines.append(f"{vendor.vendor}: latest result {vendor.latest.key}")
+            lines += core_aten_lines(vendor)
     for vendor in result.vendors:
         lines += failing_test_lines(vendor, result.policy.max_failing_age_hours)
     for check in result.repository_failures:

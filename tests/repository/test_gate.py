@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "portal"))
 from submission_helpers import (  # noqa: E402
     NOW,
     SMALL_SELECT,
+    Outcome,
     Repository,
     Run,
     audit,
@@ -27,6 +28,7 @@ from submission_helpers import (  # noqa: E402
     tamper,
 )
 
+from kit.attribution.op_names import release_core_ops  # noqa: E402
 from kit.cli import main  # noqa: E402
 from kit.cli.cmd_gate import GATE_CLOSED, gate_lines  # noqa: E402
 from kit.errors import ExitCode, InputError  # noqa: E402
@@ -37,6 +39,7 @@ from kit.repository.gate import (  # noqa: E402
     load_gate_policy,
     parse_gate_policy,
 )
+from kit.results import Status  # noqa: E402
 from kit.standard import load_standard  # noqa: E402
 
 #: Small runs (every deploy and model test) are graded non-conformant, being narrowed; these
@@ -271,3 +274,19 @@ def test_gate_shows_how_many_training_steps_passed(repo: Repository, tmp_path: P
     assert "training steps" in lines[1]
     acme_row = next(line for line in lines if line.startswith("acme"))
     assert f"{steps - 1} of {steps} passed" in acme_row
+
+
+def test_gate_shows_the_core_aten_ops_a_vendors_latest_result_reached(
+    repo: Repository, tmp_path: Path
+) -> None:
+    add = "unit/opinfo/add/float32/0"
+    natively = Outcome(Status.PASS, "", {"dispatch": {"native": ["aten::add.Tensor"]}})
+    repo.submit(Run("acme", hours_before(NOW, 10), select=(*SMALL_SELECT, add),
+                    outcomes={add: natively}))
+    repo.submit(_small("bolt", 10))
+    lines = gate_lines(evaluate_gate(audit(repo), "2.13", _policy(tmp_path), NOW))
+    core = release_core_ops("2.13.0")
+    assert core is not None
+    assert (f"acme: core ATen ops (torch 2.13.0): 1/{len(core)} exercised, 1 native, "
+            "0 decomposed, 0 through the fallback") in lines
+    assert not any(line.startswith("bolt: core ATen") for line in lines)  # no unit test ran
