@@ -12,9 +12,11 @@ same records as a v3 report's body, signed into ``--copies`` run directories. It
 is envelope, signature, key standing and digests, with the content verdict read back from a
 ``ContentCache`` (recorded once per signed payload, untimed, as at submit): ``--reports`` of
 them in a batch, goal 100 a second on one core. Then the full content check of one whole-run
-body (steps 8-12: strict typed read, schema, regrade), goal 100 ms. Usage:
+body (steps 8-12: strict typed read, schema, regrade), goal 100 ms: the median CPU time of
+``--content-checks`` of them (``--content-only``: that figure alone, in seconds). Usage:
 
     .venv/bin/python bench/verify_throughput.py [--reports N] [--old-reports N] [--copies K]
+        [--content-checks N] [--content-only]
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -129,26 +132,50 @@ def verify_bodies(envelopes: list[Path], keyring: Path, reports: int, cache: Con
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def full_content_check(envelope: Path, keyring: Path, times: int) -> tuple[float, int]:
-    """The best CPU milliseconds of ``times`` full content checks (steps 8-12) of one body, and
-    its record count."""
+def full_content_check(envelope: Path, keyring: Path, times: int) -> tuple[float, float, int]:
+    """The median and best CPU milliseconds of ``times`` full content checks (steps 8-12) of
+    one body, and its record count.
+
+    Each check starts with the previous one's report released: freeing a whole run's records
+    is not the next check's work (a verifier keeps one report at a time)."""
     released = load_released_kits()
     checked = verify_body_integrity(envelope, keyring)
-    best, records = float("inf"), 0
+    spent: list[float] = []
+    records = 0
     for _ in range(times):
         started = time.process_time()
         with collector_paused():
             verdict, report = check_body_content(checked.files, checked.statement.claim,
                                                  now=dt.datetime.now(dt.UTC),
                                                  released_kits=released)
-        best = min(best, time.process_time() - started)
+        spent.append(time.process_time() - started)
         assert verdict.passed and report is not None, verdict.problem
         records = len(report.records)
-    return 1000 * best, records
+        del verdict, report
+    return 1000 * statistics.median(spent), 1000 * min(spent), records
 
 
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def print_content_check(median_ms: float, best_ms: float, times: int) -> None:
+    """Issue 37's figure: the full content check's median CPU time against its goal."""
+    verdict = "met" if median_ms <= BODY_CONTENT_GOAL_MS else "MISSED"
+    print(f"body full content check {median_ms:.0f} ms of CPU for one whole-run report (median "
+          f"of {times}, best {best_ms:.0f}; goal <= {BODY_CONTENT_GOAL_MS:.0f} ms: {verdict})")
+
+
+def content_only(root: Path, times: int) -> int:
+    """``--content-only``: one whole-run body, its full content check alone."""
+    bodies, keyring = signed_copies(root, 1, BODY_STANDARD)
+    body_size = sum(p.stat().st_size for p in bodies[0].parent.iterdir())
+    print(f"load average at start   {load_average()}")
+    median_ms, best_ms, records = full_content_check(bodies[0], keyring, times)
+    print(f"whole-run body ({BODY_STANDARD})     {body_size / 2**20:.2f} MiB, {records} records")
+    print_content_check(median_ms, best_ms, times)
+    print(f"load average at end     {load_average()}")
+    return 0
 
 
 def main() -> int:
@@ -159,9 +186,15 @@ def main() -> int:
                         help="report.json-format reports verified (about 1 s each)")
     parser.add_argument("--copies", type=int, default=4, metavar="K")
     parser.add_argument("--keep", type=Path, metavar="DIR")
+    parser.add_argument("--content-checks", type=int, default=7, metavar="N",
+                        help="full content checks timed (their median is the figure)")
+    parser.add_argument("--content-only", action="store_true",
+                        help="time only the full content check of one whole-run body")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ckit-verify-throughput-") as temp:
         root = (args.keep or Path(temp)).resolve()
+        if args.content_only:
+            return content_only(root, args.content_checks)
         envelopes, keyring = signed_copies(root, args.copies)
         bodies, _ = signed_copies(root, args.copies, BODY_STANDARD)
         size = (envelopes[0].parent / "report.json").stat().st_size
@@ -172,7 +205,8 @@ def main() -> int:
         start_load = load_average()
         wall, cpu = verify_round_robin(envelopes, keyring, args.old_reports)
         body_wall, body_cpu = verify_bodies(bodies, keyring, args.reports, cache)
-        content_ms, records = full_content_check(bodies[0], keyring, 3)
+        median_ms, best_ms, records = full_content_check(bodies[0], keyring,
+                                                         args.content_checks)
     print(f"load average at start   {start_load}")
     print(f"whole-run report.json   {size / 2**20:.2f} MiB, {len(envelopes)} signed copies")
     print(f"verify_envelope         {args.old_reports / wall:.2f} reports/s in one process "
@@ -188,9 +222,7 @@ def main() -> int:
           f"({args.reports} in {body_wall:.2f} s of wall); by CPU {args.reports / body_cpu:.1f}"
           f"/s, {1000 * body_cpu / args.reports:.2f} ms a report (goal >= "
           f"{BODY_GOAL_PER_CORE:.0f}/s on one core: {verdict})")
-    verdict = "met" if content_ms <= BODY_CONTENT_GOAL_MS else "MISSED"
-    print(f"body full content check {content_ms:.0f} ms of CPU for one whole-run report (best of "
-          f"3; goal <= {BODY_CONTENT_GOAL_MS:.0f} ms: {verdict})")
+    print_content_check(median_ms, best_ms, args.content_checks)
     print(f"load average at end     {load_average()}")
     return 0
 
