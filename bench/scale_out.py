@@ -2,10 +2,10 @@
 
 On the cpu vendor's unit tier (narrowed by ``--select``):
   - ``ckit run`` wall time with 1 and 2 workers;
-  - 4 shards (``ckit run --shard K/4``) run at once as 4 processes, then ``ckit merge``: wall time
-    from the first shard's start to the merge's end, balanced by test-id hash and again by the
-    1-worker run's recorded durations (``--durations``); per balance, max/mean of the shards'
-    wall times and test counts, and the merge alone;
+  - 4 shards (``ckit run --shard K/4``; ``--shards N``) run at once as processes, then
+    ``ckit merge``: wall time from the first shard's start to the merge's end, balanced by
+    test-id hash and again by the 1-worker run's recorded durations (``--durations``); per
+    balance, max/mean of the shards' wall times and test counts, and the merge alone;
   - verify throughput: N copies of a whole run's report (and of a narrowed one) built by the
     kit's own builder, each signed with a real key, checked by ``verify_envelope`` in this one
     process; plus one ``ckit verify`` subprocess for the start-up cost;
@@ -14,7 +14,7 @@ The shard and merge commands are the engines' own (``kit.engines.interface.Shard
 as ``python -m kit``. Usage:
 
     .venv/bin/python bench/scale_out.py [--select 'unit/opinfo/a*/*/*'] [--keep DIR]
-        [--verify-reports N] [--isolation-sample N]
+        [--shards N] [--verify-reports N] [--isolation-sample N]
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from kit.vendors import SkipManifest, load_vendor
 from kit.verification.verify import verify_envelope
 
 VENDOR = "cpu"
+#: Shards of the sharded runs by default (``--shards``): the engines' usual split.
 SHARDS = 4
 REPO_ROOT = Path(__file__).resolve().parent.parent
 KIT = (sys.executable, "-m", "kit")
@@ -118,17 +119,19 @@ def shard_signing_key(root: Path) -> Path:
     return keyring
 
 
-def sharded_run(root: Path, select: Sequence[str], durations: Path | None) -> ShardedTiming:
+def sharded_run(root: Path, select: Sequence[str], durations: Path | None,
+                shards_count: int) -> ShardedTiming:
     balance = ("--durations", str(durations)) if durations else ()
     keyring = shard_signing_key(root.parent)
-    run = ShardedRun(VENDOR, SHARDS, str(root), (*unit_args(select), *balance), sign=False,
+    run = ShardedRun(VENDOR, shards_count, str(root), (*unit_args(select), *balance), sign=False,
                      keyring=str(keyring))
     started = time.perf_counter()
-    with ThreadPoolExecutor(SHARDS) as pool:
-        shards = list(pool.map(lambda k: timed(on_kit(run.shard_argv(str(k)))), range(SHARDS)))
+    with ThreadPoolExecutor(shards_count) as pool:
+        shards = list(pool.map(lambda k: timed(on_kit(run.shard_argv(str(k)))),
+                               range(shards_count)))
     merge = timed(on_kit(run.merge_argv()))
     wall = time.perf_counter() - started
-    counts = tuple(shard_tests(Path(run.shard_dir(str(k)))) for k in range(SHARDS))
+    counts = tuple(shard_tests(Path(run.shard_dir(str(k)))) for k in range(shards_count))
     return ShardedTiming("durations" if durations else "test-id hash", wall,
                          tuple(s.wall_s for s in shards), counts, merge.wall_s)
 
@@ -220,12 +223,13 @@ def load_average() -> str:
 Row = tuple[str, str]
 
 
-def scaling_rows(root: Path, select: Sequence[str], ids: Sequence[str]) -> list[Row]:
+def scaling_rows(root: Path, select: Sequence[str], ids: Sequence[str],
+                 shards_count: int) -> list[Row]:
     one = root / "workers-1"
     one_s = whole_run(select, 1, one)
     two_s = whole_run(select, 2, root / "workers-2")
-    by_hash = sharded_run(root / "hash", select, None)
-    by_durations = sharded_run(root / "durations", select, one)
+    by_hash = sharded_run(root / "hash", select, None, shards_count)
+    by_durations = sharded_run(root / "durations", select, one, shards_count)
     rows = [("unit tests run", f"{len(ids)}"),
             ("ckit run, 1 worker", f"{one_s:.1f} s"),
             ("ckit run, 2 workers", f"{two_s:.1f} s ({one_s / two_s:.2f}x)")]
@@ -235,7 +239,7 @@ def scaling_rows(root: Path, select: Sequence[str], ids: Sequence[str]) -> list[
 
 
 def shard_rows(sharded: ShardedTiming, one_s: float) -> list[Row]:
-    name = f"{SHARDS} shards by {sharded.balance}"
+    name = f"{len(sharded.shard_walls)} shards by {sharded.balance}"
     walls = ", ".join(f"{w:.1f}" for w in sharded.shard_walls)
     counts = ", ".join(str(c) for c in sharded.shard_tests)
     return [
@@ -288,7 +292,7 @@ def measure(root: Path, args: argparse.Namespace) -> list[Row]:
     if not ids:
         raise SystemExit(f"scale_out: no unit test matches {args.select}")
     steps: list[Callable[[], list[Row]]] = [
-        lambda: scaling_rows(root, args.select, ids),
+        lambda: scaling_rows(root, args.select, ids, args.shards),
         lambda: verify_rows(root, args.verify_reports),
         lambda: isolation_rows(ids, args.isolation_sample),
     ]
@@ -305,6 +309,8 @@ def main() -> int:
                         help="narrow the unit tier to the ids matching PATTERN (repeatable)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="write the runs and reports here and keep them")
+    parser.add_argument("--shards", type=int, default=SHARDS, metavar="N",
+                        help="shards of each sharded run (each a ckit run of its own)")
     parser.add_argument("--verify-reports", type=int, default=50, metavar="N")
     parser.add_argument("--isolation-sample", type=int, default=20, metavar="N")
     args = parser.parse_args()

@@ -10,7 +10,7 @@ standard. The machine's CPU, load average and what two busy processes deliver ag
 them: wall times on a shared machine move by a quarter between identical runs. Usage:
 
     .venv/bin/python bench/speed_summary.py [--select 'unit/opinfo/a*/*/*'] [--reports N]
-                                            [--certify]
+                                            [--certify] [--scaling-repeat N]
 """
 
 from __future__ import annotations
@@ -100,12 +100,14 @@ def main() -> int:
                         help="narrow the unit tier (default: all of it)")
     parser.add_argument("--reports", type=int, default=20, metavar="N",
                         help="whole-run reports to verify")
+    parser.add_argument("--scaling-repeat", type=int, default=3, metavar="N",
+                        help="alternated measurements of the cores' ceiling (their median)")
     parser.add_argument("--certify", action="store_true",
                         help="also time the cpu vendor on the whole standard")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPU(s), {platform.processor() or platform.machine()}, "
           f"load average {load_average()}", flush=True)
-    ceiling = parallel_speedup(2)
+    ceiling = parallel_speedup(2, args.scaling_repeat)
     print(f"  two busy processes deliver {ceiling:.2f}x one", flush=True)
     with tempfile.TemporaryDirectory(prefix="ckit-speed-") as temp:
         root = Path(temp)

@@ -27,7 +27,7 @@ FIGURES = (
 def test_the_speed_summary_prints_every_figure_with_its_goal() -> None:
     done = subprocess.run(
         [sys.executable, "bench/speed_summary.py", "--select", "unit/opinfo/abs/float32/?",
-         "--reports", "2"],
+         "--reports", "2", "--scaling-repeat", "1"],
         capture_output=True, text=True, check=False, cwd=REPO_ROOT, env=dict(os.environ),
     )
     assert done.returncode == 0, done.stderr[-2000:]
