@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from kit.cli import add_command
@@ -12,6 +13,7 @@ from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
 from kit.rundir import REPORT_JSON
 from kit.runner.config import previous_run_of
+from kit.views.ci_links import ci_links
 from kit.views.comment import comment_lines
 from kit.views.show import show_lines, show_view
 
@@ -27,7 +29,8 @@ def _show(args: argparse.Namespace) -> int:
         raise InputError("--against goes with --format comment (`ckit diff` compares two runs)")
     if args.format == "comment":
         baseline = read_report(args.against) if args.against is not None else None
-        lines = comment_lines(view, baseline, args.limit)
+        links = ci_links(os.environ, source.report.standard.version)
+        lines = comment_lines(view, baseline, args.limit, links)
         if args.against is not None:
             trust = check_baseline(args.against, source.report.vendor_id, args.keyring)
             lines = with_baseline_check(lines, trust)

@@ -45,9 +45,15 @@ def check_baseline(path: Path, vendor: str, keyring: Path | None) -> BaselineChe
         "its grade recomputed"))
 
 
+#: Characters of the baseline's line: the comment stays under GitHub's limit
+#: (``kit.views.comment.MAX_COMMENT_CHARS`` leaves room for it).
+MAX_WHY_CHARS = 1000
+
+
 def with_baseline_check(lines: list[str], check: BaselineCheck) -> list[str]:
     """The comment, its first line saying when the baseline is not verified."""
+    why = check.why if len(check.why) <= MAX_WHY_CHARS else check.why[:MAX_WHY_CHARS - 1] + "…"
     if check.verified:
-        return [*lines, "", f"Baseline verified: {check.why}."]
-    return [f"**Baseline not verified**: {check.why}; the comparison below is not evidence.",
+        return [*lines, "", f"Baseline verified: {why}."]
+    return [f"**Baseline not verified**: {why}; the comparison below is not evidence.",
             "", *lines]

@@ -65,14 +65,27 @@ class RunWording:
         meet conformant; only a complete run is graded conformant)``."""
         return self.partial.words() if self.partial is not None else self.grade
 
+    @property
+    def headline(self) -> str:
+        """The grade in one word: ``partial`` where only the narrowing kept the run from a
+        better grade, else the report's grade."""
+        if self.partial is not None and self.partial.only_narrowed:
+            return PARTIAL
+        return self.grade
+
+    @property
+    def detail(self) -> str:
+        """What the headline leaves out: ``its tests meet conformant``, ``partial`` or ""."""
+        if self.partial is None:
+            return ""
+        if self.partial.only_narrowed:
+            return f"its tests meet {self.partial.earned}"
+        return PARTIAL
+
     def short(self) -> str:
         """The grade in a few words, for titles and table cells: ``conformant``,
         ``partial (its tests meet conformant)``, ``non-conformant (partial)``."""
-        if self.partial is None:
-            return self.grade
-        if self.partial.only_narrowed:
-            return f"{PARTIAL} (its tests meet {self.partial.earned})"
-        return f"{self.grade} ({PARTIAL})"
+        return f"{self.headline} ({self.detail})" if self.detail else self.headline
 
     def kind(self) -> str:
         """What the run is: ``canary run (not a certificate)``, ``partial run`` or ``run``."""
