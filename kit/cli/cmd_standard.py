@@ -12,6 +12,7 @@ import json
 
 from kit.cli import add_command
 from kit.cli.standard_corpus import register_check_corpus
+from kit.cli.standard_databases import database_lines, database_table
 from kit.cli.standard_lock import lock_tiers
 from kit.cli.standard_new import register_list, register_new
 from kit.errors import ExitCode
@@ -70,6 +71,7 @@ def lock_standard(args: argparse.Namespace) -> int:
 def show_standard(args: argparse.Namespace) -> int:
     standard = load_standard()
     counts = {tier: _locked_count(standard, tier) for tier in standard.test_lists}
+    databases = database_table(standard)
     summary = {
         "version": standard.version,
         "torch_release": standard.torch_release,
@@ -81,6 +83,7 @@ def show_standard(args: argparse.Namespace) -> int:
         "skip_reasons": list(standard.skip_reasons),
         "released": standard.released.isoformat(),
         "latest_skip_expiry": standard.latest_skip_expiry.isoformat(),
+        "databases": None if databases is None else databases.to_json(),
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -106,6 +109,8 @@ def show_standard(args: argparse.Namespace) -> int:
         f"skip expiry: at most {standard.max_skip_days} days after the standard's release "
         f"({standard.released}), so {standard.latest_skip_expiry} at the latest"
     )
+    for line in database_lines(databases):
+        print(line)
     return int(ExitCode.OK)
 
 

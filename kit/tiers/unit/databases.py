@@ -1,0 +1,151 @@
+"""PyTorch's generic test databases against a standard's locked unit list: how many OpInfos
+(``op_db``), ModuleInfos (``module_db``) and OptimizerInfos (``optim_db``) the installed release
+ships, how many the standard runs, and why the others are not run (``ckit standard show``).
+
+The databases take seconds to import, so they are listed once per torch version by an isolated
+child and cached (``kit.attribution.op_names.release_listing``, the kit's one such mechanism);
+what the standard runs comes from its locked ids (``unit/<source>/<key>/...``): nothing here is
+a hand-kept count.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypedDict
+
+from kit.attribution.op_names import release_listing
+from kit.tiers.unit.dtypes import UNIT_DTYPES
+from kit.tiers.unit.unit_id import UnitId
+
+#: The child's program: one line per entry, tab-separated: the database, the entry's name, its
+#: variant (an OpInfo's ``variant_test_name``) and its CPU dtypes (an OpInfo's).
+_LIST_DATABASES = (
+    "import sys, torch\n"
+    "from torch.testing._internal.common_methods_invocations import op_db\n"
+    "from torch.testing._internal.common_modules import module_db\n"
+    "from torch.testing._internal.common_optimizers import optim_db\n"
+    "def dtypes(o):\n"
+    "    names = (str(d).removeprefix('torch.') for d in o.supported_dtypes('cpu'))\n"
+    "    return ','.join(sorted(names))\n"
+    "lines = ['\\t'.join(('op_db', o.name, o.variant_test_name, dtypes(o))) for o in op_db]\n"
+    "lines += ['module_db\\t' + m.name + '\\t\\t' for m in module_db]\n"
+    "lines += ['optim_db\\t' + o.name + '\\t\\t' for o in optim_db]\n"
+    "sys.stdout.write('\\n'.join(lines))\n"
+)
+
+#: The listing's cache name; its number changes with the program's output format, so a cache
+#: file an older kit wrote is never read as this one's.
+_LISTING = "test-databases-1"
+
+
+@dataclass(frozen=True)
+class Database:
+    """One of PyTorch's test databases: its name in ``torch.testing._internal``, what its
+    entries are, and the source segment a unit id would give an entry of it."""
+
+    name: str
+    entries: str
+    source: str
+
+
+#: The databases, in the order shown.
+DATABASES = (
+    Database("op_db", "OpInfos", "opinfo"),
+    Database("module_db", "ModuleInfos", "moduleinfo"),
+    Database("optim_db", "OptimizerInfos", "optimizerinfo"),
+)
+
+#: Why an entry is not run, one phrase each.
+NO_SOURCE = "the unit tier has no source of them"
+NO_UNIT_DTYPE = "no dtype the unit tier tests on CPU"
+NOT_LISTED = "not in the standard's unit list"
+
+
+class DatabaseRowJson(TypedDict):
+    database: str
+    entries: str
+    shipped: int
+    names: int
+    run: int
+    not_run: dict[str, int]
+
+
+@dataclass(frozen=True)
+class DatabaseRow:
+    """One database against the standard: entries shipped (and distinct names), run by the
+    standard, and those not run, per reason."""
+
+    database: Database
+    shipped: int
+    names: int
+    run: int
+    not_run: Mapping[str, int]
+
+    def to_json(self) -> DatabaseRowJson:
+        return {"database": self.database.name, "entries": self.database.entries,
+                "shipped": self.shipped, "names": self.names, "run": self.run,
+                "not_run": dict(self.not_run)}
+
+
+@dataclass(frozen=True)
+class Entry:
+    database: str
+    name: str
+    #: An OpInfo's ``variant_test_name`` ("" for none, and for other databases' entries).
+    variant: str
+    cpu_dtypes: frozenset[str]
+
+    @property
+    def key(self) -> str:
+        """The entry as a unit id names it: ``name`` plus ``.<variant>`` if any."""
+        return f"{self.name}.{self.variant}" if self.variant else self.name
+
+
+def installed_entries() -> tuple[str, tuple[Entry, ...]] | None:
+    """(release, entries) of the installed torch's databases; None without torch, or where the
+    child could not list them."""
+    listed = release_listing(_LISTING, _LIST_DATABASES)
+    if listed is None:
+        return None
+    release, text = listed
+    entries = []
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) != 4:
+            return None  # a cache file not of this program's writing: nothing trusted from it
+        database, name, variant, dtypes = fields
+        entries.append(Entry(database, name, variant, frozenset(filter(None, dtypes.split(",")))))
+    return release, tuple(entries)
+
+
+def database_rows(entries: Iterable[Entry], unit_ids: Iterable[str]) -> tuple[DatabaseRow, ...]:
+    """Each database's row against the locked ``unit_ids``."""
+    run_keys: dict[str, set[str]] = {}
+    for test_id in unit_ids:
+        unit = UnitId.read(test_id)
+        if unit is not None:
+            run_keys.setdefault(unit.source, set()).add(unit.op)
+    listed = tuple(entries)
+    return tuple(_row(database, [e for e in listed if e.database == database.name],
+                      run_keys.get(database.source)) for database in DATABASES)
+
+
+def _row(database: Database, entries: Collection[Entry], run_keys: set[str] | None) -> DatabaseRow:
+    reasons = Counter(reason for entry in entries
+                      if (reason := _not_run_because(entry, run_keys)) is not None)
+    return DatabaseRow(database, shipped=len(entries),
+                       names=len({entry.name for entry in entries}),
+                       run=len(entries) - reasons.total(), not_run=dict(reasons.most_common()))
+
+
+def _not_run_because(entry: Entry, run_keys: set[str] | None) -> str | None:
+    """Why the standard does not run ``entry``; None where it does."""
+    if run_keys is None:
+        return NO_SOURCE
+    if entry.key in run_keys:
+        return None
+    if entry.database == "op_db" and not entry.cpu_dtypes & set(UNIT_DTYPES):
+        return NO_UNIT_DTYPE
+    return NOT_LISTED

@@ -1,0 +1,63 @@
+"""``ckit standard show``'s table of PyTorch's test databases against the standard's locked
+unit list (``kit.tiers.unit.databases``), counted from the installed release's own databases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kit.attribution import op_names
+from kit.attribution.op_names import release_core_ops
+from kit.cli import main
+from kit.standard import load_standard
+from kit.tiers.unit.databases import NO_SOURCE, installed_entries
+from kit.tiers.unit.unit_id import UnitId
+
+
+def test_show_counts_the_release_databases_against_the_locked_unit_list(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["standard", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["databases"]
+    standard = load_standard()
+    listed = installed_entries()
+    assert listed is not None and shown["release"] == listed[0] == standard.torch_release
+    op_db, module_db, optim_db = shown["databases"]
+    if standard.torch_release == "2.13.0":  # the release's own sizes, as PyTorch ships them
+        assert (op_db["shipped"], op_db["names"], module_db["shipped"],
+                optim_db["shipped"]) == (702, 636, 114, 15)
+    unit_ids = standard.test_ids("unit")
+    locked_ops = {unit.op for t in unit_ids if (unit := UnitId.of(t)).source == "opinfo"}
+    op_keys = {entry.key for entry in listed[1] if entry.database == "op_db"}
+    assert op_db["run"] == len(locked_ops & op_keys) > 100
+    assert op_db["run"] + sum(op_db["not_run"].values()) == op_db["shipped"]
+    assert (module_db["run"], module_db["not_run"]) == (0, {NO_SOURCE: module_db["shipped"]})
+    assert sum(shown["unit_tests"].values()) == len(unit_ids)
+    core = release_core_ops(standard.torch_release)
+    assert core is not None and shown["core_aten_ops"] == len(core)
+    assert main(["standard", "show"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (f"  OptimizerInfos (optim_db): {optim_db['shipped']} shipped, 0 run, "
+            f"{optim_db['shipped']} not run ({NO_SOURCE}: {optim_db['shipped']})") in out
+    assert f"unit tests: {len(unit_ids)} in total ({shown['unit_tests']['opinfo']} opinfo, " \
+        f"{shown['unit_tests']['opspec']} opspec)" in out
+
+
+def test_a_cache_file_of_another_format_lists_no_databases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = installed_entries()
+    assert listed is not None
+    release = op_names.installed_torch_version()
+    cache = tmp_path / "ckit"
+    cache.mkdir()
+    (cache / f"test-databases-1-torch-{release}.txt").write_text(
+        "op_db\tadd\n", encoding="utf-8")  # two fields where the program writes four
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    op_names.release_listing.cache_clear()
+    try:
+        assert installed_entries() is None
+    finally:
+        op_names.release_listing.cache_clear()
