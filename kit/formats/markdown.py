@@ -34,7 +34,8 @@ MAX_LIST_ROWS = 50
 MAX_CELL = 300
 
 #: Runs finished since then are worded by ``kit.grading.wording`` (a narrowed run is partial in
-#: the title and the grade section); an earlier report's summary.md keeps the words its kit
+#: the title and the grade section; its stale entries match no test of the standard, as
+#: ``kit.grading.stale`` decides them since); an earlier report's summary.md keeps the words its kit
 #: signed, so ``ckit verify`` still renders it byte for byte.
 RUN_WORDING_SINCE = dt.datetime(2026, 11, 29, 10, 0, tzinfo=dt.UTC)
 
@@ -91,12 +92,15 @@ def grade_mark(report: Mapping[str, Any]) -> str:
     return standard.grade(view.grade_name(report)).mark
 
 
+def worded(report: Mapping[str, Any]) -> bool:
+    """Whether the run finished since ``RUN_WORDING_SINCE``."""
+    return dt.datetime.fromisoformat(report["run"]["finished_at"]) >= RUN_WORDING_SINCE
+
+
 def run_wording_of(report: Mapping[str, Any]) -> RunWording | None:
     """The run's shared wording, for a report finished since ``RUN_WORDING_SINCE``; None for an
     earlier one, whose summary says its grade as its kit signed it."""
-    if dt.datetime.fromisoformat(report["run"]["finished_at"]) < RUN_WORDING_SINCE:
-        return None
-    return document_wording(report)
+    return document_wording(report) if worded(report) else None
 
 
 def vendor_title(vendor: Mapping[str, Any]) -> str:
@@ -326,11 +330,16 @@ def manifest_section(report: Mapping[str, Any]) -> list[str]:
     stale = report["skip_manifest"]["stale"]
     if not stale:
         return []
-    narrowed = "" if report["run"].get("complete") else " (the run was narrowed)"
+    if report["run"].get("complete"):
+        what = "this run"
+    elif worded(report):  # kit.grading.stale: an entry a narrowed run did not use is not stale
+        what = "the standard"
+    else:
+        what = "this run (the run was narrowed)"
     rows = [[code(e["test"]), text(e["reason"]), link(e["tracking"]), e["expires"]] for e in stale]
     shown, more = _capped(rows, MAX_LIST_ROWS, "stale entries")
     return [
-        f"## Stale skip-manifest entries: they match no test of this run{narrowed}",
+        f"## Stale skip-manifest entries: they match no test of {what}",
         "",
         *table(["entry", "reason", "tracking", "expires"], shown),
         *more,

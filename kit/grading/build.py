@@ -24,13 +24,14 @@ from kit.grading.grading import grade_run
 from kit.grading.policy import is_complete_run, policy_violations
 from kit.grading.released import is_released, load_released_kits
 from kit.grading.sanitize import json_safe
+from kit.grading.stale import stale_entries
 from kit.hashing import kit_digest
 from kit.patterns import select_ids
 from kit.report.model import RunScope
 from kit.report.summary import summarize
 from kit.results import TestRecord
 from kit.standard import Standard
-from kit.vendors import SkipManifest, VendorProfile
+from kit.vendors import SkipEntry, SkipManifest, VendorProfile
 
 #: 2: the flows tier (NOT_DELEGATED, summary.flows, flow facts on records).
 SCHEMA_VERSION = 2
@@ -105,7 +106,9 @@ def assemble_report(
         },
         "standard": {"version": standard.version, "torch_release": standard.torch_release},
         "vendor": json_safe(vendor),
-        "skip_manifest": skip_manifest_section(skips, skip_path, [r.id for r in ordered], today),
+        "skip_manifest": skip_manifest_section(
+            skips, skip_path, stale_entries(skips, standard, [r.id for r in ordered], complete),
+            today),
         "environment": json_safe(environment),
         # The dates skip expiry was judged on, whatever the caller put there.
         "run": json_safe({**run, **clock.to_json()}),
@@ -161,13 +164,15 @@ def missing_ids(standard: Standard, run: RunScope, recorded: AbstractSet[str]) -
 
 
 def skip_manifest_section(
-    skips: SkipManifest, path: str | None, test_ids: Sequence[str], today: dt.date
+    skips: SkipManifest, path: str | None, stale: Sequence[SkipEntry], today: dt.date
 ) -> dict[str, Any]:
+    """``stale``: the entries that could skip nothing (``kit.grading.stale``: a narrowed run's
+    unused entries are not stale)."""
     return {
         "path": path,
         "sha256": skips.sha256 or None,
         "entries": [e.to_json() for e in skips.entries],
-        "stale": [e.to_json() for e in skips.stale_entries(test_ids)],
+        "stale": [e.to_json() for e in stale],
         "expired": [e.to_json() for e in skips.expired_entries(today)],
     }
 

@@ -18,7 +18,7 @@ from report_helpers import (
 
 from kit.errors import InputError
 from kit.results import Status, TestRecord
-from kit.standard import Standard
+from kit.standard import Standard, load_standard
 
 
 def replace_status(records: list[TestRecord], test_id: str, status: Status, message: str = ""):
@@ -189,3 +189,19 @@ def test_standard_without_a_catch_all_grade_is_an_input_error(make_report, stand
     records = replace_status(baseline_records(), OPTIONAL, Status.ERROR)
     with pytest.raises(InputError, match="no grade accepts this run"):
         make_report(records, standard_override=strict)
+
+
+def test_a_narrowed_run_calls_stale_only_entries_no_test_of_the_standard_matches(
+    make_report, manifest
+):
+    """An entry the narrowed run did not use may skip a test it left out: not stale."""
+    unused, gone = "unit/opinfo/sin/float64/*", "unit/opinfo/no_such_op/*/*"
+    skips = manifest([skip_entry(unused), skip_entry(gone)])
+    run = run_info(complete=False, tiers=["unit"], select=["unit/opinfo/add/*/*"])
+    records = [r for r in baseline_records() if r.id.startswith("unit/opinfo/add/")]
+    # The checkout's locked lists: what "a test of the standard" means.
+    report = make_report(records, skips=skips, run=run, standard_override=load_standard())
+    assert [e["test"] for e in report["skip_manifest"]["stale"]] == [gone]
+    complete = make_report([r for r in baseline_records() if not r.id.startswith(
+        "unit/opinfo/sin/")], skips=skips)
+    assert [e["test"] for e in complete["skip_manifest"]["stale"]] == [unused, gone]
