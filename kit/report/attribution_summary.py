@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, TypedDict
@@ -36,59 +36,107 @@ COUNTED = (Where.NATIVE, Where.FALLBACK, Where.DECOMPOSED)
 _COUNTED_NAMES = tuple(place.value for place in COUNTED)
 _NATIVE, _FALLBACK = Where.NATIVE.value, Where.FALLBACK.value
 #: Every place ``details.dispatch`` may name (``Where``).
-_PLACES = frozenset(where.value for where in Where)
+_PLACE_NAMES = tuple(where.value for where in Where)
+_PLACES = frozenset(_PLACE_NAMES)
 
 
 def attribution_summary(records: Sequence[TestRecord]) -> AttributionTotals | None:
     """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
     the tests attributed and those with a fallback; the native rate: native over native plus
     fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
-    # Verify derives this again for every record of a report: each well-formed dispatch's lists
-    # are gathered per place and counted at the end (``Counter``, in C), no object per record.
-    gathered: dict[str, list[list[str]]] = {where: [] for where in _COUNTED_NAMES}
-    tests = tests_with_fallback = 0
-    for places in recorded_dispatches(records):
-        tests += 1
-        tests_with_fallback += bool(places.get(_FALLBACK))
-        for where, names in places.items():
-            lists = gathered.get(where)
-            if lists is not None:
-                lists.append(names)
-    if not tests:
+    dispatches, read = _read_dispatches(records)
+    if not dispatches:
         return None
-    counted = {where: Counter(chain.from_iterable(lists)) for where, lists in gathered.items()}
+    counted = {where: read.counted[where] for where in _COUNTED_NAMES}
     native, fallback = counted[_NATIVE].total(), counted[_FALLBACK].total()
     return AttributionTotals(
-        tests=tests,
-        tests_with_fallback=tests_with_fallback,
+        tests=len(dispatches),
+        tests_with_fallback=sum(map(bool, read.lists[_FALLBACK])),
         native_rate=round(native / (native + fallback), 6) if native + fallback else None,
         ops={op: {where: counted[where][op] for where in _COUNTED_NAMES}
              for op in sorted(set().union(*counted.values()))},
     )
 
 
-def recorded_dispatches(records: Iterable[TestRecord]) -> Iterator[Mapping[str, list[str]]]:
+def recorded_dispatches(records: Iterable[TestRecord]) -> list[Mapping[str, list[str]]]:
     """The records' ``details.dispatch``, in order, those ``dispatch_places`` reads
     (``kit.attribution.dispatch``: places of ``Where``, each a list of op names); the others
     are left out."""
+    return _read_dispatches(records)[0]
+
+
+@dataclass(frozen=True)
+class _PlacesRead:
+    """Per place of ``Where``: the lists of op names the dispatches give it, in record order,
+    and how often each op is named there."""
+
+    lists: dict[str, list[list[str]]]
+    counted: dict[str, Counter[str]]
+
+
+def _read_dispatches(records: Iterable[TestRecord]
+                     ) -> tuple[list[Mapping[str, list[str]]], _PlacesRead]:
+    """``recorded_dispatches``, and what they give each place."""
+    found: list[Any] = []
+    lists: dict[str, list[list[str]]] = {where: [] for where in _PLACE_NAMES}
+    shaped = True
+    # One pass over the records, each dispatch's lists gathered as it is found: a whole run's
+    # records touched once; whether all are well formed is asked of them all at once after.
     for record in records:
         data = record.details.get(DISPATCH_KEY)
-        if data is None:
-            continue
-        if type(data) is dict:  # as JSON reads it: asked here, without a call per record
-            if not data.keys() <= _PLACES:
-                continue
-            for names in data.values():
-                if type(names) is not list:
-                    break
-                try:
-                    "".join(names)  # TypeError on any item not a str
-                except TypeError:
-                    break
-            else:
-                yield data
-        elif (places := well_formed_dispatch(data)) is not None:
-            yield places
+        if data is not None:
+            found.append(data)
+            try:
+                for where, names in data.items():
+                    lists[where].append(names)
+            except (AttributeError, KeyError):  # no mapping; a place ``Where`` lacks
+                shaped = False
+    read = _read_as_json(found, lists) if shaped else None
+    if read is not None:
+        return found, read
+    dispatches = [places for data in found if (places := _read_one(data)) is not None]
+    lists = {where: [] for where in _PLACE_NAMES}
+    for places in dispatches:
+        for where, names in places.items():
+            lists[where].append(names)
+    return dispatches, _counted(lists)
+
+
+def _counted(lists: dict[str, list[list[str]]]) -> _PlacesRead:
+    return _PlacesRead(lists, {where: Counter(chain.from_iterable(of_place))
+                               for where, of_place in lists.items()})
+
+
+def _read_as_json(dispatches: list[Any], lists: dict[str, list[list[str]]]
+                  ) -> _PlacesRead | None:
+    """The places' lists counted where every dispatch is well formed as JSON reads one (a dict
+    of places, each a list of str), asked of them all at once, in C (a name's type once per
+    distinct name, of the counts). None where one is not (a mapping, a malformed one):
+    ``_read_one`` then answers for each."""
+    if not set(map(type, dispatches)) <= {dict}:
+        return None
+    try:
+        read = _counted(lists)
+    except TypeError:  # a list or a dict as a name, or a number as the list
+        return None
+    every = chain.from_iterable(lists.values())
+    names = chain.from_iterable(read.counted.values())
+    if not set(map(type, every)) <= {list} or not set(map(type, names)) <= {str}:
+        return None
+    return read
+
+
+def _read_one(data: Any) -> Mapping[str, list[str]] | None:
+    """One dispatch as ``recorded_dispatches`` reads it: a dict as JSON reads one (lists
+    exactly), another value by ``well_formed_dispatch``."""
+    if type(data) is not dict:
+        return well_formed_dispatch(data)
+    if not data.keys() <= _PLACES:
+        return None
+    for names in data.values():
+        if type(names) is not list or not _all_str(names):
+            return None
+    return data
 
 
 def _is_list_of_str(names: Any) -> bool:
