@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -237,9 +238,17 @@ def run_init(args: argparse.Namespace) -> int:
         print(f"created {path}")
     print(
         f"OK {profile.id}: now edit the files as {directory / 'README.md'} describes, then run "
-        f"ckit vendors validate {profile.id}"
+        f"{_validate_command(root, profile.id)}"
     )
     return ExitCode.OK
+
+
+def _validate_command(root: Path, vendor_id: str) -> str:
+    """The command that validates the new profile: it names ``--vendors-dir`` where the profile
+    is not where ckit looks by default, or ckit would not find it."""
+    if root.resolve() == paths.vendors_dir().resolve():
+        return f"ckit vendors validate {vendor_id}"
+    return f"ckit --vendors-dir {shlex.quote(str(root))} vendors validate {vendor_id}"
 
 
 # --- install ----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -211,9 +212,13 @@ def test_a_vendor_directory_outside_the_kit_is_first_class(
     # here first makes monkeypatch restore it after the test.
     monkeypatch.setenv("CKIT_VENDORS_DIR", str(paths.kit_home() / "vendors"))
     own = tmp_path / "acme-repo" / "conformance"
+    capsys.readouterr()
     assert main(["vendors", "init", "acme", "--device-type", "cpu", "--dir", str(own)]) == 0
     assert (own / "acme" / "vendor.yaml").is_file()
     assert not (paths.vendors_dir() / "acme").exists()
+    hint = capsys.readouterr().out.splitlines()[-1].partition(", then run ")[2]
+    assert hint == f"ckit --vendors-dir {own} vendors validate acme"
+    assert main(shlex.split(hint)[1:]) == 0  # the next step it names finds the profile
     capsys.readouterr()
     assert main(["--vendors-dir", str(own), "vendors", "list"]) == 0
     assert capsys.readouterr().out.splitlines()[1].startswith("acme ")
