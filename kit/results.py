@@ -101,9 +101,12 @@ NA_REASON_KEY = "na_reason"
 
 #: ``details`` key of where a unit test's device call ran its ops (``kit.attribution``).
 DISPATCH_KEY = "dispatch"
+#: ``details`` key of a model test's performance figures, measured by the worker after its
+#: judged call (``kit.tiers.models.performance``): recorded, not graded.
+PERFORMANCE_KEY = "performance"
 #: Details only the worker's process can know (a judge sees the evidence, not the call): the
 #: orchestrator keeps them on the record the judge returns.
-WORKER_DETAILS = (DISPATCH_KEY,)
+WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY)
 #: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
 #: something: a required test NOT_APPLICABLE for one of them is no required test that did not
 #: pass (``kit.grading.evidence``).

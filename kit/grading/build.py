@@ -29,7 +29,7 @@ from kit.hashing import kit_digest
 from kit.patterns import select_ids
 from kit.report.model import RunScope
 from kit.report.summary import summarize
-from kit.results import TestRecord
+from kit.results import PERFORMANCE_KEY, TestRecord
 from kit.standard import Standard
 from kit.vendors import SkipEntry, SkipManifest, VendorProfile
 
@@ -200,7 +200,7 @@ def strip_timings(report: Mapping[str, Any]) -> dict[str, Any]:
     for record in stripped.get("records", []):
         for key in TIMING_FIELDS["records"]:
             record.pop(key, None)
-        for key in ("lowering_s", "worker_log", "worker_log_tail"):
+        for key in ("lowering_s", "worker_log", "worker_log_tail", PERFORMANCE_KEY):
             record.get("details", {}).pop(key, None)
     for totals in stripped.get("summary", {}).get("flows", {}).values():
         totals.pop("lowering_s", None)

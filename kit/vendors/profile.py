@@ -104,6 +104,13 @@ class VendorProfile:
     #: The lower-precision dtypes the device runs ``torch.autocast`` in (``autocast``): the
     #: unit tier's autocast tests of another dtype do not apply.
     autocast: tuple[str, ...] = ()
+    #: The dotted name of the call that waits for the device's queued work
+    #: (``torch.cuda.synchronize``), which the models tier's timing ends each call with; None:
+    #: ``torch.<device_type>.synchronize`` where torch has one.
+    synchronize: str | None = None
+    #: The dotted name of the call returning the device's peak allocated bytes; None:
+    #: ``torch.<device_type>.max_memory_allocated`` where torch has one, else not reported.
+    max_memory_allocated: str | None = None
 
     @property
     def profile_path(self) -> Path:
@@ -147,7 +154,8 @@ REQUIRED_FIELDS = (
 )
 OPTIONAL_FIELDS = (
     "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
-    "accepts_grade", "container", "device_memory_mib", "build", "autocast",
+    "accepts_grade", "container", "device_memory_mib", "build", "autocast", "synchronize",
+    "max_memory_allocated",
 )
 CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
 #: The dtypes a profile may claim.
@@ -159,6 +167,8 @@ DTYPES = (
 AUTOCAST_DTYPES = ("bfloat16", "float16")
 DEVICE_TYPE = re.compile(r"[a-z][a-z0-9_]*")
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+#: A dotted name of a callable: ``torch.cuda.synchronize``.
+CALL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 LINK = re.compile(r"https?://\S+")
 CONTACT = re.compile(r".{3,}", re.DOTALL)
@@ -291,6 +301,14 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
         ),
         build=fields.optional("build", BuildStep(), read_build),
         autocast=fields.optional("autocast", (), Node.choices, AUTOCAST_DTYPES, unique=True),
+        synchronize=fields.optional(
+            "synchronize", None, Node.text, pattern=CALL_NAME,
+            expected="a dotted name such as torch.cuda.synchronize",
+        ),
+        max_memory_allocated=fields.optional(
+            "max_memory_allocated", None, Node.text, pattern=CALL_NAME,
+            expected="a dotted name such as torch.cuda.max_memory_allocated",
+        ),
     )
 
 

@@ -23,6 +23,11 @@ from kit.report.id_order import in_natural_order
 from kit.report.model import Report
 from kit.report.read import LoadedReport
 from kit.results import Status, TestRecord, tier_of
+from kit.views.performance import (
+    PerformanceChange,
+    performance_changes,
+    performance_diff_lines,
+)
 
 #: The categories, in the order shown.
 CATEGORIES = ("regressed", "improved", "changed", "appeared", "vanished")
@@ -89,6 +94,9 @@ class ReportDiff:
     unchanged: int
     #: Tests one report holds that the other run did not select (not compared).
     outside_scope: int = 0
+    #: The model tier's figures of the compared tests both runs measured (recorded, not
+    #: graded: they change no category and no exit code).
+    performance: tuple[PerformanceChange, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -103,6 +111,7 @@ class ReportDiff:
             "unchanged": self.unchanged,
             "outside_scope": self.outside_scope,
             **{name: [c.to_json() for c in self.changes[name]] for name in CATEGORIES},
+            "performance": [change.to_json() for change in self.performance],
         }
 
 
@@ -171,7 +180,7 @@ def diff_reports(a: LoadedReport, b: LoadedReport, *, allow_other_standard: bool
         else:
             found[category].append(change)
     return ReportDiff(a, b, {name: tuple(found[name]) for name in CATEGORIES}, unchanged,
-                      len(every - compared))
+                      len(every - compared), performance_changes(a.report, b.report, compared))
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -206,4 +215,6 @@ def diff_lines(diff: ReportDiff, limit: int) -> list[str]:
         lines += [_change_line(name, change) for change in changes[:limit]]
         if len(changes) > limit:
             lines.append(f"  ... and {len(changes) - limit} more (--limit, or --json)")
+    performance = performance_diff_lines(diff.performance, limit)
+    lines += [""] + performance if performance else []
     return [printable(line) for line in lines]

@@ -29,6 +29,7 @@ from kit.report.summary import Counts
 from kit.report.training_summary import TrainingStep, passed_words, training_steps_of
 from kit.results import Status
 from kit.rundir import REPORT_JSON, PreviousRun
+from kit.views.performance import performance_json, performance_lines
 
 #: Statuses always shown as a column; others only when some tier has one.
 _ALWAYS = (Status.PASS.value,)
@@ -132,6 +133,8 @@ class ShowJson(TypedDict):
     #: The ``PreviousRun`` fields, text.
     rerun_of: dict[str, str] | None
     certified: CertifiedJson
+    #: The model tier's performance figures (``kit.views.performance``).
+    performance: list[dict[str, object]]
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,7 @@ class ShowView:
             "release_drift": self.drift.to_json(),
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
             "certified": self._certified(),
+            "performance": performance_json(report),
         }
 
     def _certified(self) -> CertifiedJson:
@@ -520,6 +524,9 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
     drift = _drift_lines(view, limit)
     if drift:
         sections += [[""], drift]
+    performance = performance_lines(view.report, limit)
+    if performance:
+        sections += [[""], performance]
     errors = _error_lines(view.top_errors)
     if errors:
         sections += [[""], errors]

@@ -20,7 +20,7 @@ from kit.errors import InputError
 from kit.execution import run_split
 from kit.flows import flow_names
 from kit.outcomes import KitOutcome, not_applicable
-from kit.results import NotApplicableReason
+from kit.results import PERFORMANCE_KEY, NotApplicableReason
 from kit.standard import Standard
 from kit.tiers.models.config import ModelsConfig, load_models_config
 from kit.tiers.models.flows import FLOWS, judge_output
@@ -100,11 +100,23 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
         run_model_through_flow(ckit, case, source)
         return
     run = device_training if case.training else FLOWS[case.flow]
+    built = source.build(case)
     run_split(
         ckit.evidence_path,
-        lambda: run(source.build(case), case, ckit.device),
+        lambda: run(built, case, ckit.device),
         lambda evidence: judge_model_evidence(ckit.standard, test_id, evidence),
     )
+    record_performance(ckit, built, case)
+
+
+def record_performance(ckit: KitContext, built: BuiltModel, case: ModelCase) -> None:
+    """Time the model the judged call just ran (its evidence saved or, under plain pytest,
+    judged): figures for the record, never a verdict (``kit.tiers.models.measure``)."""
+    from kit.tiers.models.measure import measure_model
+
+    devices = ckit.device_info.count if ckit.device_info is not None else 0
+    figures = measure_model(built, case, ckit.vendor, devices)
+    ckit.notes[PERFORMANCE_KEY] = figures.to_json()
 
 
 def run_model_through_flow(ckit: KitContext, case: ModelCase, source: ModelSource) -> None:

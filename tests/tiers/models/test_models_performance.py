@@ -1,0 +1,154 @@
+"""The model tier's performance figures: measured after the judged call, recorded, compared.
+
+Two real ``ckit run``s of one model on simnpu (module-scoped), the second with a fault rule that
+sleeps in ``relu``: both records carry figures, ``ckit show`` prints the table and ``ckit diff``
+flags that model slower. The rest drive the measurement itself on the CPU, in process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from models_helpers import cpu_context
+
+from kit.cli import main
+from kit.errors import ExitCode, InputError
+from kit.results import PERFORMANCE_KEY
+from kit.tiers.models.cases import find_case
+from kit.tiers.models.interface import BuiltModel
+from kit.tiers.models.measure import measure_model, time_calls
+from kit.tiers.models.performance import TIMED_ITERATIONS, PerformanceFigures
+
+pytestmark = pytest.mark.slow(seconds=60)  # two real runs of one model each
+
+MODEL = "models/hf/resnet/eager"
+#: Each of resnet's relu calls sleeps this long in the second run: several times its forward.
+SLEEP_S = 0.03
+REPORTED_PEAK = 3 * 2**20
+
+
+def reported_peak() -> int:
+    """A profile's memory hook (named by its dotted path in the test's profile)."""
+    return REPORTED_PEAK
+
+
+def _ckit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kit", *args], env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
+    base = tmp_path_factory.mktemp("performance")
+    env = {k: v for k, v in os.environ.items() if k != "SIMNPU_FAULTS"}
+    slow = [{"op": "relu", "kind": "slow", "seconds": SLEEP_S}]
+    runs = []
+    for name, faults in (("a", None), ("b", slow)):
+        run_env = {**env, "XDG_CONFIG_HOME": str(base / "cfg")}
+        if faults is not None:
+            run_env["SIMNPU_FAULTS"] = json.dumps(faults)
+        out = base / name
+        done = _ckit(["run", "--vendor", "simnpu", "--tier", "models", "--select", MODEL,
+                      "--no-sign", "--out", str(out)], run_env)
+        assert (out / "report.json").is_file(), done.stderr[-3000:]
+        runs.append(out)
+    return runs[0], runs[1]
+
+
+def _record(run: Path) -> dict[str, Any]:
+    report = json.loads((run / "report.json").read_text())
+    (record,) = [r for r in report["records"] if r["id"] == MODEL]
+    return record
+
+
+def test_both_runs_record_figures_of_the_passing_model(two_runs: tuple[Path, Path]) -> None:
+    for run in two_runs:
+        record = _record(run)
+        assert record["status"] == "PASS", record["message"]
+        figures = PerformanceFigures.from_json(record["details"][PERFORMANCE_KEY])
+        assert len(figures.latencies_s) >= 4
+        assert figures.kind == "inference" and figures.batch == 2
+        assert figures.synchronize == "torch.simnpu.synchronize"
+        # simnpu keeps no memory statistics: said so, nothing else changes.
+        assert figures.peak_memory_bytes is None and figures.memory == "not reported"
+        assert figures.host.device_count == 1 and figures.host.threads >= 1
+
+
+def test_diff_flags_the_slowed_model(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_runs
+    # Figures are recorded, not graded: the same statuses, no regression exit.
+    assert main(["diff", str(a), str(b)]) == ExitCode.OK
+    shown = capsys.readouterr().out
+    assert "1 flagged of 1" in shown
+    line = next(x for x in shown.splitlines() if x.strip().startswith(MODEL))
+    assert line.endswith(" slower"), line
+    main(["diff", str(a), str(b), "--json"])
+    (change,) = json.loads(capsys.readouterr().out)["performance"]
+    assert change["flag"] == "slower" and change["ratio"] > 2, change
+
+
+def test_show_prints_the_figures_table(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["show", str(two_runs[1])])
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("performance (model tier"))
+    table = lines[start:start + 4]
+    assert table[2].split() == ["test", "status", "latency", "spread", "throughput", "peak",
+                                "memory"]
+    assert table[3].split()[:2] == [MODEL, "PASS"] and table[3].endswith("not reported")
+
+
+def test_the_baseline_run_times_every_call(two_runs: tuple[Path, Path]) -> None:
+    figures = PerformanceFigures.from_json(_record(two_runs[0])["details"][PERFORMANCE_KEY])
+    assert len(figures.latencies_s) == TIMED_ITERATIONS and not figures.capped
+
+
+def test_a_model_past_the_time_cap_is_recorded_capped() -> None:
+    latencies, capped = time_calls(lambda: time.sleep(0.02), None, cap_s=0.07)
+    assert capped and 0 < len(latencies) < TIMED_ITERATIONS
+
+
+def _tiny_model() -> tuple[Any, BuiltModel]:
+    case = find_case(cpu_context().standard, MODEL)
+    return case, BuiltModel(torch.nn.Linear(4, 2), (torch.ones(3, 4),))
+
+
+def test_the_profiles_memory_hook_is_read() -> None:
+    ckit = cpu_context()
+    vendor = dataclasses.replace(
+        ckit.vendor, max_memory_allocated=f"{__name__}.{reported_peak.__name__}")
+    case, built = _tiny_model()
+    figures = measure_model(built, case, vendor, 1)
+    assert figures.peak_memory_bytes == REPORTED_PEAK and figures.batch == 3
+    assert PerformanceFigures.from_json(figures.to_json()) == figures
+
+
+def test_a_synchronize_the_device_lacks_is_one_line_not_a_verdict() -> None:
+    vendor = dataclasses.replace(cpu_context().vendor, synchronize="torch.cpu.no_such_call")
+    case, built = _tiny_model()
+    figures = measure_model(built, case, vendor, 1)
+    assert figures.latencies_s == () and figures.problem is not None
+    assert "torch.cpu.no_such_call" in figures.problem and "\n" not in figures.problem
+
+
+def test_forged_figures_are_refused_in_one_line() -> None:
+    case, built = _tiny_model()
+    data = measure_model(built, case, cpu_context().vendor, 1).to_json()
+    forged = {**data, "latencies_s": [-1.0]}
+    with pytest.raises(InputError, match="latencies_s: expected a list of seconds"):
+        PerformanceFigures.from_json(forged)
+    with pytest.raises(InputError, match="expected an object of exactly"):
+        PerformanceFigures.from_json({**data, "extra": 1})
