@@ -310,7 +310,10 @@ def handle(args: argparse.Namespace) -> int:
             from kit.standard.catalogue import require_certifying_standard
 
             require_certifying_standard(args.canary)  # before a worker starts
-            result = start_run(config_from_args(args))
+            config = config_from_args(args)
+            if config.rerun_of is None:  # a rerun selects the failures' ids themselves
+                _refuse_empty_selection(config)
+            result = start_run(config)
     except KeyboardInterrupt:
         out = args.resume or args.out or _default_out(args)
         print(f"ckit: interrupted; finished tests are journaled: `ckit run --resume {out}`",
@@ -336,6 +339,14 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print(f"grade: {printable(partial.words() if partial is not None else grade)}")
     return code
+
+
+def _refuse_empty_selection(config: RunConfig) -> None:
+    """A --select that matches no test stops here in one line, before a worker starts."""
+    from kit.cli.select_check import refuse_empty_selection
+    from kit.standard import load_standard
+
+    refuse_empty_selection(load_standard(), config.tiers, config.select)
 
 
 def say_report_files(out_dir: Path) -> None:
