@@ -29,11 +29,13 @@ import msgspec
 
 from kit.errors import InputError, VerificationError
 from kit.outfiles import write_new_file
-from kit.results import Status, TestRecord
+from kit.results import NA_REASON_KEY, Status, TestRecord
 from kit.rundir import BODY_FILES, RECORDS_JSONL, REPORT_HEAD, finished_report_names
+from kit.test_ids import SEPARATOR
 
 __all__ = ["Body", "BodyDocument", "BodyRecord", "decode_body", "decode_head", "encode_body",
-           "encode_head", "records_typed", "write_body_files"]
+           "encode_head", "records_typed", "records_typed_if_sound",
+           "write_body_files"]
 
 #: The report's key whose value ``records.jsonl`` holds; the head holds every other key.
 RECORDS_KEY = "records"
@@ -126,6 +128,44 @@ def records_typed(records: Sequence[BodyRecord], statuses: Mapping[str, Status]
             "message": record.message, "details": record.details})
         made.append(typed)
     return tuple(made)
+
+
+def records_typed_if_sound(records: Sequence[BodyRecord], statuses: Mapping[str, Status],
+                           prefixes: Mapping[str, str]) -> tuple[TestRecord, ...] | None:
+    """``records_typed`` where every record is sound, else None (the caller names the first
+    that is not): its status one of ``statuses``, its tier one of ``prefixes`` (tier -> its
+    ids' prefix, ``<tier>/``) whose test id it is (a segment follows the prefix, and no
+    empty one), its ``details.na_reason`` absent or a string.
+
+    One pass: each record asked and typed as it is read, a whole run's records touched once."""
+    if not _FIELDS_SET_AT_ONCE:
+        return records_typed(records, statuses) if all(
+            _sound(record, statuses, prefixes) for record in records) else None
+    made = []
+    for record in records:
+        test_id, details = record.id, record.details
+        prefix = prefixes.get(record.tier)
+        status = statuses.get(record.status)
+        reason = details.get(NA_REASON_KEY)
+        if status is None or prefix is None or not test_id.startswith(prefix) \
+                or test_id[len(prefix):len(prefix) + 1] in ("", SEPARATOR) \
+                or (reason is not None and not isinstance(reason, str)):
+            return None
+        typed = _new_object(TestRecord)
+        _set_attribute(typed, "__dict__", {
+            "id": test_id, "status": status, "duration_s": record.duration_s,
+            "message": record.message, "details": details})
+        made.append(typed)
+    return tuple(made)
+
+
+def _sound(record: BodyRecord, statuses: Mapping[str, Status], prefixes: Mapping[str, str]
+           ) -> bool:
+    prefix = prefixes.get(record.tier)
+    reason = record.details.get(NA_REASON_KEY)
+    return record.status in statuses and prefix is not None and record.id.startswith(prefix) \
+        and record.id[len(prefix):len(prefix) + 1] not in ("", SEPARATOR) \
+        and (reason is None or isinstance(reason, str))
 
 
 _new_object, _set_attribute = object.__new__, object.__setattr__
