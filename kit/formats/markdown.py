@@ -14,6 +14,7 @@ from typing import Any
 from kit.attribution.dispatch import Where
 from kit.flows.interface import Stage
 from kit.formats import view
+from kit.formats.core_aten_md import core_aten_section
 from kit.formats.interface import ReportFormat
 from kit.grading.certified import packages_text, where_it_ran
 from kit.grading.grade_words import percent
@@ -362,6 +363,7 @@ SECTIONS = (
     counts_table,
     flows_table,
     attribution_section,
+    core_aten_section,
     grade_section,
     violations_section,
     failing_section,
