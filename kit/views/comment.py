@@ -176,7 +176,9 @@ def _group_line(group: CommentGroup) -> str:
     op = _code(group.op) + (f" {_code(group.dtype)}" if group.dtype else "")
     worst = worst_words(group.worst)
     said = "; ".join(part for part in (f"{group.count} test(s) ({statuses})", worst) if part)
-    return f"- {op}: {said}; e.g. {_code(group.worst.test_id)}"
+    example = group.worst.test_id
+    # A test of no op (a model) is its own group: its id is already said.
+    return f"- {op}: {said}" + ("" if example == group.op else f"; e.g. {_code(example)}")
 
 
 def capped(lines: list[str], max_chars: int) -> list[str]:
