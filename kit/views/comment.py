@@ -25,6 +25,7 @@ from kit.results import Status, tier_of
 from kit.views.ci_links import CommentLinks
 from kit.views.diff import CATEGORIES, ReportDiff, diff_reports
 from kit.views.failure_lines import CommentGroup, FailingTest, comment_groups, worst_words
+from kit.views.performance import performance_comment_lines
 from kit.views.show import ShowView, TierRow
 
 #: GitHub refuses a comment over 65,536 characters; the comment stays well under it, leaving
@@ -60,6 +61,7 @@ def comment_lines(view: ShowView, baseline: LoadedReport | None, limit: int,
         regressed = frozenset(c.test_id for c in diff.changes["regressed"]
                               if c.test_id in failing)
         lines += ["", _against_line(diff, baseline)]
+        lines += performance_comment_lines(diff.performance, limit, _code)
     lines += _failure_sections(failing, regressed, baseline is not None, limit)
     return capped(lines, MAX_COMMENT_CHARS)
 

@@ -11,7 +11,7 @@ shown with the reason and never flagged: they do not compare.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,4 +195,23 @@ def performance_diff_lines(changes: tuple[PerformanceChange, ...], limit: int) -
     lines += [f"  {change.text()}" for change in changes[:limit]]
     if len(changes) > limit:
         lines.append(f"  ... and {len(changes) - limit} more (--limit, or --json)")
+    return lines
+
+
+def performance_comment_lines(changes: tuple[PerformanceChange, ...], limit: int,
+                              code: Callable[[str], str]) -> list[str]:
+    """The pull-request comment's largest changes against its baseline (markdown; ``code``
+    makes an id an inert code span): flagged first, then the largest comparable ratios."""
+    shown = [change for change in changes if not change.not_comparable][:limit]
+    if not shown:
+        return []
+    flagged = sum(1 for change in changes if change.flag)
+    lines = ["", f"Model performance against the baseline (recorded, not graded; median "
+                 f"latency B/A, flagged at x{figure_text(THRESHOLD)} beyond both runs' spread): "
+                 f"{flagged} flagged."]
+    for change in shown:
+        a, b = change.before.latency_s or 0.0, change.after.latency_s or 0.0
+        flag = f" **{change.flag}**" if change.flag else ""
+        lines.append(f"- {code(change.test_id)}{flag}: x{figure_text(change.ratio)} "
+                     f"({figure_text(a * 1e3)} ms -> {figure_text(b * 1e3)} ms)")
     return lines

@@ -22,11 +22,14 @@ from models_helpers import cpu_context
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
+from kit.report.read import read_report
 from kit.results import PERFORMANCE_KEY
 from kit.tiers.models.cases import find_case
 from kit.tiers.models.interface import BuiltModel
 from kit.tiers.models.measure import measure_model, time_calls
 from kit.tiers.models.performance import TIMED_ITERATIONS, PerformanceFigures
+from kit.views.comment import comment_lines
+from kit.views.show import show_view
 
 pytestmark = pytest.mark.slow(seconds=60)  # two real runs of one model each
 
@@ -109,6 +112,16 @@ def test_show_prints_the_figures_table(
     assert table[2].split() == ["test", "status", "latency", "spread", "throughput", "peak",
                                 "memory"]
     assert table[3].split()[:2] == [MODEL, "PASS"] and table[3].endswith("not reported")
+
+
+def test_the_comment_shows_the_slowed_model_against_its_baseline(
+    two_runs: tuple[Path, Path],
+) -> None:
+    a, b = (read_report(run) for run in two_runs)
+    lines = comment_lines(show_view(b, 10), a, 10)
+    start = next(i for i, x in enumerate(lines) if x.startswith("Model performance against"))
+    assert lines[start].endswith("1 flagged.")
+    assert lines[start + 1].startswith(f"- `{MODEL}` **slower**: x"), lines[start + 1]
 
 
 def test_the_baseline_run_times_every_call(two_runs: tuple[Path, Path]) -> None:
