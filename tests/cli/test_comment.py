@@ -4,6 +4,7 @@ built by the kit's own builder, the real CLI."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,10 @@ def test_a_narrowed_run_whose_tests_pass_is_partial_in_run_show_summary_and_comm
     capsys.readouterr()
     main(["show", str(tmp_path / "run")])
     assert f"grade: {words}" in capsys.readouterr().out.splitlines()
+    main(["show", str(tmp_path / "run"), "--json"])
+    grade = json.loads(capsys.readouterr().out)["grade"]
+    assert (grade["name"], grade["qualifier"], grade["earned"]) == (
+        "non-conformant", "partial", "conformant")
     summary = (tmp_path / "run" / "summary.md").read_text(encoding="utf-8").splitlines()
     assert summary[0] == "# ◐ `cpu`: partial (its tests meet conformant)"
     assert f"Graded {words}." in summary
