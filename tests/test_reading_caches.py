@@ -64,3 +64,25 @@ def test_selecting_ids_at_once_matches_one_pattern_at_a_time(patterns):
     expected = [t for t in ids if any(matches(t, p) for p in patterns)] if patterns else ids
     assert select_ids(ids, patterns) == expected
     assert [t for t in ids if matches_any(t, patterns)] == (expected if patterns else [])
+
+
+def test_a_standard_is_read_once_until_a_file_of_its_chain_changes(tmp_path: Path):
+    """The loaded standard is kept while its chain's standard.yaml files hold the same bytes;
+    a parent edited since is read anew, as is a child whose parent is edited back."""
+    carried = load_standard("v2")
+    v1 = tmp_path / "v1" / "standard.yaml"
+    v1.parent.mkdir()
+    v1.write_bytes((carried.inherited[0] / "standard.yaml").read_bytes())
+    child = tmp_path / "v2"
+    child.mkdir()
+    (child / "standard.yaml").write_bytes((carried.directory / "standard.yaml").read_bytes())
+    first = load_standard(directory=child)
+    assert load_standard(directory=child) is first
+    v1.write_text(v1.read_text(encoding="utf-8").replace("max_skip_days:",
+                                                         "max_skip_days: 7 #"),
+                  encoding="utf-8")
+    edited = load_standard(directory=child)
+    assert edited.max_skip_days == 7 != first.max_skip_days
+    v1.write_text(v1.read_text(encoding="utf-8").replace("max_skip_days: 7 #",
+                                                         "max_skip_days:"), encoding="utf-8")
+    assert load_standard(directory=child) == first

@@ -217,13 +217,52 @@ def current_torch_release() -> str:
 
 def load_standard(version: str | None = None, directory: Path | None = None) -> Standard:
     """The standard in ``directory``, else the carried standard ``version``, else the kit's
-    current standard (``kit.standard.catalogue``), merged with the standards it extends."""
+    current standard (``kit.standard.catalogue``), merged with the standards it extends.
+
+    Read once per process while the ``standard.yaml`` files of its chain hold the same bytes:
+    verifying a report loads its standard more than once, and a verifier loads the same
+    standard for every report."""
     directory = directory or standard_directory(version or current_version())
+    loaded = _LOADED.get(directory)
+    if loaded is not None and loaded.sources == _chain_bytes(loaded.chain):
+        return loaded.standard
     source = read_standard_source(directory)
     standard = _build(source, directory)
     # After the fields: a malformed field is named before a misnamed directory.
     source.check_versions()
+    chain = tuple(member.source for member in source.members)
+    sources = _chain_bytes(chain)
+    if None not in sources:
+        if len(_LOADED) >= _MAX_LOADED:
+            _LOADED.clear()
+        _LOADED[directory] = _Loaded(standard, chain, sources)
     return standard
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """A standard as read, and the bytes of its chain's ``standard.yaml`` files it was read
+    from (read again after reading it: a file changing while read is a new read's next time)."""
+
+    standard: Standard
+    chain: tuple[Path, ...]
+    sources: tuple[bytes | None, ...]
+
+
+#: The standards read in this process, by directory: a handful (the carried ones, a test's).
+_LOADED: dict[Path, _Loaded] = {}
+_MAX_LOADED = 32
+
+
+def _chain_bytes(chain: tuple[Path, ...]) -> tuple[bytes | None, ...]:
+    """Each file's bytes, None for one that cannot be read (never kept, so never matched)."""
+    found: list[bytes | None] = []
+    for path in chain:
+        try:
+            found.append(path.read_bytes())
+        except OSError:
+            found.append(None)
+    return tuple(found)
 
 
 #: The top-level keys of ``standard.yaml``: required, then optional.
