@@ -46,15 +46,23 @@ def _render(env: jinja2.Environment, template: str, page: str, **context: Any) -
     return html.encode("utf-8")
 
 
+def render_index(site: Site, env: jinja2.Environment | None = None) -> bytes:
+    """The index alone: each release's gate, its vendors and its matrix."""
+    return _render(env or _environment(), "index.html", "index.html", site=site)
+
+
 def render_pages(site: Site) -> dict[str, bytes]:
     env = _environment()
-    pages = {"index.html": _render(env, "index.html", "index.html", site=site)}
+    pages = {"index.html": render_index(site, env)}
     for vendor in site.vendors:
         pages[vendor.page] = _render(env, "vendor.html", vendor.page, site=site, vendor=vendor)
     for submission in site.submissions:
         pages[submission.page] = _render(
             env, "submission.html", submission.page, site=site, submission=submission
         )
+    for standard in site.standards:
+        pages[standard.page] = _render(env, "standard.html", standard.page, site=site,
+                                       standard=standard)
     pages[STYLESHEET] = (_HERE / "static" / "portal.css").read_bytes()
     return dict(sorted(pages.items()))
 

@@ -10,16 +10,17 @@ vendor is (name, contact, docs link) comes only from the root-signed keyring
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kit.errors import InputError
+from kit.flows import flow_names
 from kit.flows.interface import Stage
 from kit.patterns import matches
+from kit.portal.standard_page import StandardView, standard_view
+from kit.portal.trend import Trend, TrendResult, trend
 from kit.printable import printable
 from kit.report.figures import figure_text
 from kit.report.id_order import in_natural_order, natural_id_key
@@ -40,8 +41,10 @@ from kit.repository.layout import SubmissionKey, torch_release_of
 from kit.results import FAILURE_STATUSES, Status, TestRecord, tier_of
 from kit.signing.keyring import VendorIdentity
 from kit.standard import load_standard
+from kit.standard.catalogue import carried_versions
 from kit.test_ids import TestId
 from kit.tiers.models.tier import ModelsTier
+from kit.tiers.registry import tier_names
 from kit.tiers.unit.tier import UnitTier
 
 #: The tier whose tests are the matrix's rows.
@@ -133,6 +136,10 @@ class ResultDetail:
     started: str
     finished: str
     overall_rate: float | None
+    #: The locked tests the run's selection counted (its pass rate's denominator's scope).
+    tests: int
+    #: The run's selection as words: results of the same selection are comparable.
+    selection: str
     tiers: tuple[TierRow, ...]
     flows: tuple[FlowRow, ...]
     #: Where the device calls ran their ops, as a sentence (None: not recorded).
@@ -271,6 +278,18 @@ def _attribution_text(report: Report) -> str | None:
     )
 
 
+def selection_of(report: Report) -> str:
+    """What the run set out to cover: its standard, tiers and ``--select`` patterns."""
+    run = report.run
+    chosen = f"--select {' '.join(run.select)}" if run.select else "every test"
+    return f"standard {report.standard.version}, tiers {', '.join(run.tiers)}, {chosen}"
+
+
+def rate_of(result: ResultDetail, tier: str) -> str:
+    """The tier's pass rate in ``result`` ("–": the run did not cover the tier)."""
+    return next((row.rate for row in result.tiers if row.tier == tier), "–")
+
+
 def result_detail(report: Report) -> ResultDetail:
     rows = [test_row(report, record) for record in report.records]
     return ResultDetail(
@@ -283,6 +302,8 @@ def result_detail(report: Report) -> ResultDetail:
         finished=report.run.finished_at.isoformat(),
         # passed / (ran + locked tests without a record): a missing test counts as failed.
         overall_rate=report.summary.overall.rate_counting_missing(),
+        tests=report.summary.overall.total,
+        selection=text(selection_of(report)),
         tiers=_tier_rows(report.summary),
         flows=_flow_rows(report),
         attribution=_attribution_text(report),
@@ -367,6 +388,14 @@ class VendorGateView:
     page: str
     gate: VendorGate
     latest: SubmissionView | None
+    #: From the root-signed keyring (None: no plain web link there).
+    docs_url: str | None = None
+    #: The matrix's sub-columns of this vendor (the flows it claims or ran, in the release's
+    #: order) and those folded away: flows it does not claim, where nothing ran.
+    flows: tuple[str, ...] = ()
+    folded: tuple[str, ...] = ()
+    #: The newest submission of the release, newer than ``latest``, whose audit failed.
+    newer_failed: SubmissionView | None = None
 
     @property
     def required(self) -> bool:
@@ -379,6 +408,10 @@ class VendorGateView:
     @property
     def native(self) -> str:
         return self.latest.result.native if self.latest and self.latest.result else "–"
+
+    def rate(self, tier: str) -> str:
+        """The latest result's pass rate of ``tier`` ("–": no result, or it ran no such tier)."""
+        return rate_of(self.latest.result, tier) if self.latest and self.latest.result else "–"
 
     @property
     def clock(self) -> str:
@@ -398,15 +431,27 @@ class VendorGateView:
 
 
 @dataclass(frozen=True)
+class StandardLink:
+    """A standard a release is certified under, and its page on the site."""
+
+    version: str
+    torch_release: str
+    page: str
+
+
+@dataclass(frozen=True)
 class ReleaseView:
     release: str
     gate: GateResult
     #: Why the gate is closed, one line each (empty when open).
     reasons: tuple[str, ...]
     vendors: tuple[VendorGateView, ...]
-    #: The matrix's sub-columns: the last part of the release's model test ids.
+    #: The matrix's sub-columns any vendor shows: the last part of the model test ids.
     flows: tuple[str, ...]
     rows: tuple[MatrixRow, ...]
+    #: The tiers the vendors' latest results ran, in report order: the index's rate columns.
+    tiers: tuple[str, ...] = ()
+    standards: tuple[StandardLink, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -432,11 +477,35 @@ def _model_ids(views: Sequence[VendorGateView], reports: Mapping[SubmissionKey, 
     return in_natural_order(ids)
 
 
-def _cells(view: VendorGateView, model: str, flows: Sequence[str]) -> tuple[Cell, ...]:
+def _cells(view: VendorGateView, model: str) -> tuple[Cell, ...]:
     if view.latest is None or view.latest.result is None:
         return (NO_RESULT,)
     prefix = f"{MATRIX_TIER}/{model}"
-    return tuple(matrix_cell(view.latest.result, f"{prefix}/{flow}") for flow in flows)
+    return tuple(matrix_cell(view.latest.result, f"{prefix}/{flow}") for flow in view.flows)
+
+
+def folded_flows(report: Report, flows: Sequence[str]) -> tuple[str, ...]:
+    """The sub-columns of ``flows`` that are flows ``report``'s vendor does not claim and where
+    none of its model tests ran: columns of "n/a" and "–" that say nothing of the vendor."""
+    ran = {model_of(r.id)[1] for r in report.records
+           if tier_of(r.id) == MATRIX_TIER and r.status not in NOT_RUN_STATUSES}
+    known = set(flow_names())
+    return tuple(f for f in flows if f in known and f not in report.vendor.flows and f not in ran)
+
+
+def _stamp(key: SubmissionKey) -> str:
+    """When the run finished, as its run id names it (``20261120T070000Z``): one format for a
+    passed and a failed submission alike, so they compare."""
+    return key.run_id.split("-", 1)[0]
+
+
+def _newer_failed(views: Iterable[SubmissionView], gate: VendorGate, release: str
+                  ) -> SubmissionView | None:
+    """The newest failed audit of ``gate``'s vendor and ``release`` newer than its result."""
+    shown = _stamp(gate.latest.key) if gate.latest else ""
+    failed = [v for v in views if v.key.vendor == gate.vendor and v.key.torch_release == release
+              and not v.passed and _stamp(v.key) > shown]
+    return max(failed, key=lambda v: (_stamp(v.key), v.key)) if failed else None
 
 
 def _reasons(gate: GateResult, names: Mapping[str, str]) -> tuple[str, ...]:
@@ -454,97 +523,82 @@ def _reasons(gate: GateResult, names: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(text(line) for line in lines)
 
 
+def standard_page(version: str) -> str:
+    return f"standards/{version}.html"
+
+
+def standards_of(release: str, used: Iterable[str]) -> tuple[StandardLink, ...]:
+    """The standards of the release's shown results (``used``), or, with none, the newest
+    carried standard that certifies ``release``; newest first."""
+    carried = carried_versions()
+    versions = [v for v in carried if v in set(used)]
+    if not versions:
+        certifying = [v for v in carried
+                      if torch_release_of(load_standard(v).torch_release) == release]
+        versions = certifying[-1:]
+    links = []
+    for version in reversed(versions):
+        standard = load_standard(version)
+        links.append(StandardLink(version, standard.torch_release, standard_page(version)))
+    return tuple(links)
+
+
+def _vendor_gate_view(gate: VendorGate, release: str, views: Mapping[SubmissionKey,
+                      SubmissionView], vendor: VendorView, flows: Sequence[str],
+                      reports: Mapping[SubmissionKey, Report]) -> VendorGateView:
+    latest = views[gate.latest.key] if gate.latest else None
+    folded = folded_flows(reports[gate.latest.key], flows) if gate.latest else ()
+    return VendorGateView(
+        vendor=gate.vendor, name=vendor.name, page=vendor.page, gate=gate, latest=latest,
+        docs_url=vendor.docs_url,
+        flows=tuple(text(f) for f in flows if f not in folded),
+        folded=tuple(text(f) for f in folded),
+        newer_failed=_newer_failed(views.values(), gate, release),
+    )
+
+
 def release_view(
     gate: GateResult,
     views: Mapping[SubmissionKey, SubmissionView],
     reports: Mapping[SubmissionKey, Report],
-    names: Mapping[str, str],
+    vendors: Mapping[str, VendorView],
 ) -> ReleaseView:
-    vendors = tuple(
-        VendorGateView(
-            vendor=v.vendor,
-            name=names[v.vendor],
-            page=vendor_page(v.vendor),
-            gate=v,
-            latest=views[v.latest.key] if v.latest else None,
-        )
-        for v in gate.vendors
-    )
-    ids = _model_ids(vendors, reports)
-    flows = tuple(sorted({model_of(test_id)[1] for test_id in ids}))
+    judged = [VendorGateView(v.vendor, vendors[v.vendor].name, vendor_page(v.vendor), v,
+                             views[v.latest.key] if v.latest else None)
+              for v in gate.vendors]
+    ids = _model_ids(judged, reports)
+    all_flows = sorted({model_of(test_id)[1] for test_id in ids})
+    columns = tuple(_vendor_gate_view(v, gate.release, views, vendors[v.vendor], all_flows,
+                                      reports) for v in gate.vendors)
+    shown = set().union(*(set(c.flows) for c in columns)) if columns else set(all_flows)
     models = sorted({model_of(test_id)[0] for test_id in ids})
-    rows = tuple(
-        MatrixRow(text(model), tuple(_cells(view, model, flows) for view in vendors))
-        for model in models
+    rows = tuple(MatrixRow(text(model), tuple(_cells(view, model) for view in columns))
+                 for model in models)
+    ran = {row.tier for c in columns if c.latest and c.latest.result
+           for row in c.latest.result.tiers}
+    names = {name: view.name for name, view in vendors.items()}
+    return ReleaseView(
+        gate.release, gate, _reasons(gate, names), columns,
+        tuple(text(f) for f in all_flows if f in shown), rows,
+        tiers=tuple(tier for tier in tier_names() if tier in ran),
+        standards=standards_of(gate.release, {reports[c.latest.key].standard.version
+                                              for c in columns if c.latest}),
     )
-    return ReleaseView(gate.release, gate, _reasons(gate, names), vendors,
-                       tuple(text(f) for f in flows), rows)
 
 
 def vendor_page(vendor: str) -> str:
     return f"vendors/{vendor}.html"
 
 
-@dataclass(frozen=True)
-class TrendPoint:
-    x: str
-    y: str
-    label: str
-    rate: str
-
-
-@dataclass(frozen=True)
-class Trend:
-    """A pass-rate-over-time plot's numbers; the template draws them as SVG."""
-
-    width: int = 640
-    height: int = 230
-    left: int = 96
-    top: int = 16
-    plot_width: int = 448
-    plot_height: int = 150
-    #: The pass rate at the bottom of the y axis: rates sit near 100%, so the axis starts at
-    #: the tenth below the lowest one, where differences show.
-    floor: float = 0.0
-    points: tuple[TrendPoint, ...] = ()
-
-    @property
-    def polyline(self) -> str:
-        return " ".join(f"{p.x},{p.y}" for p in self.points)
-
-    def y_of(self, rate: float) -> str:
-        share = (rate - self.floor) / (1 - self.floor)
-        return f"{self.top + self.plot_height * (1 - share):.1f}"
-
-    @property
-    def ticks(self) -> tuple[tuple[str, str], ...]:
-        """(y, label) of the axis's bottom, middle and top lines."""
-        rates = (self.floor, (self.floor + 1) / 2, 1.0)
-        return tuple((self.y_of(rate), f"{rate:.0%}") for rate in rates)
-
-
-def trend(results: Sequence[SubmissionView]) -> Trend:
-    """Overall pass rate of each audited result, oldest first, one step apart on the x axis."""
-    rates = []
+def trend_of(results: Sequence[SubmissionView]) -> Trend:
+    """The plot of ``results``'s overall pass rates (oldest first), joined by selection."""
+    inputs = []
     for item in results:
         assert item.result is not None
-        rates.append(item.result.overall_rate or 0.0)
-    floor = min(math.floor(min(rates, default=1.0) * 10) / 10, 0.9)
-    plot = Trend(floor=floor)
-    step = plot.plot_width / max(len(results) - 1, 1)
-    points = []
-    for index, (item, rate) in enumerate(zip(results, rates, strict=True)):
-        assert item.result is not None
-        x = plot.left + (step * index if len(results) > 1 else plot.plot_width / 2)
-        points.append(
-            TrendPoint(
-                x=f"{x:.1f}",
-                y=plot.y_of(rate),
-                label=f"kit {item.key.kit_version}, {item.result.finished[:10]}",
-                rate=rate_text(item.result.overall_rate),
-            )
-        )
-    return dataclasses.replace(plot, points=tuple(points))
+        inputs.append(TrendResult(item.page, item.key.kit_version, item.result.finished,
+                                  item.result.overall_rate, item.result.tests,
+                                  item.result.selection))
+    return trend(inputs)
 
 
 @dataclass(frozen=True)
@@ -627,7 +681,7 @@ def vendor_view(
         identified=identity is not None,
         latest=latest,
         submissions=tuple(reversed(own)),
-        trend=trend(results),
+        trend=trend_of(results),
         failing=tuple(f for gate in gates if (f := release_failures(gate, vendor)) is not None),
     )
 
@@ -644,6 +698,8 @@ class Site:
     vendors: tuple[VendorView, ...]
     submissions: tuple[SubmissionView, ...]
     repository_checks: tuple[CheckResult, ...]
+    #: The standards the releases link, each with a page of its own.
+    standards: tuple[StandardView, ...] = ()
 
     @property
     def failed_audits(self) -> tuple[SubmissionView, ...]:
@@ -668,13 +724,17 @@ def site_model(audit: RepositoryAudit, policy: GatePolicy, now: dt.datetime) -> 
         vendor_view(vendor, list(views.values()), identities.get(vendor), gates)
         for vendor in vendors
     )
-    names = {view.vendor: view.name for view in vendor_views}
+    by_vendor = {view.vendor: view for view in vendor_views}
+    release_views = tuple(release_view(gate, views, reports, by_vendor) for gate in gates)
+    linked = sorted({link for release in release_views for link in release.standards},
+                    key=lambda link: link.version)
     return Site(
         now=now.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        releases=tuple(release_view(gate, views, reports, names) for gate in gates),
+        releases=release_views,
         vendors=vendor_views,
         submissions=tuple(sorted(views.values(), key=lambda v: v.key)),
         repository_checks=tuple(
             CheckResult(c.number, text(c.title), c.passed, text(c.why)) for c in audit.checks
         ),
+        standards=tuple(standard_view(link.version, link.page) for link in linked),
     )

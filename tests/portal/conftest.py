@@ -32,4 +32,5 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalWorld]:
             acme_latest=keys["acme_latest"],
             acme_tampered=keys["acme_tampered"],
             bolt=keys["bolt"],
+            acme_small=keys["acme_small"],
         )

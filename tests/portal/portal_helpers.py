@@ -1,9 +1,11 @@
 """The portal tests' shared repository: what it holds and how it is built (``conftest.py``
 builds it once per module).
 
-Vendors acme (two kit versions, its newer result failing a model test, and a newest submission
-tampered after signing), bolt (a model test skipped, a unit failure whose message holds markup)
-and cpu (a narrowed run whose profile's docs_url is a ``javascript:`` link). Only acme has a
+Vendors acme (two kit versions, its newer result failing a model test, an older run of a
+narrower selection, and a newest submission tampered after signing), bolt (a model test
+skipped, a unit failure whose message holds markup, the model tests of two flows it does not
+claim not applicable) and cpu (a narrowed run whose profile's docs_url is a ``javascript:``
+link). Only acme has a
 name, contact and docs link in the keyring (``ACME``).
 """
 
@@ -20,6 +22,7 @@ from submission_helpers import (
     Repository,
     Run,
     hours_before,
+    ids_of,
     numeric_failure,
     source_absent,
     tamper,
@@ -55,6 +58,22 @@ NOT_DELEGATED = Outcome(
 )
 
 
+#: The flows bolt does not claim: its model tests of them are the kit's "unclaimed-flow" n/a.
+BOLT_UNCLAIMED = ("executorch_xnnpack_int8", "onnxruntime_cpu")
+
+
+def unclaimed_flows(vendor: str, flows: tuple[str, ...]) -> dict[str, Outcome]:
+    """The kit's verdict on each locked model test of ``flows``: not applicable, unclaimed."""
+    outcomes = {}
+    for test_id in ids_of("models"):
+        flow = test_id.rsplit("/", 1)[1]
+        if flow in flows:
+            words = f"vendor {vendor} does not claim flow {flow}"
+            outcomes[test_id] = Outcome(Status.NOT_APPLICABLE, words,
+                                        {"na_reason": "unclaimed-flow", "reason": words})
+    return outcomes
+
+
 @dataclass(frozen=True)
 class PortalWorld:
     repo: Repository
@@ -64,11 +83,16 @@ class PortalWorld:
     acme_latest: SubmissionKey
     acme_tampered: SubmissionKey
     bolt: SubmissionKey
+    #: acme's oldest result, of ``SMALL_SELECT``: not comparable with its full runs.
+    acme_small: SubmissionKey
 
 
 def submit_all(repo: Repository) -> dict[str, SubmissionKey]:
     markup = Outcome(Status.FAIL_NUMERIC, MARKUP_MESSAGE, numeric_failure().details)
     keys = {
+        "acme_small": repo.submit(
+            Run("acme", hours_before(NOW, 50), kit_version="0.1.0", select=SMALL_SELECT)
+        ),
         "acme_old": repo.submit(Run("acme", hours_before(NOW, 30), kit_version="0.1.0")),
         "acme_latest": repo.submit(
             Run(
@@ -86,6 +110,7 @@ def submit_all(repo: Repository) -> dict[str, SubmissionKey]:
                     "models/timm/resnet18/eager": source_absent("timm"),
                     UNIT_FAILURE: markup,
                     NOT_DELEGATED_TEST: NOT_DELEGATED,
+                    **unclaimed_flows("bolt", BOLT_UNCLAIMED),
                 },
             )
         ),

@@ -105,6 +105,8 @@ const box = (selector) => {
 document.body.setAttribute("data-layout", JSON.stringify({
   window: [innerWidth, innerHeight],
   verdict: box("h1.verdict"),
+  vendors: box("table.vendors"),
+  last_vendor: box("table.vendors tbody tr:last-child"),
   reasons: box("ul.reasons"),
   matrix: box("table.matrix"),
   first_row: box("table.matrix tbody tr"),
@@ -139,12 +141,27 @@ def test_verdict_and_matrix_are_visible_without_scrolling(
     layout = layout_of(browser, site / "index.html", tmp_path / "profile")
     width, height = layout["window"]  # the page's viewport: the window less its frame
     assert width == WINDOW[0] and height <= WINDOW[1]
-    for part in ("verdict", "reasons", "first_row"):
+    # Can we release (the gate) and which vendor passes which tier (the vendors' rows of
+    # per-tier pass rates), then the matrix's first row: all in the first window.
+    for part in ("verdict", "reasons", "last_vendor", "first_row"):
         assert 0 <= layout[part]["top"] and layout[part]["bottom"] <= height, (part, layout)
     assert layout["matrix"]["top"] < height / 2, layout
-    assert layout["matrix"]["right"] <= width, layout  # no sideways scrolling either
+    for part in ("matrix", "vendors"):  # no sideways scrolling either
+        assert layout[part]["right"] <= width, (part, layout)
     screenshot = artifacts_dir(tmp_path) / "index-1280x800.png"
     size = f"--window-size={WINDOW[0]},{WINDOW[1]}"
     run_chromium(browser, tmp_path / "profile-2", size, f"--screenshot={screenshot}",
                  (world.site / "index.html").as_uri())
     assert screenshot.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_vendor_trend_renders_to_a_screenshot(
+    browser: str, world: PortalWorld, tmp_path: Path
+) -> None:
+    """acme's page with its trend of two selections, kept for a reader to look at."""
+    screenshot = artifacts_dir(tmp_path) / "vendor-acme-1280x800.png"
+    size = f"--window-size={WINDOW[0]},{WINDOW[1]}"
+    run_chromium(browser, tmp_path / "profile", size, f"--screenshot={screenshot}",
+                 (world.site / "vendors" / "acme.html").as_uri())
+    data = screenshot.read_bytes()
+    assert data.startswith(PNG_SIGNATURE) and len(data) > 20_000

@@ -6,6 +6,7 @@ tests/portal/test_portal_browser.py.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from portal_helpers import (
     ABSENT,
     ACME,
+    BOLT_UNCLAIMED,
     MARKUP_MESSAGE,
     NOT_DELEGATED_TEST,
     UNIT_FAILURE,
@@ -24,8 +26,9 @@ from submission_helpers import NOW, ids_of
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
-from kit.portal.builder import SITE_MARKER, build_site, render_site
-from kit.portal.model import group_of
+from kit.portal.builder import SITE_MARKER, build_site, render_index, render_site
+from kit.portal.model import group_of, site_model, submission_page
+from kit.repository.gate import percent
 
 
 class _Links(HTMLParser):
@@ -78,7 +81,14 @@ def test_tampered_newer_submission_never_replaces_the_audited_result(world: Port
     index = (world.site / "index.html").read_text(encoding="utf-8")
     latest = index.split('<table class="vendors">', 1)[1].split("</table>", 1)[0]
     assert f"{world.acme_latest.run_id}.html" in latest
-    assert world.acme_tampered.run_id not in index.split('<section id="audit">', 1)[0]
+    acme = next(row for row in latest.split("<tr")[3:] if "vendors/acme.html" in row)
+    # The newer failed audit is flagged beside the result shown, never shown as one.
+    assert acme.count(world.acme_tampered.run_id) == 1
+    flag = re.search(r'<a class="newer-failed" href="([^"]+)" title="([^"]+)">', acme)
+    assert flag is not None and flag.group(1) == submission_page(world.acme_tampered)
+    assert "step 7: report.json was modified after signing" in flag.group(2)
+    assert "newer-failed" not in latest.replace(acme, "")  # bolt's and cpu's newest passed
+    assert world.acme_tampered.run_id not in index.split('<table class="vendors">', 1)[0]
     audits = index.split('<table class="audits">', 1)[1]
     tampered_row = next(line for line in audits.splitlines() if world.acme_tampered.run_id in line)
     assert "audit failed" in tampered_row
@@ -141,13 +151,29 @@ def test_vendor_page_summarizes_each_flow_with_what_its_backend_left_out(
     assert f'<td class="id">{NOT_DELEGATED_TEST}</td>' in html.split("<h3>Failures", 1)[1]
 
 
-def test_trend_plots_each_audited_result_over_kit_versions(world: PortalWorld) -> None:
+def test_trend_joins_only_results_of_one_selection(world: PortalWorld) -> None:
+    """acme's narrow run (27 tests) is a point of its own, not the step before its full runs;
+    every point names its test count and links its submission."""
     html = (world.site / "vendors" / "acme.html").read_text(encoding="utf-8")
     svg = html.split('<svg class="trend"', 1)[1].split("</svg>", 1)[0]
-    assert "kit 0.1.0, 2026-11-19" in svg and "kit 0.2.0, 2026-11-20" in svg
-    assert len(re.findall(r"<circle ", svg)) == 2  # the tampered submission is not a point
-    assert re.search(r'<polyline class="line" points="[0-9.]+,[0-9.]+ [0-9.]+,[0-9.]+"/>', svg)
-    assert "<title>kit 0.2.0, 2026-11-20: 99.99%</title>" in svg
+    full = world.audit.by_key()[world.acme_latest].report
+    small = world.audit.by_key()[world.acme_small].report
+    assert full is not None and small is not None
+    total, narrow = full.summary.overall.total, small.summary.overall.total
+    assert narrow < total
+    assert f"kit 0.1.0, 2026-11-18, {narrow} tests" in svg
+    assert f"kit 0.1.0, 2026-11-19, {total} tests" in svg
+    assert f"<title>kit 0.2.0, 2026-11-20, {total} tests: 99.99%</title>" in svg
+    links = re.findall(r'<a href="\.\./([^"]+)"><circle ', svg)
+    assert links == [submission_page(k) for k in (world.acme_small, world.acme_old,
+                                                   world.acme_latest)]
+    assert world.acme_tampered.run_id not in svg  # a failed audit is never a point
+    # One line, through the two full runs alone (the narrow run is the leftmost point).
+    lines = re.findall(r'<polyline class="line" points="([^"]+)">', svg)
+    assert len(lines) == 1 and len(lines[0].split()) == 2
+    leftmost = re.search(r'<circle class="point series-0" cx="([0-9.]+)"', svg)
+    assert leftmost is not None and f"{leftmost.group(1)}," not in lines[0]
+    assert "--select deploy/* models/*/*/eager (1 result)" in html
 
 
 def test_name_contact_and_docs_link_come_from_the_keyring(world: PortalWorld) -> None:
@@ -207,7 +233,7 @@ def test_every_vendor_with_its_grade_native_coverage_and_clock(world: PortalWorl
     vendors = _section((world.site / "index.html").read_text(encoding="utf-8"),
                        '<table class="vendors">')
     rows = {re.findall(r'href="vendors/([a-z]+)\.html"', row)[0]: row
-            for row in vendors.split("<tr")[2:]}
+            for row in vendors.split("<tr")[3:]}
     assert sorted(rows) == ["acme", "bolt", "cpu", ABSENT]
     assert '<td>none</td>' in rows[ABSENT] and "missing (required)" in rows[ABSENT]
     assert "<td>non-conformant</td>" in rows["cpu"]  # a narrowed run
@@ -227,10 +253,69 @@ def test_matrix_is_one_row_per_model_with_flows_as_sub_columns(world: PortalWorl
     headers = re.findall(r'<th class="flow">([^<]+(?:<wbr>[^<]+)*)</th>', matrix)
     assert [h.replace("<wbr>", "") for h in headers[:len(flows)]] == flows
     assert "skipped" not in matrix
-    bolt = 2  # acme, bolt, cpu, dyna: bolt's resnet18 row cell of the eager flow
     row = next(r for r in matrix.split("<tr>") if ">timm/resnet18</th>" in r)
     cells = re.findall(r'<td class="([a-z]+)" title="([^"]*)">([^<]+)</td>', row)
-    assert cells[(bolt - 1) * len(flows) + flows.index("eager")] == (
+    bolt_eager = len(flows)  # acme's columns are every flow; bolt's first is eager
+    assert cells[bolt_eager] == (
         "na", "not applicable: optional model source timm is not installed", "n/a")
     assert f'rowspan="{len(models)}" title="no submission of the release passed its audit">' \
            "no audited result</td>" in matrix
+
+
+def test_flows_a_vendor_does_not_claim_are_folded_away(world: PortalWorld) -> None:
+    """bolt's unclaimed flows (every model test "n/a") and cpu's (its narrow run covers eager
+    alone) are no columns of theirs; the legend names them."""
+    index = (world.site / "index.html").read_text(encoding="utf-8")
+    matrix = _section(index, '<table class="matrix">')
+    vendors = re.findall(r'<th class="vendor" colspan="(\d+)"(?: title="([^"]*)")?>'
+                         r'<a href="vendors/([a-z]+)\.html">', matrix)
+    by_vendor = {vendor: (int(span), title) for span, title, vendor in vendors}
+    assert by_vendor["acme"] == (5, "")
+    folded = f"folded: flows it does not claim ({', '.join(BOLT_UNCLAIMED)})"
+    assert by_vendor["bolt"] == (3, folded)
+    assert by_vendor["cpu"][0] == 2 and by_vendor[ABSENT] == (1, "")
+    assert "does not claim flow" not in matrix  # no column of unclaimed n/a cells is left
+    legend = index.split('<p class="legend">', 1)[1].split("</p>", 1)[0]
+    assert f"bolt: {', '.join(BOLT_UNCLAIMED)};" in legend
+
+
+def test_index_shows_each_vendors_tier_pass_rates_docs_and_the_standard(
+    world: PortalWorld,
+) -> None:
+    index = (world.site / "index.html").read_text(encoding="utf-8")
+    vendors = _section(index, '<table class="vendors">')
+    _, tiers, *rows = vendors.split("<tr")[1:]
+    assert re.findall(r'<th class="tier">([a-z]+)</th>', tiers) == [
+        "deploy", "unit", "models", "flows"]
+    bolt = next(row for row in rows if "vendors/bolt.html" in row)
+    report = world.audit.by_key()[world.bolt].report
+    assert report is not None
+    expected = [percent(report.summary.tiers[tier].rate_counting_missing() or 0.0)
+                for tier in ("deploy", "unit", "models", "flows")]
+    assert re.findall(r'<td class="num rate">([^<]+)</td>', bolt) == expected
+    assert expected[1] != "100.00%"  # bolt's unit failure shows in its unit column
+    cpu = next(row for row in rows if "vendors/cpu.html" in row)
+    assert re.findall(r'<td class="num rate">([^<]+)</td>', cpu)[1] == "–"  # ran no unit tier
+    acme = next(row for row in rows if "vendors/acme.html" in row)
+    assert f'<a class="docs" href="{ACME.docs_url}">docs</a>' in acme
+    assert "no docs link in the root-signed keyring" in bolt
+    asof = _section(index, '<p class="asof">', "</p>")
+    assert asof.endswith('; results judged under <a href="standards/v2.html">standard v2</a>.')
+    standard = (world.site / "standards" / "v2.html").read_text(encoding="utf-8")
+    assert "<td>conformant</td>" in standard and 'class="numerics"' in standard
+
+
+def test_index_opens_with_every_releases_gate_when_there_are_several(world: PortalWorld) -> None:
+    """With more than one release, the first lines say each release's verdict, linked."""
+    site = site_model(world.audit, gate_policy(), NOW)
+    later = dataclasses.replace(site.releases[0], release="2.14",
+                                gate=dataclasses.replace(site.releases[0].gate, vendors=(),
+                                                         closures=()))
+    assert later.gate.open != site.releases[0].gate.open
+    index = render_index(dataclasses.replace(site, releases=(later, *site.releases)))
+    main = index.decode("utf-8").split("<main>", 1)[1].lstrip()
+    assert main.startswith('<ul class="release-gates">\n'
+                           '<li class="pass"><a href="#release-2.14">PyTorch 2.14: release gate '
+                           'OPEN</a> · <a href="standards/v2.html">standard v2</a></li>\n'
+                           '<li class="fail"><a href="#release-2.13">PyTorch 2.13: release gate '
+                           'CLOSED</a>')
