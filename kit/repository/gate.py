@@ -31,6 +31,7 @@ from typing import Any, TypedDict
 
 from kit.config_reader import Node
 from kit.paths import VENDOR_ID
+from kit.report.core_aten import CoreAtenJson
 from kit.report.model import Report
 from kit.report.training_summary import passed_words, training_steps_of
 from kit.repository.failing_tests import FailingTest, FailingTestJson, breaches, failing_tests
@@ -142,6 +143,11 @@ def tier_pass_rates(report: Report) -> dict[str, float | None]:
     return {tier: counts.rate_counting_missing() for tier, counts in report.summary.tiers.items()}
 
 
+def _core_aten_json(report: Report | None) -> CoreAtenJson | None:
+    coverage = report.summary.core_aten(report.standard.torch_release) if report else None
+    return None if coverage is None else coverage.to_json()
+
+
 def training_words(report: Report) -> str | None:
     """How many of the report's model training steps passed (``11 of 12 passed``); None for a
     report without them (a standard before v2, a run narrowed to other tests)."""
@@ -188,6 +194,8 @@ class VendorGateJson(TypedDict):
     finished_at: str | None
     tier_pass_rates: dict[str, float | None]
     training_steps: str | None
+    #: The latest result's core ATen coverage (``kit.report.core_aten``); None: not attributed.
+    core_aten: CoreAtenJson | None
     failing_since: str | None
     hours: int | None
     failing_tests: list[FailingTestJson]
@@ -263,6 +271,7 @@ class VendorGate:
             "finished_at": report.run.finished_at.isoformat() if report else None,
             "tier_pass_rates": tier_pass_rates(report) if report else {},
             "training_steps": training_words(report) if report else None,
+            "core_aten": _core_aten_json(report),
             "failing_since": self.failing_since.isoformat() if self.failing_since else None,
             "hours": self.hours,
             "failing_tests": [test.to_json() for test in self.failing_tests],

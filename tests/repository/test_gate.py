@@ -284,9 +284,14 @@ def test_gate_shows_the_core_aten_ops_a_vendors_latest_result_reached(
     repo.submit(Run("acme", hours_before(NOW, 10), select=(*SMALL_SELECT, add),
                     outcomes={add: natively}))
     repo.submit(_small("bolt", 10))
-    lines = gate_lines(evaluate_gate(audit(repo), "2.13", _policy(tmp_path), NOW))
+    result = evaluate_gate(audit(repo), "2.13", _policy(tmp_path), NOW)
+    lines = gate_lines(result)
     core = release_core_ops("2.13.0")
     assert core is not None
     assert (f"acme: core ATen ops (torch 2.13.0): 1/{len(core)} exercised, 1 native, "
             "0 decomposed, 0 through the fallback") in lines
     assert not any(line.startswith("bolt: core ATen") for line in lines)  # no unit test ran
+    acme, bolt = (vendor.to_json() for vendor in result.vendors)
+    shown = acme["core_aten"]
+    assert shown is not None and (shown["exercised"], shown["native"]) == (1, 1)
+    assert shown["ops"]["aten::add.Tensor"] == "native" and bolt["core_aten"] is None
