@@ -271,10 +271,11 @@ def _attribution_text(report: Report) -> str | None:
     fallback = totals.fallback_ops()
     through = ", ".join(f"{op} ({n})" for op, n in fallback[:5]) + (" ..." if len(fallback) > 5
                                                                      else "")
+    core = report.summary.core_aten(report.standard.torch_release)  # kit.report.core_aten
     return text(
         f"{rate_text(totals.native_rate)} of the device ops of {totals.tests} test(s) ran "
         f"natively; {totals.tests_with_fallback} test(s) used the backend's fallback"
-        + (f": {through}" if fallback else "")
+        + (f": {through}" if fallback else "") + (f"; {core.text()}" if core else "")
     )
 
 

@@ -14,6 +14,7 @@ import pytest
 from report_helpers import baseline_records, run_info
 
 from kit.attribution.dispatch import dispatch_places
+from kit.attribution.op_names import release_core_ops
 from kit.formats.markdown import MarkdownFormat
 from kit.portal.model import result_detail
 from kit.report import validate_report
@@ -80,8 +81,12 @@ def test_summary_md_says_attribution_is_the_vendors_word(make_report):
 
 def test_the_portal_says_what_ran_on_the_device(make_report):
     detail = result_detail(Report.from_json(make_report(_attributed(baseline_records()))))
+    core = release_core_ops("2.13.0")
+    assert core is not None
     assert detail.attribution == ("75.00% of the device ops of 3 test(s) ran natively; 1 test(s) "
-                                  "used the backend's fallback: aten::flip (1)")
+                                  "used the backend's fallback: aten::flip (1); core ATen ops "
+                                  f"(torch 2.13.0): 3/{len(core)} exercised, 2 native, 0 "
+                                  "decomposed, 1 through the fallback")
 
 
 def test_without_dispatch_details_a_v1_report_keeps_its_summary(make_report):
