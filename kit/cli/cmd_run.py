@@ -275,6 +275,7 @@ def _refuse_conflicts(args: argparse.Namespace) -> None:
 def _list(config: RunConfig, as_json: bool) -> int:
     from kit.runner.listing import list_plan
 
+    _refuse_empty_selection(config)
     planned = list_plan(config)
     counts: dict[str, int] = {}
     for test in planned:
@@ -311,8 +312,7 @@ def handle(args: argparse.Namespace) -> int:
 
             require_certifying_standard(args.canary)  # before a worker starts
             config = config_from_args(args)
-            if config.rerun_of is None:  # a rerun selects the failures' ids themselves
-                _refuse_empty_selection(config)
+            _refuse_empty_selection(config)
             result = start_run(config)
     except KeyboardInterrupt:
         out = args.resume or args.out or _default_out(args)
@@ -342,11 +342,13 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _refuse_empty_selection(config: RunConfig) -> None:
-    """A --select that matches no test stops here in one line, before a worker starts."""
+    """A --select that matches no test stops here in one line, before a worker starts (a
+    rerun selects the failures' own ids: never this)."""
     from kit.cli.select_check import refuse_empty_selection
     from kit.standard import load_standard
 
-    refuse_empty_selection(load_standard(), config.tiers, config.select)
+    if config.rerun_of is None:
+        refuse_empty_selection(load_standard(), config.tiers, config.select)
 
 
 def say_report_files(out_dir: Path) -> None:
