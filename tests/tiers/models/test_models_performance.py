@@ -27,8 +27,9 @@ from kit.results import PERFORMANCE_KEY
 from kit.tiers.models.cases import find_case
 from kit.tiers.models.interface import BuiltModel
 from kit.tiers.models.measure import measure_model, time_calls
-from kit.tiers.models.performance import TIMED_ITERATIONS, PerformanceFigures
+from kit.tiers.models.performance import TIMED_ITERATIONS, Host, PerformanceFigures
 from kit.views.comment import comment_lines
+from kit.views.performance import PerformanceChange
 from kit.views.show import show_view
 
 pytestmark = pytest.mark.slow(seconds=60)  # two real runs of one model each
@@ -165,3 +166,19 @@ def test_forged_figures_are_refused_in_one_line() -> None:
         PerformanceFigures.from_json(forged)
     with pytest.raises(InputError, match="expected an object of exactly"):
         PerformanceFigures.from_json({**data, "extra": 1})
+
+
+def _figures(latencies: list[float], cpu_model: str = "the same CPU") -> PerformanceFigures:
+    host = Host(cpu_model, 2, 2, 1, 1)
+    return PerformanceFigures("inference", 2, tuple(latencies), "torch.cpu.synchronize", None,
+                              "not reported", False, host)
+
+
+def test_noise_and_other_hosts_are_never_flagged() -> None:
+    steady = _figures([0.010] * 10)
+    noisy_slower = _figures([0.005, 0.02] * 5)  # x1.25 median, quartiles overlapping steady's
+    assert PerformanceChange(MODEL, steady, noisy_slower).flag is None
+    elsewhere = _figures([0.050] * 10, cpu_model="another CPU")
+    change = PerformanceChange(MODEL, steady, elsewhere)
+    assert change.flag is None and change.not_comparable == "measured on different hosts"
+    assert PerformanceChange(MODEL, steady, _figures([0.050] * 10)).flag == "slower"
