@@ -36,6 +36,8 @@ from kit.tiers.models.training import forward_backward
 from kit.vendors import VendorProfile
 
 Step = Callable[[], object]
+#: Characters of a failed measurement's one line kept in the record.
+PROBLEM_CHARS = 300
 
 
 def measure_model(built: BuiltModel, case: ModelCase, vendor: VendorProfile,
@@ -45,9 +47,11 @@ def measure_model(built: BuiltModel, case: ModelCase, vendor: VendorProfile,
     batch, host = batch_of(built.inputs), describe_host(device_count)
     try:
         return _measured(built, case, vendor, kind, batch, host)
-    except Exception as exc:  # noqa: BLE001 - recorded in one line, the verdict stands
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a vendor's skip too: the verdict stands
         return PerformanceFigures(kind, batch, (), None, None, NOT_REPORTED, False, host,
-                                  failure_message(exc))
+                                  failure_message(exc)[:PROBLEM_CHARS])
 
 
 def _measured(built: BuiltModel, case: ModelCase, vendor: VendorProfile, kind: str, batch: int,
