@@ -111,6 +111,10 @@ flows: [eager]
 # The dtypes torch.autocast runs in on the device (bfloat16, float16), e.g. [bfloat16]; the
 # unit tier's autocast tests of unclaimed ones are NOT_APPLICABLE. None claimed: all of them.
 # autocast: [bfloat16]
+# The calls the model tier's timing (figures recorded, not graded) waits for the device's queued
+# work with and reads its peak allocated bytes from; by default torch.<device_type>'s own.
+# synchronize: torch.{f["device_type"]}.synchronize
+# max_memory_allocated: torch.{f["device_type"]}.max_memory_allocated
 skip_manifest: {f["skip_manifest"]}
 """
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import torch
-from models_helpers import cpu_context
+from models_helpers import cpu_context, write_vendor
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
@@ -28,6 +28,7 @@ from kit.tiers.models.cases import find_case
 from kit.tiers.models.interface import BuiltModel
 from kit.tiers.models.measure import measure_model, time_calls
 from kit.tiers.models.performance import TIMED_ITERATIONS, Host, PerformanceFigures
+from kit.vendors import load_vendor
 from kit.views.comment import comment_lines
 from kit.views.performance import PerformanceChange
 from kit.views.show import show_view
@@ -182,3 +183,12 @@ def test_noise_and_other_hosts_are_never_flagged() -> None:
     change = PerformanceChange(MODEL, steady, elsewhere)
     assert change.flag is None and change.not_comparable == "measured on different hosts"
     assert PerformanceChange(MODEL, steady, _figures([0.050] * 10)).flag == "slower"
+
+
+def test_a_shell_command_as_synchronize_is_refused_naming_the_field(tmp_path: Path) -> None:
+    vendor = write_vendor(tmp_path, "acme", "[float32]", "[eager]")
+    with (vendor / "vendor.yaml").open("a", encoding="utf-8") as profile:
+        profile.write('synchronize: "torch.cpu; rm -rf /"\n')
+    with pytest.raises(InputError, match="synchronize: expected a dotted name such as "
+                       "torch.cuda.synchronize"):
+        load_vendor(vendor)
