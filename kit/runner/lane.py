@@ -77,6 +77,7 @@ class Lane:
 
     def _step(self, test_id: str) -> None:
         """Execute ``test_id``, then queue it for the judge or settle it at once."""
+        self._care.progress.start(test_id)
         executed = self.worker.run(test_id, self._deadlines.vendor(test_id))
         if not self._settle_held(test_id, wait=False):
             return  # a verdict that came meanwhile failed: ``test_id`` runs again

@@ -1,13 +1,18 @@
-"""A progress line on stderr: tests done/total, failures so far, ETA."""
+"""A progress line on stderr: tests done/total, failures so far, ETA, and the test running now
+with its tier (the one a slot started last), so a slow or hung test is seen by name."""
 
 from __future__ import annotations
 
 import collections
+import shutil
 import statistics
 import sys
 import threading
 import time
 from typing import TextIO
+
+from kit.errors import InputError
+from kit.test_ids import TestId
 
 _BAR_WIDTH = 24
 _PLAIN_INTERVAL_S = 15.0
@@ -35,14 +40,26 @@ class Progress:
         self._lock = threading.Lock()
         #: When each of the last ``RECENT`` tests was recorded.
         self._recent: collections.deque[float] = collections.deque(maxlen=RECENT)
+        #: The test a slot started last (None: none yet, or the run is over).
+        self.running: str | None = None
 
-    def line(self) -> str:
+    def line(self, width: int | None = None) -> str:
         fraction = self.done / self.total if self.total else 1.0
         filled = int(round(fraction * _BAR_WIDTH))
         bar = "#" * filled + "." * (_BAR_WIDTH - filled)
         remaining = self.remaining_s()
         eta = _clock(remaining) if remaining is not None else "--:--"
-        return f"[{bar}] {self.done}/{self.total} failed {self.failed} ETA {eta}"
+        counts = f"[{bar}] {self.done}/{self.total} failed {self.failed} ETA {eta}"
+        if self.running is None:
+            return counts
+        return _fitted(f"{counts} | {_tier_words(self.running)}: ", self.running, width)
+
+    def start(self, test_id: str) -> None:
+        """A slot hands ``test_id`` to its worker: the line names it until the next one."""
+        with self._lock:
+            self.running = test_id
+            if self._tty:  # a plain stream keeps its one line per interval
+                self._render(final=False)
 
     def remaining_s(self) -> float | None:
         """Seconds left at this run's pace so far; None until a test ran."""
@@ -67,6 +84,8 @@ class Progress:
     def advance(self, failed: bool) -> None:
         with self._lock:
             self.done += 1
+            if self.done == self.total:
+                self.running = None
             self.failed += int(failed)
             self._recent.append(time.monotonic())
             self._render(final=self.done == self.total)
@@ -80,8 +99,25 @@ class Progress:
     def _render(self, final: bool) -> None:
         now = time.monotonic()
         if self._tty:
-            self._stream.write("\r\033[K" + self.line() + ("\n" if final else ""))
+            # One terminal line: a line that wraps is never erased by the next "\r".
+            width = shutil.get_terminal_size().columns - 1
+            self._stream.write("\r\033[K" + self.line(width) + ("\n" if final else ""))
         elif final or now - self._last_plain >= _PLAIN_INTERVAL_S:
             self._stream.write(self.line() + "\n")
             self._last_plain = now
         self._stream.flush()
+
+
+def _tier_words(test_id: str) -> str:
+    try:
+        return f"tier {TestId.split(test_id).tier}"
+    except InputError:
+        return "test"  # not an id's form: named as it is
+
+
+def _fitted(head: str, test_id: str, width: int | None) -> str:
+    """``head`` then ``test_id``, its start cut ("...") where the line would pass ``width``."""
+    room = None if width is None else width - len(head)
+    if room is None or len(test_id) <= room:
+        return head + test_id
+    return head + "..." + test_id[-max(room - 3, 8):]

@@ -3,10 +3,14 @@ worker's retirement, the re-judgement on a fresh worker and the breaker that end
 
 from __future__ import annotations
 
+import io
+
+import pytest
 from slot_helpers import HEALTHY, Fleet, slot, unit_ids
 
 from kit.results import Status, TestRecord
 from kit.runner.aftercare import BREAKER_FAILURES, RETIRED, ProbeLedger
+from kit.runner.progress import Progress
 
 ERF = unit_ids("erf", 6)
 
@@ -95,3 +99,32 @@ def test_aftercare_journals_and_counts_each_record_once() -> None:
     assert after.worker is worker
     assert [r.id for r in run.journal.records] == [ERF[0]]
     assert run.care.progress.done == 1 and run.care.progress.failed == 0
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, as stderr is to a person watching a run."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_line_names_the_tier_and_the_test_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # the terminal's width, as shutil reads it
+    run = slot(Fleet())
+    terminal = _Terminal()
+    run.care.progress = Progress(2, stream=terminal)
+    run.run(ERF[:2])
+    frames = terminal.getvalue().split("\r\033[K")
+    assert f"0/2 failed 0 ETA --:-- | tier unit: {ERF[0]}" in frames[1]
+    assert any(frame.endswith(f"| tier unit: {ERF[1]}") and "1/2" in frame for frame in frames)
+    assert frames[-1].startswith("[########################] 2/2 failed 0 ETA")
+    assert "erf" not in frames[-1]  # the run is over: no test is running
+
+
+def test_a_long_test_id_is_cut_to_one_terminal_line() -> None:
+    progress = Progress(10)
+    progress.running = "unit/opinfo/" + "x" * 200 + "/float32/0"
+    line = progress.line(width=100)
+    assert len(line) == 100 and line.endswith("x/float32/0") and "| tier unit: ..." in line
