@@ -20,6 +20,7 @@ so signing, verification and the submission layout follow a new format without b
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,16 @@ def judged_evidence_name(number: int, slot: int) -> str:
     """Where the evidence of a test worker ``number`` ran waits for the judge while the worker
     runs the next tests (each writes ``evidence_name`` afresh): slot ``0 .. JUDGED_SLOTS - 1``."""
     return f"evidence-{number}-judged-{slot}.bin"
+
+
+#: The names ``evidence_name`` and ``judged_evidence_name`` give, and no other.
+_EVIDENCE_NAME = re.compile(r"evidence-[0-9]+(?:-judged-[0-9]+)?\.bin")
+
+
+def is_evidence_name(name: str) -> bool:
+    """Whether ``name`` (in ``workers/``) is a test's evidence: read by its judge alone, never
+    after the test's verdict is journaled."""
+    return _EVIDENCE_NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)

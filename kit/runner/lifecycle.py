@@ -4,11 +4,12 @@ it resumes, and the plan written for the workers to collect."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from kit.errors import InputError
-from kit.rundir import PLANNED_IDS, RunDir
+from kit.rundir import PLANNED_IDS, RunDir, is_evidence_name
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.inputs import RunInputs, load_inputs, pins_of
 from kit.runner.outdir import check_run_dir_layout, claim_new_out_dir, refuse_finished_run
@@ -55,3 +56,27 @@ def write_planned_ids(run_dir: RunDir, planned: Iterable[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{test_id}\n" for test_id in planned), encoding="utf-8")
     return path
+
+
+#: Set to 1, a finished run keeps its evidence files: to judge a test again by hand.
+KEEP_EVIDENCE_ENV = "CKIT_KEEP_EVIDENCE"
+
+
+def remove_evidence(run_dir: RunDir) -> int:
+    """Delete the evidence files under ``workers/`` once every verdict is journaled (unless
+    ``KEEP_EVIDENCE_ENV`` says keep them); the bytes freed. Nothing a later command reads is
+    among them (``--resume`` refuses a finished run and reruns a test whose verdict is not
+    journaled; ``--rerun-failed``, show and diff read the report; repro reads the logs), and one
+    scale test's evidence is hundreds of MB."""
+    if os.environ.get(KEEP_EVIDENCE_ENV) == "1":
+        return 0
+    freed = 0
+    try:
+        entries = list(os.scandir(run_dir.workers))
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        if is_evidence_name(entry.name) and entry.is_file(follow_symlinks=False):
+            freed += entry.stat(follow_symlinks=False).st_size
+            os.unlink(entry.path)
+    return freed

@@ -12,7 +12,7 @@ from kit.results import TestRecord
 from kit.rundir import RunDir
 from kit.runner.config import RunConfig
 from kit.runner.inputs import RunInputs, load_inputs
-from kit.runner.lifecycle import prepare_new_run, prepare_resume
+from kit.runner.lifecycle import prepare_new_run, prepare_resume, remove_evidence
 from kit.runner.orchestrator import Orchestrator
 from kit.runner.reaper import run_reaper
 
@@ -60,6 +60,7 @@ def _execute(config: RunConfig, inputs: RunInputs, started_at: str) -> RunResult
     # report: none is left to rewrite a finished run's directory (kit.runner.reaper).
     with run_reaper():
         records = orchestrator.execute()
+    remove_evidence(RunDir(config.out_dir))  # every verdict is journaled: the judges are done
     return finish(config, inputs, list(records.values()), orchestrator, started_at)
 
 

@@ -129,6 +129,12 @@ def test_rerun_failed_runs_the_failures_into_a_new_dir_linked_to_the_previous_ru
     assert code == outcome["exit_code"] == ExitCode.PARTIAL
     assert (outcome["grade"], outcome["qualifier"], outcome["earned"]) == (
         "non-conformant", "partial", "conformant")
+    # The finished run's evidence is gone (one scale test's is hundreds of MB); its logs, plan
+    # and journal stay, and show and diff below read the run as before.
+    kept = sorted(path.name for path in (out_dir / "workers").iterdir())
+    assert not [name for name in kept if name.startswith("evidence-")], kept
+    assert "worker-1.log" in kept and "planned-ids.txt" in kept
+    assert (out_dir / "journal.jsonl").stat().st_size > 0
     config, _, _ = load_run_file(out_dir)
     digest = hashlib.sha256((prev / "report.json").read_bytes()).hexdigest()
     assert config.rerun_of is not None

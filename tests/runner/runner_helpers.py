@@ -63,7 +63,8 @@ print(judge_record(judge_context(None), sys.argv[1], Path(sys.argv[2]), 0.0).sta
 
 
 def evidence_of(out: Path) -> Path:
-    """The evidence the run's only worker left for its last test (a one-test run: the test)."""
+    """The evidence the run's only worker left for its last test (a one-test run: the test),
+    kept by a run under ``CKIT_KEEP_EVIDENCE=1`` (``kit.runner.lifecycle.KEEP_EVIDENCE_ENV``)."""
     (evidence,) = (out / "workers").glob("evidence-*.bin")
     return evidence
 

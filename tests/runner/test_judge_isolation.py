@@ -103,6 +103,7 @@ def run_with_wrong_add(
     the wrong kernel fails, whatever the hook did elsewhere."""
     marker, out = scratch / "patched-processes.txt", scratch / "out"
     env = {**os.environ, "SIMNPU_FAULTS": json.dumps(FAULT), "CKIT_ATTACK_MARKER": str(marker),
+           "CKIT_KEEP_EVIDENCE": "1",  # the test's evidence is judged again by hand
            **(extra_env or {})}
     env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)  # the autoload on, as PyTorch ships it
     done = subprocess.run(

@@ -216,7 +216,8 @@ def test_relative_pythonpath_opt_einsum_cannot_pass_a_faulty_kernel(tmp_path: Pa
     (hooks / "opt_einsum.py").write_text(OPT_EINSUM_PAYLOAD, encoding="utf-8")
     marker, out = tmp_path / "patched-processes.txt", tmp_path / "out"
     env = clean_env(PYTHONPATH="hooks", SIMNPU_FAULTS=json.dumps(ADD_FAULT),
-                    CKIT_ATTACK_MARKER=str(marker), XDG_CONFIG_HOME=str(tmp_path / "config"))
+                    CKIT_ATTACK_MARKER=str(marker), XDG_CONFIG_HOME=str(tmp_path / "config"),
+                    CKIT_KEEP_EVIDENCE="1")  # judged again below
     done = subprocess.run(
         [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--tier", "unit",
          "--select", WRONG_ADD, "--no-sign", "--out", str(out)],
