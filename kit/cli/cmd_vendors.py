@@ -256,7 +256,13 @@ def _validate_command(root: Path, vendor_id: str) -> str:
 
 def run_install(args: argparse.Namespace) -> int:
     profile = load_vendor(args.vendor)
-    outcome = install_vendor(profile, allow_kit_deps_change=args.allow_kit_deps_change)
+    outcome = install_vendor(profile, allow_kit_deps_change=args.allow_kit_deps_change,
+                             force=args.force)
+    if outcome.already_installed:
+        print(f"OK {outcome.vendor_id}: already installed from the same sources for this Python "
+              f"and torch; imported {', '.join(outcome.modules) or 'none listed'} (--force "
+              "installs it again)")
+        return ExitCode.OK
     for change in outcome.kit_dep_changes:
         _warn(f"--allow-kit-deps-change: {change}")
     modules = ", ".join(outcome.modules) or "none listed"
@@ -352,5 +358,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="install even when a requirement changes one of the kit's own dependencies "
         "(each change is printed as a warning)",
+    )
+    installing.add_argument(
+        "--force",
+        action="store_true",
+        help="install and build again even when the same sources were installed for this "
+        "Python and torch (by default such an install only checks the stack imports)",
     )
     installing.set_defaults(handler=run_install)

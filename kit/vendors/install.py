@@ -23,6 +23,13 @@ from kit.errors import DeviceError, EnvironmentProblem, InputError
 from kit.standard import current_torch_release
 from kit.standard.catalogue import installed_torch_version, torch_release_of
 from kit.vendors.build import run_build
+from kit.vendors.install_stamp import (
+    install_stamp,
+    read_stamp,
+    sources_digest,
+    stamp_path,
+    write_stamp,
+)
 from kit.vendors.kit_deps import (
     KitDepChange,
     direct_changes,
@@ -65,6 +72,9 @@ class InstallOutcome:
     kit_dep_changes: tuple[str, ...] = ()
     #: The output of the profile's build commands, if it has any.
     build_log: Path | None = None
+    #: The same sources were installed for this interpreter and torch: nothing was run but
+    #: the import check (``kit.vendors.install_stamp``).
+    already_installed: bool = False
 
 
 def torch_under_test() -> str:
@@ -113,9 +123,13 @@ def _keep_log(text: str) -> Path:
 
 
 def pip_install(vendor_id: str, requirements: Sequence[str], python: str) -> None:
-    """``python -m pip install`` under the torch constraint; pip's progress goes to stdout."""
+    """``python -m pip install`` under the torch constraint, quiet: one line says what it
+    installs, pip's errors come in full in a log file."""
+    print(f"vendors install {vendor_id}: pip install {len(requirements)} requirement(s)",
+          flush=True)
     with constraints_file() as constraints:
-        command = [python, "-m", "pip", "install", "--constraint", str(constraints), *requirements]
+        command = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                   "--constraint", str(constraints), *requirements]
         completed = subprocess.run(command, stderr=subprocess.PIPE, text=True, check=False)
     if completed.returncode != 0:
         log = _keep_log(completed.stderr)
@@ -174,10 +188,31 @@ def confirm_stack(vendor_id: str, modules: Sequence[str], python: str) -> None:
     raise DeviceError(f"vendors install {vendor_id}: step '{step}' failed: {problem}")
 
 
+def _unchanged(profile: VendorProfile, stamp: dict[str, object], python: str) -> bool:
+    """Whether ``stamp`` is what the last confirmed install of ``profile`` left, and its stack
+    still imports (a package removed since is installed again)."""
+    if read_stamp(stamp_path(profile, python)) != stamp:
+        return False
+    try:
+        confirm_stack(profile.id, profile.import_modules, python)
+    except DeviceError:
+        return False
+    return True
+
+
 def install_vendor(
-    profile: VendorProfile, python: str = sys.executable, allow_kit_deps_change: bool = False
+    profile: VendorProfile, python: str = sys.executable, allow_kit_deps_change: bool = False,
+    force: bool = False,
 ) -> InstallOutcome:
+    """Install ``profile``'s stack into ``python``; skipped (``already_installed``) where the
+    same sources were installed for the same interpreter and torch, unless ``force``."""
     requirements = checked_requirements(profile)
+    stamp = install_stamp(profile, requirements, python, installed_torch_version() or "none")
+    if not force and _unchanged(profile, stamp, python):
+        return InstallOutcome(profile.id, tuple(requirements), profile.import_modules,
+                              already_installed=True)
+    with contextlib.suppress(OSError):  # no stamp while the install is partial
+        stamp_path(profile, python).unlink(missing_ok=True)
     allowed = guard_kit_deps(profile.id, requirements, python, allow_kit_deps_change)
     if requirements:
         pip_install(profile.id, requirements, python)
@@ -186,6 +221,10 @@ def install_vendor(
         with constraints_file() as constraints:
             build_log = run_build(profile, python, constraints)
     confirm_stack(profile.id, profile.import_modules, python)
+    # The sources as the build left them: a build that writes beside its sources matches the
+    # next install's stamp all the same.
+    stamp["sources_sha256"] = sources_digest(profile.directory)
+    write_stamp(stamp_path(profile, python), stamp)
     return InstallOutcome(
         profile.id, tuple(requirements), profile.import_modules, allowed, build_log
     )

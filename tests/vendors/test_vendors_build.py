@@ -113,3 +113,26 @@ def test_malformed_build_is_refused_before_anything_runs(
     code, out, err = _install(capsys)
     assert (code, out, len(err)) == (3, [], 1)
     assert problem in err[0]
+
+
+def test_the_same_install_again_only_checks_the_stack_imports(
+    vendors_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``make certify`` installs its vendor each time: the same sources for the same Python
+    and torch are not built again (cppnpu's C++ build took minutes); an edited source is."""
+    build = "build:\n  commands:\n    - echo built >> builds.txt\n"
+    directory = write_vendor(vendors_dir, profile=GOOD_PROFILE + build)
+    code, first, _ = _install(capsys)
+    assert code == 0
+    code, out, err = _install(capsys)
+    assert (code, err) == (0, [])
+    assert out == ["OK acme: already installed from the same sources for this Python and torch; "
+                   "imported none listed (--force installs it again)"]
+    assert (directory / "builds.txt").read_text() == "built\n"
+    (directory / "skips.yaml").write_text("skips: []\n# edited\n", encoding="utf-8")
+    code, out, _ = _install(capsys)
+    assert code == 0 and out[-1].startswith("OK acme: installed 0 requirement(s); built")
+    assert (directory / "builds.txt").read_text() == "built\nbuilt\n"
+    for line in first + out:
+        if "output: " in line:
+            _log_named_by(line).unlink(missing_ok=True)
