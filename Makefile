@@ -18,17 +18,27 @@ CERTIFY_ARGS ?=
 
 .PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train bench-verify bench-audit clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --upgrade --quiet pip
+# pip, quiet: one line per step says what is happening (a step's errors still come in full).
+PIP_QUIET := --quiet --disable-pip-version-check
 
+$(BIN)/python:
+	@echo "install: creating the environment $(VENV) ($(PYTHON) -m venv)"
+	@$(PYTHON) -m venv $(VENV)
+	@echo "install: upgrading pip in $(VENV)"
+	@$(BIN)/pip install --upgrade $(PIP_QUIET) pip
+
+# pyproject.toml admits each release the kit carries a standard for; the torch constraint picks
+# one and keeps every other package from moving it (constraints.txt is the default's). The demo
+# vendor is installed the way any vendor is, through its profile (skipped when the same sources
+# are installed already: `ckit vendors install --force` reinstalls).
 install: $(BIN)/python
-	# pyproject.toml admits each release the kit carries a standard for; this constraint picks
-	# one and keeps every other package from moving it (constraints.txt is the default's).
-	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
-	$(BIN)/pip install --quiet --constraint $(VENV)/torch-constraint.txt -e ".[test]"
-	# The demo vendor, installed the way any vendor is: through its profile's requirements.
-	$(BIN)/ckit vendors install simnpu
+	@echo "install: 1/2 the kit, torch $(TORCH) and the test dependencies into $(VENV) (pip; minutes on a cold cache)"
+	@echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
+	@$(BIN)/pip install $(PIP_QUIET) --constraint $(VENV)/torch-constraint.txt -e ".[test]" || \
+		{ echo "install: pip failed (its error is above): fix that (network, pip.conf's find-links for the torch wheel), then run make install again" >&2; exit 1; }
+	@echo "install: 2/2 the demo vendor simnpu (ckit vendors install simnpu)"
+	@$(BIN)/ckit vendors install simnpu
+	@echo "install: done; next: make test, or make certify VENDOR=cpu"
 
 # Every core (tests/conftest.py keeps tests that share a fixture on one worker; one worker more
 # than the cores was measured and gained nothing: the suite keeps two cores 98% busy). The 25
@@ -52,8 +62,11 @@ lint:
 	$(BIN)/mypy kit vendors/simnpu/src/simnpu vendors/cppnpu/src/cppnpu
 
 certify:
-	$(CKIT) vendors install $(VENDOR)
-	$(CKIT) keys generate --vendor $(VENDOR) --if-missing --keyring $(KEYRING)
+	@echo "certify: 1/3 the vendor $(VENDOR) (ckit vendors install: skipped when already installed)"
+	@$(CKIT) vendors install $(VENDOR)
+	@echo "certify: 2/3 the signing key of $(VENDOR) (made if missing)"
+	@$(CKIT) keys generate --vendor $(VENDOR) --if-missing --keyring $(KEYRING)
+	@echo "certify: 3/3 the run into $(OUT), then ckit verify"
 	@$(MAKE) --no-print-directory certify-run VENDOR=$(VENDOR) OUT=$(OUT)
 
 # Run, then verify what was signed whatever the grade, then exit with the run's own code: each
