@@ -1,6 +1,7 @@
 """Shared helpers of the unit tier's own tests: a CPU context, writing op spec files, a real
 `ckit run` of selected unit tests (simnpu faults planted through ``SIMNPU_FAULTS``), and the
-one planted-fault run that several modules share (``plant``)."""
+runs that several modules share: two planted-fault simnpu runs (``plant``, ``plant_apart``) and
+one fault-free cpu run (``on_clean_cpu``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,17 @@ def plant(faults: list[dict[str, Any]], tests: list[str]) -> None:
     PLANTED.plant(faults, tests)
 
 
+#: A second shared planted run (the ``planted_apart_run`` fixture), for what cannot join
+#: ``PLANTED``: faults that fire on its tests (a gradient-accumulation fault fires on every
+#: backward test there) and checks that need its faults absent (every conversion passing
+#: beside a conversion fault).
+PLANTED_APART = PlantedRun()
+
+
+def plant_apart(faults: list[dict[str, Any]], tests: list[str]) -> None:
+    PLANTED_APART.plant(faults, tests)
+
+
 #: The selections (patterns) modules check on one fault-free cpu run (the ``clean_cpu_run``
 #: fixture), registered at import like ``PLANTED``.
 CLEAN_CPU: list[str] = []
@@ -72,18 +85,35 @@ def on_clean_cpu(selects: list[str]) -> list[str]:
     return selects
 
 
+@dataclass(frozen=True)
+class UnitRun:
+    """A finished ``ckit run``: its exit status, its output directory and its report.json."""
+
+    returncode: int
+    out: Path
+    report: dict[str, Any]
+
+    @property
+    def records(self) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in self.report["records"]}
+
+
 def run_unit(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
              ) -> dict[str, dict[str, Any]]:
-    """The records of ``run_unit_report``, by test id."""
-    report = run_unit_report(vendor, selects, tmp_path, faults)
-    return {r["id"]: r for r in report["records"]}
+    """The records of ``unit_run``, by test id."""
+    return unit_run(vendor, selects, tmp_path, faults).records
 
 
 def run_unit_report(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]
                     ) -> dict[str, Any]:
-    """The report.json of ``ckit run --tier unit --select ...`` on ``vendor`` (unsigned), with
-    the simnpu ``faults`` planted. Two workers only for a selection big enough to repay the
-    second worker's start-up."""
+    """The report.json of ``unit_run``."""
+    return unit_run(vendor, selects, tmp_path, faults).report
+
+
+def unit_run(vendor: str, selects: list[str], tmp_path: Path, faults: list[Any]) -> UnitRun:
+    """``ckit run --tier unit --select ...`` on ``vendor`` (unsigned), with the simnpu
+    ``faults`` planted. Two workers only for a selection big enough to repay the second
+    worker's start-up."""
     env = {**os.environ, "SIMNPU_FAULTS": json.dumps(faults),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
     out = tmp_path / f"out-{vendor}"
@@ -95,6 +125,5 @@ def run_unit_report(vendor: str, selects: list[str], tmp_path: Path, faults: lis
         env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     assert (out / "report.json").exists(), done.stderr[-3000:]
-    report: dict[str, Any] = json.loads((out / "report.json").read_text())
-    return report
+    return UnitRun(done.returncode, out, json.loads((out / "report.json").read_text()))
 
