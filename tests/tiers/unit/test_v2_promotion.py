@@ -7,9 +7,10 @@ from __future__ import annotations
 import importlib.util
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
-from unit_helpers import run_unit
+from unit_helpers import plant
 
 from kit import paths
 from kit.results import NotApplicableReason
@@ -53,17 +54,22 @@ def test_a_test_using_an_unclaimed_dtype_is_not_applicable(tmp_path: Path) -> No
     assert tier.inapplicable(STANDARD, vendor, "unit/opinfo/add/float32/promotion-int") is None
 
 
+#: The int scalar (no promotion) and a plain sample of the op the fault breaks.
+CONTROLS = ["unit/opinfo/add/int64/promotion-int", "unit/opinfo/add/int64/0"]
+plant([{"op": "add", "kind": "tensor_dtype"}], [SCALAR_ID, *CONTROLS])
+
+
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
-def test_a_kernel_ignoring_the_scalars_category_is_caught_on_simnpu(tmp_path: Path) -> None:
+def test_a_kernel_ignoring_the_scalars_category_is_caught_on_simnpu(
+    planted_run: dict[str, dict[str, Any]],
+) -> None:
     """int64 tensor + 2.5 returning int64: wrong-dtype before any value; the int scalar (no
     promotion) and a plain sample still pass."""
-    controls = ["unit/opinfo/add/int64/promotion-int", "unit/opinfo/add/int64/0"]
-    assert {SCALAR_ID, *controls} <= LOCKED
-    records = run_unit("simnpu", [SCALAR_ID, *controls], tmp_path,
-                       [{"op": "add", "kind": "tensor_dtype"}])
+    assert {SCALAR_ID, *CONTROLS} <= LOCKED
+    records = planted_run
     caught = records[SCALAR_ID]
     assert caught["status"] == "FAIL_SEMANTIC", caught["message"]
     assert caught["details"]["failure"] == "wrong-dtype"
     assert "float32" in caught["message"]
-    for control in controls:
+    for control in CONTROLS:
         assert records[control]["status"] == "PASS", records[control]["message"]
