@@ -18,6 +18,7 @@ from typing import Any
 from kit.errors import InputError
 from kit.flows import flow_names
 from kit.flows.interface import Stage
+from kit.grading.wording import run_wording
 from kit.patterns import matches
 from kit.portal.standard_page import StandardView, standard_view
 from kit.portal.trend import Trend, TrendResult, trend
@@ -128,7 +129,11 @@ class ResultDetail:
     """A verified report, as the pages show it (who the vendor is comes from the keyring, never
     from the report's text)."""
 
+    #: The run's grade as every command words it (``kit.grading.wording``): a narrowed run is
+    #: "partial", never a bare "non-conformant"; in a few words, in one, and in full.
     grade: str
+    grade_headline: str
+    grade_words: str
     grade_reasons: tuple[str, ...]
     kit_version: str
     kit_released: bool
@@ -293,8 +298,11 @@ def rate_of(result: ResultDetail, tier: str) -> str:
 
 def result_detail(report: Report) -> ResultDetail:
     rows = [test_row(report, record) for record in report.records]
+    wording = run_wording(report)
     return ResultDetail(
-        grade=text(report.grade.name),
+        grade=text(wording.short()),
+        grade_headline=text(wording.headline),
+        grade_words=text(wording.words()),
         grade_reasons=tuple(text(reason) for reason in report.grade.reasons),
         kit_version=text(report.kit.version),
         kit_released=report.kit.released,
@@ -404,7 +412,12 @@ class VendorGateView:
 
     @property
     def grade(self) -> str:
-        return self.latest.result.grade if self.latest and self.latest.result else "–"
+        """The grade in one word ("partial" for a narrowed run); ``grade_words`` in full."""
+        return self.latest.result.grade_headline if self.latest and self.latest.result else "–"
+
+    @property
+    def grade_words(self) -> str:
+        return self.latest.result.grade_words if self.latest and self.latest.result else ""
 
     @property
     def native(self) -> str:

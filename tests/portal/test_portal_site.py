@@ -236,7 +236,9 @@ def test_every_vendor_with_its_grade_native_coverage_and_clock(world: PortalWorl
             for row in vendors.split("<tr")[3:]}
     assert sorted(rows) == ["acme", "bolt", "cpu", ABSENT]
     assert '<td>none</td>' in rows[ABSENT] and "missing (required)" in rows[ABSENT]
-    assert "<td>non-conformant</td>" in rows["cpu"]  # a narrowed run
+    # A narrowed run is partial, in the words every command uses (kit.grading.wording).
+    assert re.search(r'<td title="non-conformant \(partial: [^"]+">partial</td>', rows["cpu"])
+    assert '">non-conformant</td>' in rows["acme"]  # a complete run that fell short
     assert re.search(r"<td>fixing \(\d+h left\)</td>", rows["acme"])
     assert '<td class="num">–</td>' in rows["bolt"]  # no dispatch recorded: no native figure
     # The native figure is the vendor's word, and the column says so.
