@@ -30,10 +30,12 @@ class ReleasedKitCheck:
     """
 
     released_kits: tuple[ReleasedKit, ...]
+    #: The list's file as the reader knows it (an auditor's may be a repository's own).
+    source: str = f"standards/{RELEASED_KITS}"
     name: ClassVar[str] = "released-kit"
 
     def describe(self) -> str:
-        return f"the kit that judged the run is a released kit (standards/{RELEASED_KITS})"
+        return f"the kit that judged the run is a released kit ({self.source})"
 
     def check(self, report: Report, standing: KitStanding, now: dt.datetime) -> str | None:
         kit = report.kit
@@ -41,7 +43,7 @@ class ReleasedKitCheck:
         if release is None:
             return (
                 f"kit {kit.version} with digest {kit.digest[:16]} is not a released kit: its "
-                f"digest is not in standards/{RELEASED_KITS}"
+                f"digest is not in {self.source}"
             )
         if release.version != kit.version:
             return (

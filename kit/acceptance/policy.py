@@ -87,6 +87,8 @@ class _Context:
     fields: Section
     vendor: str | None
     released_kits: tuple[ReleasedKit, ...]
+    #: Where ``released_kits`` came from, as the checks name it.
+    released_source: str | None
 
 
 def _built(node: Node, make: Callable[..., AcceptanceCheck], *args: Any) -> AcceptanceCheck:
@@ -103,7 +105,11 @@ def _text(node: Node) -> str:
 
 
 def _released_kit(ctx: _Context, node: Node) -> AcceptanceCheck | None:
-    return ReleasedKitCheck(ctx.released_kits) if node.flag() else None
+    if not node.flag():
+        return None
+    if ctx.released_source is None:
+        return ReleasedKitCheck(ctx.released_kits)
+    return ReleasedKitCheck(ctx.released_kits, ctx.released_source)
 
 
 def _standard(ctx: _Context, node: Node) -> AcceptanceCheck | None:
@@ -159,15 +165,18 @@ def load_policy(
     *,
     vendor: str | None = None,
     released_kits: Sequence[ReleasedKit] | None = None,
+    released_source: Path | None = None,
 ) -> AcceptancePolicy:
     """The policy in ``path``; ``InputError`` with one line if it is not one.
 
     ``vendor`` is the vendor of the submission path, for ``vendor_is_submission_path``;
-    ``released_kits`` the list ``released_kit`` judges against (default: the kit home's).
+    ``released_kits`` the list ``released_kit`` judges against (default: the kit home's), read
+    from ``released_source`` (default: the kit's own list, as its lines name it).
     """
     fields = Node.read(path).section(optional=KEYS, what="a mapping of acceptance conditions")
     kits = load_released_kits() if released_kits is None else tuple(released_kits)
-    ctx = _Context(fields, vendor, kits)
+    source = None if released_source is None else str(released_source)
+    ctx = _Context(fields, vendor, kits, source)
     checks = tuple(
         check
         for key, read in KEYS.items()

@@ -21,9 +21,12 @@ from kit.repository.audit_options import (
 from kit.repository.interface import CheckResult, RepositoryAudit
 from kit.repository.pull_request import MAINTAINERS_VERDICT, SCOPE_CHECK, is_maintainers_change
 
+#: A check not run because one it needs failed: neither passed nor a failure of its own.
+SKIPPED_MARK = "–"
+
 
 def check_line(check: CheckResult) -> str:
-    mark = "✓" if check.passed else "✗"
+    mark = "✓" if check.passed else SKIPPED_MARK if check.skipped else "✗"
     why = f": {check.why}" if check.why else ""
     return printable(f"  {check.number}. {mark} {check.title}{why}")
 

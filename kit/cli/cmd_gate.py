@@ -6,6 +6,7 @@ Every printed field that came from a submission goes through ``printable``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -15,7 +16,14 @@ from pathlib import Path
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
 from kit.printable import printable
-from kit.repository.audit_options import add_audit_options, audit_from_args, gate_policy_path
+from kit.repository import git
+from kit.repository.audit_options import (
+    GATE_POLICY_FLAG,
+    add_audit_options,
+    add_old_policy_spelling,
+    audit_from_args,
+    gate_policy_path,
+)
 from kit.repository.failing_tests import OLDEST_SHOWN
 from kit.repository.gate import (
     GateResult,
@@ -35,7 +43,8 @@ GATE_CLOSED = ExitCode.GATE_CLOSED
 #: The exit code when it is closed with nothing to judge (``GateResult.closures``).
 NOTHING_TO_JUDGE = ExitCode.GATE_NOTHING_TO_JUDGE
 
-_RELEASE = re.compile(r"[0-9]+\.[0-9]+")
+#: A torch release (2.13), or one of its versions as `ckit version` prints them (2.13.0).
+_RELEASE = re.compile(r"([0-9]+\.[0-9]+)(\.[0-9]+)?")
 _HEADER = ("vendor", "kit", "grade", *tier_names(), "training steps", "verdict", "why")
 
 
@@ -119,9 +128,12 @@ def exit_code(result: GateResult) -> ExitCode:
 
 
 def _release(value: str) -> str:
-    if not _RELEASE.fullmatch(value):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a torch release such as 2.13")
-    return value
+    """The release gated: submissions are filed per release, a patch version names its own."""
+    matched = _RELEASE.fullmatch(value)
+    if matched is None:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a torch release such as 2.13 (or "
+                                         "2.13.0)")
+    return matched.group(1)
 
 
 def _gate(args: argparse.Namespace) -> int:
@@ -133,6 +145,8 @@ def _gate(args: argparse.Namespace) -> int:
         raise InputError(f"repository {args.repo} is not a directory")
     audit = audit_from_args(args, args.repo)
     result = evaluate_gate(audit, args.release, policy, dt.datetime.now(dt.UTC))
+    if git.has_no_commit(args.repo):
+        result = dataclasses.replace(result, closures=(git.NO_COMMIT_YET, *result.closures))
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=True))
     else:
@@ -160,7 +174,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "vendors, the failing window)",
         [
             "ckit gate --release 2.13 path/to/submissions-repo",
-            "ckit gate --release 2.13 --policy release-2.13-gate.yaml repo --json",
+            "ckit gate --release 2.13 --gate-policy release-2.13-gate.yaml repo --json",
         ],
     )
     parser.epilog = (parser.epilog or "") + (
@@ -175,18 +189,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         f"  {int(ExitCode.INPUT_ERROR)}  the policy file or repository could not be read"
     )
     parser.add_argument("repo", type=Path, metavar="REPO", help="the submissions repository")
-    add_audit_options(parser, policy_flag="--acceptance-policy")
+    add_audit_options(parser, old_policy_spelling=False)
     parser.add_argument(
-        "--release", type=_release, required=True, help="the torch release to gate (e.g. 2.13)"
+        "--release", type=_release, required=True,
+        help="the torch release to gate (2.13; 2.13.0, as `ckit version` prints it, is 2.13)",
     )
     parser.add_argument(
-        "--policy",
+        GATE_POLICY_FLAG,
         type=Path,
         metavar="FILE",
         dest="gate_policy",
-        help="gate policy YAML (default: the gate.yaml of the newest standard certifying "
-        "--release, else of the one `ckit standard show` names)",
+        help="gate policy YAML (default: --repo-config's gate.yaml, else the gate.yaml of the "
+        "newest standard certifying --release, else of the one `ckit standard show` names)",
     )
+    add_old_policy_spelling(parser, GATE_POLICY_FLAG, "gate_policy")
     parser.add_argument(
         "--max-age-hours",
         type=_hours,

@@ -1,8 +1,13 @@
 """``ckit verify ENVELOPE``: check a signed report against the keyring, then its content.
 
-With an acceptance option (``--policy``, ``--require-released``, ``--min-grade``,
+With an acceptance option (``--acceptance-policy``, ``--require-released``, ``--min-grade``,
 ``--max-age-days``, ``--vendor``) verify then judges the verified report against that policy
 (``kit.acceptance``): one line per check, and exit code 4 when any is not met.
+
+With ``--repo-config DIR`` (the repository's configuration, as ``ckit audit`` reads it), a
+submission directory filed in a repository is audited as ``ckit audit`` audits it, by the same
+code: the same numbered checklist, the same decision. A run directory elsewhere is verified with
+the configuration's roots, released kits and acceptance policy as defaults.
 
 Every printed line goes through ``printable``: the report's fields are the signer's words, and
 a carriage return or an ANSI escape in one could redraw the line into a forged verdict.
@@ -19,9 +24,20 @@ from kit.acceptance import AcceptanceCheck, AcceptancePolicy, PolicyOutcome, acc
 from kit.acceptance.kit_checks import ReleasedKitCheck
 from kit.acceptance.result_checks import MaxAgeCheck, MinGradeCheck, VendorCheck, grade_order
 from kit.cli import add_command
-from kit.errors import ExitCode
+from kit.cli.cmd_audit import audit_lines
+from kit.errors import ExitCode, InputError
 from kit.grading.released import ReleasedKit, load_released_kits
 from kit.printable import printable
+from kit.repository.audit_options import (
+    acceptance_policy_path,
+    add_audit_options,
+    audit_from_args,
+    released_kits_file,
+    repo_config,
+    trust_roots_dir,
+)
+from kit.repository.layout import KEYRING_DIR
+from kit.repository.one_submission import FiledSubmission, filed_submission
 from kit.rundir import ENVELOPE_NAME
 from kit.signing.keyring import default_keyring_dir
 from kit.signing.trust import TrustedKeyring, load_trusted_keyring
@@ -42,11 +58,12 @@ def _lines(verified: VerifiedReport | VerifiedBody, verdict_word: str = "OK") ->
 
 
 def _option_checks(
-    args: argparse.Namespace, released: Sequence[ReleasedKit]
+    args: argparse.Namespace, released: Sequence[ReleasedKit], source: Path | None
 ) -> list[AcceptanceCheck]:
     checks: list[AcceptanceCheck] = []
     if args.require_released:
-        checks.append(ReleasedKitCheck(tuple(released)))
+        checks.append(ReleasedKitCheck(tuple(released)) if source is None
+                      else ReleasedKitCheck(tuple(released), str(source)))
     if args.vendor is not None:
         checks.append(VendorCheck(args.vendor))
     if args.min_grade is not None:
@@ -56,11 +73,14 @@ def _option_checks(
     return checks
 
 
-def _policy(args: argparse.Namespace, released: Sequence[ReleasedKit]) -> AcceptancePolicy | None:
+def _policy(args: argparse.Namespace, released: Sequence[ReleasedKit], source: Path | None
+            ) -> AcceptancePolicy | None:
     """The policy the options ask for; None when they ask for none (integrity only)."""
-    checks = _option_checks(args, released)
-    if args.policy is not None:
-        from_file = load_policy(args.policy, vendor=args.vendor, released_kits=released)
+    checks = _option_checks(args, released, source)
+    policy_file = acceptance_policy_path(args)
+    if policy_file is not None:
+        from_file = load_policy(policy_file, vendor=args.vendor, released_kits=released,
+                                released_source=source)
         return from_file.with_checks(checks)
     return AcceptancePolicy(tuple(checks)) if checks else None
 
@@ -81,9 +101,42 @@ def _verdict(outcomes: Sequence[PolicyOutcome]) -> str:
 def _trusted_keyring(args: argparse.Namespace) -> TrustedKeyring | None:
     """With --trust-roots: the keyring's manifest must be signed by those roots, and every
     signer's key must be listed, not revoked, and inside its window at signing time."""
-    if args.trust_roots is None:
+    roots = trust_roots_dir(args)
+    if roots is None:
         return None
-    return load_trusted_keyring(args.keyring or default_keyring_dir(), args.trust_roots)
+    return load_trusted_keyring(_keyring_dir(args) or default_keyring_dir(), roots)
+
+
+def _keyring_dir(args: argparse.Namespace) -> Path | None:
+    """``--keyring``, else the keyring of the repository ``--repo-config`` belongs to (its
+    roots sign that one), else None (the kit's)."""
+    if args.keyring is not None:
+        return Path(args.keyring)
+    config = repo_config(args)
+    beside = config.directory.parent / KEYRING_DIR if config is not None else None
+    return beside if beside is not None and beside.is_dir() else None
+
+
+#: verify's own options that a filed submission's audit decides for itself, as ``ckit audit``
+#: does: its repository's keyring, its files, the vendor of its path, the configuration's policy.
+_NOT_FOR_FILED = (("keyring", "--keyring"), ("files", "--files"), ("vendor", "--vendor"),
+                  ("min_grade", "--min-grade"), ("max_age_days", "--max-age-days"),
+                  ("require_released", "--require-released"))
+
+
+def _audit_filed(args: argparse.Namespace, filed: FiledSubmission) -> int:
+    """The submission audited as ``ckit audit`` audits it: the same checks, lines, decision."""
+    for dest, flag in _NOT_FOR_FILED:
+        if getattr(args, dest):
+            raise InputError(
+                f"{flag} does not apply to {filed.key} under --repo-config: a filed submission "
+                "is audited as `ckit audit` audits it (its repository's keyring, the vendor of "
+                "its path, the configuration's policy)"
+            )
+    audit = audit_from_args(args, filed.repo_root, only=frozenset({filed.key}))
+    for line in audit_lines(audit):
+        print(line)
+    return ExitCode.OK if audit.passed else ExitCode.VERIFICATION_FAILED
 
 
 def _verify_body(args: argparse.Namespace, released: Sequence[ReleasedKit],
@@ -91,7 +144,7 @@ def _verify_body(args: argparse.Namespace, released: Sequence[ReleasedKit],
     """A ``body``-format report; a policy judges the typed report, so it is read (no cache)."""
     cache = ContentCache(args.content_cache) if args.content_cache and policy is None else None
     verified = verify_body_envelope(
-        args.envelope, keyring_dir=args.keyring, files_dir=args.files, now=now,
+        args.envelope, keyring_dir=_keyring_dir(args), files_dir=args.files, now=now,
         released_kits=released, trusted=_trusted_keyring(args), cache=cache,
     )
     if policy is None or verified.report is None:
@@ -106,14 +159,18 @@ def _verify_body(args: argparse.Namespace, released: Sequence[ReleasedKit],
 
 
 def _verify(args: argparse.Namespace) -> int:
-    released = load_released_kits()
+    filed = filed_submission(args.envelope) if args.repo_config is not None else None
+    if filed is not None:
+        return _audit_filed(args, filed)
+    released_file = released_kits_file(args)
+    released = load_released_kits(released_file)
     # Built before the envelope is read: a bad option or policy file fails as an input error.
-    policy = _policy(args, released)
+    policy = _policy(args, released, released_file)
     now = dt.datetime.now(dt.UTC)
     if envelope_is_body(args.envelope):
         return _verify_body(args, released, policy, now)
     verified = verify_envelope(
-        args.envelope, keyring_dir=args.keyring, files_dir=args.files, now=now,
+        args.envelope, keyring_dir=_keyring_dir(args), files_dir=args.files, now=now,
         released_kits=released, trusted=_trusted_keyring(args),
     )
     if policy is None:
@@ -132,15 +189,10 @@ def _add_acceptance_options(parser: argparse.ArgumentParser) -> None:
         "acceptance (after the integrity checks; every check given must be met, else exit 4)"
     )
     group.add_argument(
-        "--policy",
-        type=Path,
-        metavar="FILE",
-        help="acceptance policy file, such as the standard's acceptance.yaml",
-    )
-    group.add_argument(
         "--require-released",
         action="store_true",
-        help="the kit digest must be a released kit's (standards/released-kits.yaml)",
+        help="the kit digest must be a released kit's (--released-kits, else --repo-config's, "
+        "else standards/released-kits.yaml)",
     )
     group.add_argument(
         "--min-grade", metavar="NAME", help="the grade must be NAME or better"
@@ -168,7 +220,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         [
             f"ckit verify results/acme/{ENVELOPE_NAME}",
             f"ckit verify submission/{ENVELOPE_NAME} --keyring signing/keyring --files submission",
-            f"ckit verify submission/{ENVELOPE_NAME} --policy acceptance.yaml --vendor acme",
+            f"ckit verify submission/{ENVELOPE_NAME} --acceptance-policy acceptance.yaml "
+            "--vendor acme",
+            "ckit verify results/submissions/2.13/acme/0.1.0/RUN_ID --repo-config results/ckit",
         ],
     )
     parser.add_argument(
@@ -179,13 +233,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--keyring", type=Path, help="keyring directory (default: the kit's signing/keyring)"
-    )
-    parser.add_argument(
-        "--trust-roots",
-        type=Path,
-        metavar="DIR",
-        help="require the keyring to be signed by the root keys in DIR (such as the kit's "
-        "signing/roots) and each signer's key to be active at signing time",
     )
     parser.add_argument(
         "--files",
@@ -200,5 +247,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="record the content checks' verdict of a body-format report in DIR, per signed "
         "payload, and read it back instead of checking again (integrity is always checked)",
     )
+    # The audit's choices, by the audit's names: with --repo-config, a filed submission is
+    # audited as `ckit audit` audits it.
+    add_audit_options(parser, verify=True)
     _add_acceptance_options(parser)
     parser.set_defaults(handler=_verify)

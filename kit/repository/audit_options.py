@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from kit.grading.released import load_released_kits
 from kit.repository.audit import audit_repository
@@ -19,34 +22,74 @@ from kit.repository.trust_and_policy import PolicyFromFile
 from kit.signing.trust import default_roots_dir
 from kit.verification.content_cache import ContentCache
 
+#: The acceptance policy's option, in every command that takes one.
+ACCEPTANCE_POLICY_FLAG = "--acceptance-policy"
+#: The gate policy's option (``ckit gate``, ``ckit portal``).
+GATE_POLICY_FLAG = "--gate-policy"
+#: The old spelling of either, which named the acceptance policy in one command and the gate
+#: policy in another: still read, with a line saying which option it now is.
+OLD_POLICY_FLAG = "--policy"
 
-def add_audit_options(parser: argparse.ArgumentParser, policy_flag: str = "--policy") -> None:
-    """``policy_flag``: ``ckit gate`` has a policy of its own and names this one apart."""
+
+class OldSpelling(argparse.Action):
+    """An option's former name: stored as the new one is, with one line on stderr naming it."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str,
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"ckit: {option_string} is deprecated here; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_old_policy_spelling(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                            new: str, dest: str) -> None:
+    parser.add_argument(OLD_POLICY_FLAG, type=Path, metavar="FILE", dest=dest,
+                        action=OldSpelling, new=new, help=argparse.SUPPRESS)
+
+
+def add_audit_options(parser: argparse.ArgumentParser, *, old_policy_spelling: bool = True,
+                      verify: bool = False) -> None:
+    """``old_policy_spelling``: ``--policy`` still names the acceptance policy (not in ``ckit
+    gate``, where it named the gate's). ``verify``: ``ckit verify``'s defaults differ where
+    no ``--repo-config`` is given (a run, not a repository: no roots required)."""
     group = parser.add_argument_group("audit (the auditor's choices, never the repository's)")
+    roots_default = ("none: keyring membership only" if verify
+                     else "the kit's signing/roots")
     group.add_argument(
         "--trust-roots", type=Path, metavar="DIR",
         help="root public keys that must sign the repository's keyring/keyring.json "
-        "(default: the kit's signing/roots)",
+        f"(default: --repo-config's roots/, else {roots_default})",
     )
+    policy_default = ("none: integrity only" if verify else "the acceptance.yaml of the "
+                      "standard its report names, as this kit carries it")
     group.add_argument(
-        policy_flag, type=Path, metavar="FILE", dest="acceptance_policy",
-        help="acceptance policy each submission must meet (default: the acceptance.yaml of "
-        "the standard its report names, as this kit carries it)",
+        ACCEPTANCE_POLICY_FLAG, type=Path, metavar="FILE", dest="acceptance_policy",
+        help="acceptance policy each submission must meet (default: --repo-config's "
+        f"acceptance.yaml, else {policy_default})",
     )
+    if old_policy_spelling:
+        add_old_policy_spelling(group, ACCEPTANCE_POLICY_FLAG, "acceptance_policy")
     group.add_argument(
         "--released-kits", type=Path, metavar="FILE",
-        help="list of released kit digests (default: the kit's standards/released-kits.yaml)",
+        help="list of released kit digests (default: --repo-config's released-kits.yaml, else "
+        "the kit's standards/released-kits.yaml)",
     )
     group.add_argument(
         "--golden-sample", type=_golden_sample, default=DEFAULT_GOLDEN_SAMPLE, metavar="N",
         help="golden programs re-run per submission, drawn with its run id as seed (check 10; "
         f"default {DEFAULT_GOLDEN_SAMPLE})",
     )
+    filed = (" With a submission directory filed in a repository, verify audits it as `ckit "
+             "audit` does: the same checks, the same decision." if verify else "")
     group.add_argument(
         "--repo-config", type=Path, metavar="DIR",
         help="the defaults of the options above (and of the gate policy) as `ckit repo init` "
         "filed them: DIR/roots, DIR/released-kits.yaml, DIR/acceptance.yaml, DIR/gate.yaml; "
-        "in CI, the base branch's copy",
+        f"in CI, the base branch's copy.{filed}",
     )
 
 
@@ -68,7 +111,8 @@ def repo_config(args: argparse.Namespace) -> RepoConfig | None:
 
 
 def gate_policy_path(args: argparse.Namespace) -> Path | None:
-    """The gate policy ``--policy`` names, else ``--repo-config``'s, else None (the standard's)."""
+    """The gate policy ``--gate-policy`` names, else ``--repo-config``'s, else None (the
+    standard's)."""
     config = repo_config(args)
     return _chosen(getattr(args, "gate_policy", None), config.gate_policy if config else None)
 
@@ -77,24 +121,40 @@ def _chosen(given: Path | None, from_config: Path | None) -> Path | None:
     return given if given is not None else from_config
 
 
+def released_kits_file(args: argparse.Namespace) -> Path | None:
+    """``--released-kits``, else ``--repo-config``'s, else None (the kit's own list)."""
+    config = repo_config(args)
+    return _chosen(args.released_kits, config.released_kits if config else None)
+
+
+def trust_roots_dir(args: argparse.Namespace) -> Path | None:
+    """``--trust-roots``, else ``--repo-config``'s roots, else None (the caller's default)."""
+    config = repo_config(args)
+    return _chosen(args.trust_roots, config.roots if config else None)
+
+
+def acceptance_policy_path(args: argparse.Namespace) -> Path | None:
+    """``--acceptance-policy``, else ``--repo-config``'s, else None (the caller's default)."""
+    config = repo_config(args)
+    return _chosen(args.acceptance_policy, config.acceptance_policy if config else None)
+
+
 def audit_from_args(
     args: argparse.Namespace, repo: Path, now: dt.datetime | None = None,
     only: frozenset[SubmissionKey] | None = None,
 ) -> RepositoryAudit:
-    config = repo_config(args)
-    released = load_released_kits(
-        _chosen(args.released_kits, config.released_kits if config else None)
-    )
+    released_file = released_kits_file(args)
+    released = load_released_kits(released_file)
     now = now or dt.datetime.now(dt.UTC)
-    roots = _chosen(args.trust_roots, config.roots if config else None)
-    policy = _chosen(args.acceptance_policy, config.acceptance_policy if config else None)
+    roots = trust_roots_dir(args)
+    policy = acceptance_policy_path(args)
     return audit_repository(
         repo,
         changed_since=getattr(args, "changed_since", None),
         released_kits=released,
         now=now,
         trust_roots=roots or default_roots_dir(),
-        policy=PolicyFromFile(policy, released, now),
+        policy=PolicyFromFile(policy, released, now, released_file),
         golden_sample=getattr(args, "golden_sample", DEFAULT_GOLDEN_SAMPLE),
         only=only,
         content_cache=_content_cache(args),

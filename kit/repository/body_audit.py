@@ -71,7 +71,8 @@ def _lines(report: Report) -> tuple[tuple[int, bool, str], ...]:
 def _recorded(number: int, verdict: ContentVerdict) -> CheckResult:
     found = next((line for line in verdict.checks if line[0] == number), None)
     if found is None:
-        return CheckResult(number, TITLES[number], False, "not checked: no verdict recorded")
+        return CheckResult(number, TITLES[number], False, "not checked: no verdict recorded",
+                           skipped=True)
     return CheckResult(number, TITLES[number], found[1], found[2])
 
 

@@ -84,3 +84,15 @@ def blob(spec: str, cwd: Path, limit: int) -> bytes | None:
 def is_checkout(directory: Path) -> bool:
     """Whether ``directory`` is the top of a git checkout (not merely inside another one)."""
     return (directory / ".git").exists()
+
+
+def has_no_commit(directory: Path) -> bool:
+    """Whether ``directory`` is a checkout whose HEAD names no commit yet (just initialised)."""
+    if not is_checkout(directory):
+        return False
+    return git(["rev-parse", "--verify", "--quiet", "HEAD"], directory, check=False).returncode != 0
+
+
+#: What a repository with no commit yet is told (``ckit gate``, the audit's history check).
+NO_COMMIT_YET = ("the repository has no commit yet: commit what `ckit repo init` wrote (git add -A "
+                 "&& git commit), then vendors submit to it")

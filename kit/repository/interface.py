@@ -20,6 +20,8 @@ class CheckResultJson(TypedDict):
     title: str
     passed: bool
     why: str
+    #: Not run (an earlier check it needs failed): not passed, and no failure of its own.
+    skipped: bool
 
 
 class SubmissionAuditJson(TypedDict):
@@ -45,9 +47,13 @@ class CheckResult:
     passed: bool
     #: One line: why it failed, or a note on a pass ("" when there is nothing to add).
     why: str = ""
+    #: Not run, because a check it needs failed first (``why`` says which): it has not passed,
+    #: but it is no failure of its own, and says so rather than ✗.
+    skipped: bool = False
 
     def to_json(self) -> CheckResultJson:
-        return {"number": self.number, "title": self.title, "passed": self.passed, "why": self.why}
+        return {"number": self.number, "title": self.title, "passed": self.passed, "why": self.why,
+                "skipped": self.skipped}
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,10 @@ class SubmissionAudit:
 
     @property
     def first_failure(self) -> CheckResult | None:
-        return next((check for check in self.checks if not check.passed), None)
+        """The first check that failed on its own, else the first one skipped."""
+        failures = [check for check in self.checks if not check.passed]
+        return next((check for check in failures if not check.skipped),
+                    failures[0] if failures else None)
 
     def to_json(self) -> SubmissionAuditJson:
         return {

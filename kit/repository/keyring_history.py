@@ -82,6 +82,8 @@ def rollback_problem(
         return None, f"{MANIFEST_NAME} version {current}; not a git checkout, so no history"
     for ref in refs:
         git.refuse_option_like(ref, "ref")
+    if git.has_no_commit(repo_root):
+        return None, f"{MANIFEST_NAME} version {current}; {git.NO_COMMIT_YET}, so no history"
     shallow = git.output(["rev-parse", "--is-shallow-repository"], repo_root).strip()
     if shallow == "true":
         return (

@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 import kit
+from kit import paths
 from kit.acceptance import load_policy
 from kit.errors import InputError
 from kit.grading.released import ReleasedKit, load_released_kits
@@ -86,6 +87,13 @@ def _refuse_target(directory: Path, root_key: Path) -> None:
         raise InputError(
             f"--root-key {root_key} is inside the repository; the root's private key must stay "
             "out of it (offline)"
+        )
+    home = paths.kit_home().resolve()
+    if root_key.resolve().is_relative_to(home):
+        # Said for the root key: the generic refusal's advice (CKIT_SIGNING_KEY) is a vendor's.
+        raise InputError(
+            f"--root-key {root_key} is inside the kit checkout ({home}); the root's private key "
+            "belongs outside it, then offline: pass e.g. --root-key ~/ckit-offline/root.pem"
         )
     check_private_key_target(root_key, force=False)
 

@@ -73,7 +73,8 @@ def judged(number: int, problems: Sequence[str], note: str = "") -> CheckResult:
 
 
 def not_checked(number: int) -> CheckResult:
-    return CheckResult(number, TITLES[number], False, "not checked: the envelope did not verify")
+    return CheckResult(number, TITLES[number], False, "not checked: the envelope did not verify",
+                       skipped=True)
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,8 @@ def _audited_copy(digest: str, copies: Sequence[SubmissionKey]) -> SubmissionKey
 def check_replay(key: SubmissionKey, index: PayloadIndex) -> CheckResult:
     """One line however many copies: the first other path, and how many more."""
     if index.digests.get(key) is None:
-        return CheckResult(REPLAY, TITLES[REPLAY], False, "not checked: the envelope is unreadable")
+        return CheckResult(REPLAY, TITLES[REPLAY], False, "not checked: the envelope is unreadable",
+                           skipped=True)
     first, count = index.others(key)
     if first is None:
         return passed(REPLAY)
@@ -307,7 +309,8 @@ def check_replay(key: SubmissionKey, index: PayloadIndex) -> CheckResult:
 
 def not_audited_copy(number: int, audited: SubmissionKey) -> CheckResult:
     return CheckResult(number, TITLES[number], False,
-                       f"not checked: a copy of the signed payload audited as {audited}")
+                       f"not checked: a copy of the signed payload audited as {audited}",
+                       skipped=True)
 
 
 def payload_digest(directory: Path) -> str | None:

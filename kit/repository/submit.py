@@ -191,6 +191,18 @@ def _check_branch_name(branch: str, clone: Path) -> str:
     return branch
 
 
+def _refuse_existing_branch(branch: str, key: SubmissionKey, repo: str, clone: Path) -> None:
+    """Before any commit: a push over the origin's branch would fail with git's own hint."""
+    ref = f"refs/remotes/origin/{branch}"
+    if git.git(["rev-parse", "--verify", "--quiet", ref], clone, check=False).returncode != 0:
+        return
+    if branch == default_branch(key):
+        raise InputError(f"{key} is already submitted: branch {printable(branch)} of "
+                         f"{printable(repo)} holds it, awaiting review; nothing to do")
+    raise InputError(f"branch {printable(branch)} already exists in {printable(repo)}; pass "
+                     "another --branch")
+
+
 def _commit_message(key: SubmissionKey, checked: Checked) -> str:
     subject = (
         f"Submit {key.vendor} for torch {key.torch_release}, kit {key.kit_version}, "
@@ -265,9 +277,10 @@ def submit_run(
         key = _key_of(checked, staging, run_dir)
         name = _check_branch_name(branch or default_branch(key), clone)
         git.git(["checkout", "--quiet", "-b", name], clone)
-        _file(staging, clone, key)
+        _file(staging, clone, key)  # first: a merged submission is in the repository already
         if precheck is not None:
             _refuse_what_audit_refuses(precheck, clone, key, run_dir)
+        _refuse_existing_branch(name, key, repo, clone)
         commit = _commit(clone, key, _commit_message(key, checked))
         if push:
             git.git(["push", "--quiet", "origin", f"HEAD:refs/heads/{name}"], clone)

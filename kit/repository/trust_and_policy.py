@@ -40,15 +40,19 @@ class PolicyFromFile:
     """
 
     def __init__(
-        self, path: Path | None, released_kits: Sequence[ReleasedKit], now: dt.datetime
+        self, path: Path | None, released_kits: Sequence[ReleasedKit], now: dt.datetime,
+        released_source: Path | None = None,
     ) -> None:
         self.path = path
         self.released_kits = tuple(released_kits)
         self.now = now
+        #: The file ``released_kits`` was read from, named by the released-kit check.
+        self.released_source = released_source
 
     def __call__(self, key: SubmissionKey, verified: VerifiedReport) -> tuple[CheckResult, ...]:
         path = self.path or standard_policy_path(verified.content.standard.version)
-        policy = load_policy(path, vendor=key.vendor, released_kits=self.released_kits)
+        policy = load_policy(path, vendor=key.vendor, released_kits=self.released_kits,
+                             released_source=self.released_source)
         outcomes = policy.evaluate(verified.content, verified.kit, self.now)
         return tuple(
             CheckResult(

@@ -10,7 +10,7 @@ other reader of reports (an audit) can run the same functions. Each failing chec
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from operator import methodcaller
@@ -61,6 +61,14 @@ def kit_standing(report: Report, released_kits: Iterable[ReleasedKit]) -> KitSta
     """A report claiming a released kit must name a listed digest, of that version."""
     kit = report.kit
     listed = {released.digest: released for released in released_kits}
+    if not kit.released and _listed_as(listed, kit.digest, kit.version):
+        # Released since the run: the list given says so, and a reader's acceptance check
+        # (released-kit) judges by that list, so the note must not say otherwise.
+        return KitStanding(
+            released=False,
+            note=(f"kit {kit.version} was not yet released when it ran; its digest "
+                  f"{kit.digest[:16]} is released kit {kit.version}'s in the released-kit list"),
+        )
     if not kit.released:
         return KitStanding(
             released=False,
@@ -81,6 +89,11 @@ def kit_standing(report: Report, released_kits: Iterable[ReleasedKit]) -> KitSta
             f"names kit {kit.version!r}"
         )
     return KitStanding(released=True, note=None)
+
+
+def _listed_as(listed: Mapping[str, ReleasedKit], digest: str, version: str) -> bool:
+    release = listed.get(digest)
+    return release is not None and release.version == version
 
 
 def check_run_times(run: RunInfo, now: dt.datetime) -> None:

@@ -102,7 +102,7 @@ def test_an_unknown_grade_is_an_input_error_before_the_envelope_is_read(tmp_path
 def test_a_policy_file_with_an_unknown_key_is_refused_in_one_line(narrowed_run, tmp_path, capsys):
     policy = tmp_path / "policy.yaml"
     policy.write_text("min_grade: conformant\naccept_all: true\n", encoding="utf-8")
-    code, out = verify(narrowed_run, "--policy", str(policy), capsys=capsys)
+    code, out = verify(narrowed_run, "--acceptance-policy", str(policy), capsys=capsys)
     assert code == ExitCode.INPUT_ERROR
     assert out == (
         f"ckit: error: {policy}: accept_all: unknown key; the keys here are released_kit, "
@@ -112,7 +112,7 @@ def test_a_policy_file_with_an_unknown_key_is_refused_in_one_line(narrowed_run, 
 
 
 def test_the_shipped_policy_needs_the_submissions_vendor(narrowed_run, capsys):
-    code, out = verify(narrowed_run, "--policy", SHIPPED_POLICY, capsys=capsys)
+    code, out = verify(narrowed_run, "--acceptance-policy", SHIPPED_POLICY, capsys=capsys)
     assert code == ExitCode.INPUT_ERROR
     assert out.strip().endswith(
         "acceptance.yaml: vendor_is_submission_path: needs the vendor of the submission path "
@@ -124,7 +124,7 @@ def test_the_shipped_policy_accepts_a_complete_run_of_a_released_kit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete_report: dict[str, Any], capsys
 ):
     run = sign_report(tmp_path, complete_report)
-    code, out = verify(run, "--policy", SHIPPED_POLICY, "--vendor", "acme", capsys=capsys)
+    code, out = verify(run, "--acceptance-policy", SHIPPED_POLICY, "--vendor", "acme", capsys=capsys)
     assert code == ExitCode.VERIFICATION_FAILED  # a development checkout is no release
     failed = [line for line in out.splitlines() if line.startswith("✗")]
     assert failed == [
@@ -132,7 +132,7 @@ def test_the_shipped_policy_accepts_a_complete_run_of_a_released_kit(
         "digest is not in standards/released-kits.yaml"
     ]
     monkeypatch.setenv("CKIT_HOME", str(kit_home_releasing(tmp_path / "home", kit_digest())))
-    code, out = verify(run, "--policy", SHIPPED_POLICY, "--vendor", "acme", capsys=capsys)
+    code, out = verify(run, "--acceptance-policy", SHIPPED_POLICY, "--vendor", "acme", capsys=capsys)
     assert code == ExitCode.OK, out
     assert out.splitlines()[-1] == "ACCEPTED: all 7 acceptance checks met"
 

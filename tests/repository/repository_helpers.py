@@ -90,7 +90,7 @@ class SharedRepo:
 def auditor_args(base: Path) -> list[str]:
     """The auditor's choices for the shared repository built under ``base`` (``ckit audit``
     and ``ckit submit``, whose pre-check is the audit's, take them alike)."""
-    return ["--trust-roots", str(base / "auditor" / "roots"), "--policy",
+    return ["--trust-roots", str(base / "auditor" / "roots"), "--acceptance-policy",
             str(base / "policy.yaml"), "--released-kits", str(base / "released-kits.yaml")]
 
 

@@ -121,8 +121,7 @@ def test_without_pinned_roots_the_audit_fails(
 def test_gate_and_portal_read_the_same_audit(
     shared: SharedRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    policy_flags = ["--acceptance-policy" if a == "--policy" else a for a in shared.audit_args]
-    code = main(["gate", "--release", "2.13", str(shared.checkout), *policy_flags])
+    code = main(["gate", "--release", "2.13", str(shared.checkout), *shared.audit_args])
     out = capsys.readouterr().out
     # Narrowed runs are below the bar, but fresh (72 hours to fix); no vendor is required, so
     # the gate has nothing to judge and stays closed.

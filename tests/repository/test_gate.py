@@ -231,7 +231,7 @@ def test_cli_refuses_unknown_policy_key_before_auditing(
 ) -> None:
     policy = tmp_path / "gate.yaml"
     policy.write_text(yaml.safe_dump({**POLICY, "min_pass_rates": {}}), encoding="utf-8")
-    code = main(["gate", "--release", "2.13", "--policy", str(policy), str(tmp_path)])
+    code = main(["gate", "--release", "2.13", "--gate-policy", str(policy), str(tmp_path)])
     assert code == ExitCode.INPUT_ERROR
     assert capsys.readouterr().err == (
         f"ckit: error: {policy}: min_pass_rates: unknown key; the keys here are min_pass_rate, "

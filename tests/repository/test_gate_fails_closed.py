@@ -53,7 +53,7 @@ def _policy(tmp_path: Path) -> Path:
 
 def _gate(release: str, repo: Path, policy: Path | None,
           capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
-    chosen = ["--policy", str(policy)] if policy is not None else []
+    chosen = ["--gate-policy", str(policy)] if policy is not None else []
     code = main(["gate", "--release", release, *chosen, str(repo)])
     return code, capsys.readouterr().out.splitlines()
 
@@ -66,6 +66,30 @@ def test_empty_repository_closes_the_gate_with_its_reason(
     assert code == ExitCode.GATE_NOTHING_TO_JUDGE
     assert "closed: the repository holds no submission" in lines
     assert lines[-1] == "gate: CLOSED"
+
+
+def test_a_repository_with_no_commit_yet_says_so_never_git(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Just after `ckit repo init`, before the maintainers' first commit; the release spelled as
+    `ckit version` prints it, and the gate policy by its old option name."""
+    repo = tmp_path / "results"
+    assert main(["repo", "init", str(repo), "--root-key", str(tmp_path / "root.pem"),
+                 "--kit-repository", "example/ckit", "--required-vendor", "acme"]) == 0
+    capsys.readouterr()
+    code = main(["gate", "--release", "2.13.0", "--repo-config", str(repo / "ckit"),
+                 "--policy", str(_policy(tmp_path)), str(repo)])
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert code == ExitCode.GATE_NOTHING_TO_JUDGE
+    assert lines[0].startswith("release 2.13 (at ")
+    assert [line for line in lines if line.startswith("closed: ")] == [
+        "closed: the repository has no commit yet: commit what `ckit repo init` wrote "
+        "(git add -A && git commit), then vendors submit to it",
+        "closed: the repository holds no submission",
+    ]
+    assert "fatal" not in captured.out + captured.err and "repository check" not in captured.out
+    assert captured.err == "ckit: --policy is deprecated here; use --gate-policy\n"
 
 
 def test_unknown_release_without_submissions_closes_the_gate(

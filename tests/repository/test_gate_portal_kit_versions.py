@@ -141,7 +141,7 @@ class Audited:
 
     @property
     def audit_args(self) -> list[str]:
-        return [str(self.checkout), *self.trust, "--policy", str(self.acceptance_policy)]
+        return [str(self.checkout), *self.trust, "--acceptance-policy", str(self.acceptance_policy)]
 
     def gate_args(self, *policy: str) -> list[str]:
         return ["gate", "--release", "2.13", str(self.checkout), *self.trust,
@@ -158,7 +158,7 @@ def audited(shared: SharedRepo, tmp_path_factory: pytest.TempPathFactory) -> Aud
     now = dt.datetime.now(dt.UTC)
     trust = ["--trust-roots", str(shared.roots),
              "--released-kits", str(_released_kits(base / "released-kits.yaml"))]
-    auditor = [*trust, "--policy", str(shared.base / "policy.yaml")]
+    auditor = [*trust, "--acceptance-policy", str(shared.base / "policy.yaml")]
     for index, run in enumerate(RUNS):
         run_dir = base / "runs" / f"{index}-{run.vendor}-{run.kit_version}"
         write_report_files(_report(run, now), run_dir)
@@ -218,7 +218,7 @@ def test_a_release_managers_gate_policy_decides_otherwise(
     standard = load_standard().file("gate.yaml").read_text()
     policy.write_text(standard.replace("required_vendors: []", "required_vendors: [cpu]")
                       .replace("max_failing_age_hours: 72", "max_failing_age_hours: 96"))
-    code, vendors = _gate(audited, capsys, "--policy", str(policy))
+    code, vendors = _gate(audited, capsys, "--gate-policy", str(policy))
     assert code == ExitCode.OK  # cpu (required) passes; simnpu is inside the longer window
     assert vendors["cpu"]["required"] and vendors["cpu"]["verdict"] == "passes"
     assert vendors["simnpu"]["verdict"] == "fixing" and not vendors["simnpu"]["blocks_release"]
@@ -235,7 +235,7 @@ def test_max_age_hours_gates_on_each_tests_clock(
                       .replace("models: 0.95", "models: 0.5")
                       .replace("min_grade: conformant-with-exceptions",
                                "min_grade: non-conformant"))
-    code, vendors = _gate(audited, capsys, "--policy", str(policy), "--max-age-hours", "72")
+    code, vendors = _gate(audited, capsys, "--gate-policy", str(policy), "--max-age-hours", "72")
     simnpu = vendors["simnpu"]
     assert (simnpu["verdict"], simnpu["breaches"], simnpu["blocks_release"]) == ("passes", 1, True)
     assert code == ExitCode.GATE_CLOSED and not vendors["cpu"]["blocks_release"]

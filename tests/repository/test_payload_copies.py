@@ -78,9 +78,8 @@ def test_the_gate_counts_no_copy_and_names_each_once(
     policy = root.parent / "gate.yaml"
     policy.write_text("min_pass_rate: {}\nmin_grade: non-conformant\nrequired_vendors: [cpu]\n"
                       "max_failing_age_hours: 24\n")
-    audit_args = [a.replace("--policy", "--acceptance-policy") for a in shared.audit_args]
-    code = main(["gate", "--release", real.torch_release, str(root), "--policy", str(policy),
-                 *audit_args])
+    code = main(["gate", "--release", real.torch_release, str(root), "--gate-policy", str(policy),
+                 *shared.audit_args])
     lines = capsys.readouterr().out.splitlines()
     assert code != ExitCode.OK  # cpu, required, has no result the audit accepts
     rejected = [line for line in lines if line.startswith("rejected ")]

@@ -28,6 +28,20 @@ def test_root_key_inside_the_repository_is_refused(
     assert not repo.exists()
 
 
+def test_root_key_inside_the_kit_checkout_is_refused_for_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not the vendor key's advice (CKIT_SIGNING_KEY): where the root key goes instead."""
+    checkout = tmp_path / "kit-checkout"
+    monkeypatch.setenv("CKIT_HOME", str(checkout))
+    code, err = _init(capsys, tmp_path / "repo", checkout / "offline" / "root.pem")
+    assert code == ExitCode.INPUT_ERROR
+    assert err == (f"ckit: error: --root-key {checkout}/offline/root.pem is inside the kit "
+                   f"checkout ({checkout}); the root's private key belongs outside it, then "
+                   "offline: pass e.g. --root-key ~/ckit-offline/root.pem\n")
+    assert not checkout.exists() and not (tmp_path / "repo").exists()
+
+
 def test_a_directory_holding_files_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,9 +1,12 @@
-"""The README's shared-repository walkthrough, run as written, and what a vendor's report cannot
-say about its vendor.
+"""The README's shared-repository walkthrough and auditor lines, run as written in a fresh clone
+of the kit, and what a vendor's report cannot say about its vendor.
 
-The block under "From `ckit repo init` to the portal" runs in a scratch directory laid out as a
-kit checkout after ``make certify VENDOR=cpu``: ``.venv/bin/ckit`` (this kit), ``results/cpu``
-(the session's real cpu run, ``conftest.py``) and ``signing/keyring/cpu/`` (its public key).
+The block under "From `ckit repo init` to the portal", then the auditor's block, run in a
+``git clone`` of this repository as ``make certify VENDOR=cpu`` leaves it: ``.venv/bin/ckit``
+(this kit's code, with the clone as its checkout: ``CKIT_HOME``, so what the kit refuses to
+write inside its checkout is refused there), ``results/cpu`` (the session's real cpu run,
+``conftest.py``) and ``signing/keyring/cpu/`` (its public key). ``HOME`` is the test's own: the
+walkthrough keeps the root key under ``~``, outside the checkout.
 """
 
 from __future__ import annotations
@@ -27,32 +30,45 @@ from kit.signing.sign import sign_output_dir
 pytestmark = pytest.mark.slow(seconds=60)
 
 HEADING = "### From `ckit repo init` to the portal"
+AUDITOR_HEADING = "**For auditors**"
 #: What the walkthrough's keyring says cpu is (the README's `ckit keys vendor` line).
 KEYRING_NAME = "CPU reference"
 IMPOSTOR = "NVIDIA Corporation (H100)"
 
 
-def readme_block() -> str:
-    """The first ``sh`` block after the heading: the commands as a reader copies them."""
-    section = (KIT_ROOT / "README.md").read_text(encoding="utf-8").split(HEADING, 1)[1]
+def readme_block(heading: str) -> str:
+    """The first ``sh`` block after ``heading``: the commands as a reader copies them."""
+    section = (KIT_ROOT / "README.md").read_text(encoding="utf-8").split(heading, 1)[1]
     return section.split("```sh\n", 1)[1].split("```", 1)[0]
 
 
 @dataclasses.dataclass(frozen=True)
 class Walkthrough:
+    #: The fresh clone of the kit the blocks ran in.
     workspace: Path
+    home: Path
     env: dict[str, str]
     done: subprocess.CompletedProcess[str]
+    #: The auditor's block, run after the walkthrough in the same clone.
+    audited: subprocess.CompletedProcess[str]
 
     @property
     def checkout(self) -> Path:
         return self.workspace / "checkout"
 
 
-def _workspace(shared: SharedRepo, workspace: Path) -> None:
+def _fresh_clone(shared: SharedRepo, workspace: Path) -> None:
+    """This repository as committed, then what ``make setup`` and ``make certify`` add."""
+    git(["clone", "--quiet", str(KIT_ROOT), str(workspace)], workspace.parent)
+    # The standards as this kit runs them (the kit digest covers them): a clone of HEAD holds
+    # no uncommitted edit, and the session's runs were judged by the working tree's.
+    shutil.rmtree(workspace / "standards")
+    shutil.copytree(KIT_ROOT / "standards", workspace / "standards")
     ckit_script = workspace / ".venv" / "bin" / "ckit"
     ckit_script.parent.mkdir(parents=True)
-    ckit_script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m kit "$@"\n', encoding="utf-8")
+    # -P: the clone's own kit/ (cwd) must not shadow the code under test.
+    ckit_script.write_text(f'#!/bin/sh\nCKIT_HOME="{workspace}" exec "{sys.executable}" -P -m kit'
+                           ' "$@"\n', encoding="utf-8")
     ckit_script.chmod(0o755)
     shutil.copytree(shared.runs["cpu"], workspace / "results" / "cpu")
     (public,) = (shared.seed / "keyring" / "cpu").glob("*.pub.pem")
@@ -60,20 +76,28 @@ def _workspace(shared: SharedRepo, workspace: Path) -> None:
     shutil.copy(public, workspace / "signing" / "keyring" / "cpu" / public.name)
 
 
+def _bash(block: str, workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-eu", "-c", block], cwd=workspace, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
 @pytest.fixture(scope="module")
 def walkthrough(shared: SharedRepo, tmp_path_factory: pytest.TempPathFactory) -> Walkthrough:
-    workspace = tmp_path_factory.mktemp("readme-walkthrough")
-    _workspace(shared, workspace)
-    env = {**shared.env, "GIT_AUTHOR_NAME": "Maintainer", "GIT_AUTHOR_EMAIL": "m@example.org",
+    base = tmp_path_factory.mktemp("readme-walkthrough")
+    workspace, home = base / "kit", base / "home"
+    home.mkdir()
+    _fresh_clone(shared, workspace)
+    env = {**shared.env, "HOME": str(home),
+           "GIT_AUTHOR_NAME": "Maintainer", "GIT_AUTHOR_EMAIL": "m@example.org",
            "GIT_COMMITTER_NAME": "Maintainer", "GIT_COMMITTER_EMAIL": "m@example.org"}
-    done = subprocess.run(["bash", "-eu", "-c", readme_block()], cwd=workspace, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
-    return Walkthrough(workspace, env, done)
+    done = _bash(readme_block(HEADING), workspace, env)
+    audited = _bash(readme_block(AUDITOR_HEADING), workspace, env)
+    return Walkthrough(workspace, home, env, done, audited)
 
 
 def test_readme_repository_section_runs_as_written(walkthrough: Walkthrough) -> None:
     done = walkthrough.done
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
     assert "PASSED: 1 submission(s) audited, 0 failed; repository checks passed" in done.stdout
     assert "gate: CLOSED" in done.stdout and "gate closed: 7" in done.stdout
     index = (walkthrough.workspace / "site" / "index.html").read_text(encoding="utf-8")
@@ -84,7 +108,47 @@ def test_readme_repository_section_runs_as_written(walkthrough: Walkthrough) -> 
     assert len(list((repo / "ckit" / "roots").glob("*.pub.pem"))) == 1
     tracked = git(["ls-files"], repo).split()
     assert not [p for p in tracked if b"PRIVATE KEY" in (repo / p).read_bytes()]
-    assert b"PRIVATE KEY" in (walkthrough.workspace / "offline" / "root.pem").read_bytes()
+    assert b"PRIVATE KEY" in (walkthrough.home / "ckit-offline" / "root.pem").read_bytes()
+    # The kit's own checkout holds no key either: what the walkthrough wrote there is ignored
+    # by the kit's .gitignore or is the repository's own git directories.
+    status = git(["status", "--porcelain", "--untracked-files=all"], walkthrough.workspace)
+    assert "PRIVATE KEY" not in status and ".pem" not in status.replace(".pub.pem", "")
+
+
+#: When a submission entered the repository: the audit of the pull request says now, verify of
+#: the merged submission its commit's time.
+_MOMENT = re.compile(r"\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)")
+
+
+def _submission_lines(checklist: list[str]) -> list[str]:
+    """The submission's own checklist: the audit's pull-request checks (4, 5) are the
+    repository's, which verify of one filed submission has no ref for."""
+    start = next(n for n, line in enumerate(checklist) if line.startswith("submissions/"))
+    return [_MOMENT.sub("(<entered>)", line) for line in checklist[start:]]
+
+
+def test_readme_auditor_lines_run_as_written(walkthrough: Walkthrough) -> None:
+    """The audit, verify under the repository's configuration (the same checklist and
+    decision) and ``ckit version``, on the walkthrough's submission."""
+    assert walkthrough.done.returncode == 0, walkthrough.done.stderr
+    audited = walkthrough.audited
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    checklists, version = audited.stdout.split("\nckit ", 1)
+    passed = "PASSED: 1 submission(s) audited, 0 failed; repository checks passed"
+    lines = checklists.splitlines()
+    verdicts = [number for number, line in enumerate(lines) if line == passed]
+    assert len(verdicts) == 2 and verdicts[1] == len(lines) - 1, checklists
+    audit = _submission_lines(lines[:verdicts[0]])
+    verify = _submission_lines(lines[verdicts[0] + 1:verdicts[1]])
+    assert verify[0].startswith("submissions/2.13/cpu/") and verify == audit
+    # Check 2 and check 8 agree on the kit: released, by the repository's list, which is named.
+    integrity = next(line for line in audit if line.startswith("  2. "))
+    assert integrity.startswith("  2. ✓ ") and "not yet released when it ran" in integrity
+    assert any(line.startswith("  8. ✓ acceptance policy: released-kit: the kit that judged the "
+                               "run is a released kit (checkout/ckit/released-kits.yaml)")
+               for line in audit)
+    assert "not a released kit" not in checklists
+    assert "kit digest: " in version
 
 
 def _renamed_run(walkthrough: Walkthrough, shared: SharedRepo) -> Path:
@@ -122,6 +186,8 @@ def test_vendor_renaming_itself_in_its_report_shows_the_keyring_name(
     (submission,) = [html for page, html in pages.items() if "submissions" in page.parts]
     assert '<span class="audit-passed">audit passed</span>' in submission
     for page, html in pages.items():
+        if page.parent == site / "standards":
+            continue  # the standard's own text (its calibration names the machines it ran on)
         assert "NVIDIA" not in html and "nvidia" not in html, page
     vendor = pages[site / "vendors" / "cpu.html"]
     assert re.search(rf"<h1>{KEYRING_NAME} <small><code>cpu</code></small></h1>", vendor)

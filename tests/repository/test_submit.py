@@ -128,6 +128,21 @@ def test_submit_refuses_a_run_already_in_the_repository(
     assert _remote_refs(shared.origin) == before
 
 
+def test_submitting_a_run_twice_says_it_is_already_submitted(
+    shared: SharedRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """simnpu's branch is pushed, not merged: a second submit names it, never git's push hint."""
+    before = _remote_refs(shared.origin)
+    code = main(["submit", str(shared.runs["simnpu"]), "--repo", str(shared.origin), "--push",
+                 *shared.audit_args])
+    err = capsys.readouterr().err
+    key, branch = _key_of(shared.branches["simnpu"]), shared.branches["simnpu"]
+    assert code == ExitCode.INPUT_ERROR
+    assert err == (f"ckit: error: {key} is already submitted: branch {branch} of "
+                   f"{shared.origin} holds it, awaiting review; nothing to do\n")
+    assert _remote_refs(shared.origin) == before
+
+
 def test_without_push_the_commit_stays_in_a_kept_clone_by_the_kit_author(
     shared: SharedRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -163,7 +178,7 @@ def _summary_claiming_all_passed(shared: SharedRepo, run_dir: Path) -> list[str]
 def _narrowed_run_under_the_standards_acceptance_policy(shared: SharedRepo, run_dir: Path
                                                         ) -> list[str]:
     auditor = shared.audit_args
-    policy = auditor.index("--policy")
+    policy = auditor.index("--acceptance-policy")
     return ["not submitted: the audit would refuse it at check 8 (acceptance policy: ",
             *auditor[:policy], *auditor[policy + 2:]]
 
