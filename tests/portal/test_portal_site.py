@@ -300,7 +300,8 @@ def test_index_shows_each_vendors_tier_pass_rates_docs_and_the_standard(
     assert re.findall(r'<td class="num rate">([^<]+)</td>', cpu)[1] == "–"  # ran no unit tier
     acme = next(row for row in rows if "vendors/acme.html" in row)
     assert f'<a class="docs" href="{ACME.docs_url}">docs</a>' in acme
-    assert "no docs link in the root-signed keyring" in bolt
+    assert ("no docs link in the root-signed keyring: set it with ckit keys vendor --vendor bolt "
+            "--docs-url") in bolt
     asof = _section(index, '<p class="asof">', "</p>")
     assert asof.endswith('; results judged under <a href="standards/v2.html">standard v2</a>.')
     standard = (world.site / "standards" / "v2.html").read_text(encoding="utf-8")
