@@ -4,16 +4,13 @@ the same shapes."""
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
+from unit_helpers import UnitRun, plant
 
 from kit.cli.standard_lock import lock_tier_files
 from kit.errors import InputError
@@ -138,24 +135,18 @@ def test_nondeterministic_ops_need_a_reason() -> None:
     assert coverage.repeat and coverage.nondeterministic == ("add",)
 
 
+#: mul's float64 repeating sample: the cache keys on dtype and the fault on float32.
+CONTROL = "unit/opinfo/mul/float64/1"
+plant([{"op": "mul", "kind": "stale", "dtype": "float32"}], [MUL, CONTROL])
+
+
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
-def test_a_kernel_caching_its_result_by_shape_is_caught_on_simnpu(tmp_path: Path) -> None:
-    caught, control = MUL, "unit/opinfo/mul/float64/1"
-    env = {
-        **os.environ,
-        "SIMNPU_FAULTS": json.dumps([{"op": "mul", "kind": "stale", "dtype": "float32"}]),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--tier", "unit",
-         "--select", caught, "--select", control, "--timeout", "60", "--no-sign",
-         "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert done.returncode == 1, done.stderr[-3000:]
-    records = {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
-    assert records[caught]["status"] == "FAIL_SEMANTIC", records[caught]["message"]
-    assert records[caught]["details"]["failure"] == FAILURE
-    assert "stale" in records[caught]["message"]
-    assert records[control]["status"] == "PASS", records[control]["message"]
+def test_a_kernel_caching_its_result_by_shape_is_caught_on_simnpu(
+    planted_unit_run: UnitRun,
+) -> None:
+    assert planted_unit_run.returncode == 1
+    records = planted_unit_run.records
+    assert records[MUL]["status"] == "FAIL_SEMANTIC", records[MUL]["message"]
+    assert records[MUL]["details"]["failure"] == FAILURE
+    assert "stale" in records[MUL]["message"]
+    assert records[CONTROL]["status"] == "PASS", records[CONTROL]["message"]
