@@ -4,16 +4,13 @@ shapes hold; v1, which has no ``coverage.random``, judges it as it always did.""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
+from unit_helpers import UnitRun, on_clean_cpu
 
 from kit.cli.standard_lock import lock_tier_files
 from kit.errors import InputError
@@ -75,20 +72,15 @@ def test_other_draws_are_not_applicable_but_a_wrong_shape_still_fails() -> None:
     assert wrong.value.details()["failure"] == "wrong-shape"
 
 
+on_clean_cpu([DROPOUT, PLAIN])
+
+
 @pytest.mark.slow(seconds=35)
-def test_a_run_records_them_not_applicable_and_accounted(tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "kit", "run", "--vendor", "cpu", "--tier", "unit",
-         "--select", DROPOUT, "--select", PLAIN, "--no-sign", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )
-    report = json.loads((out / "report.json").read_text())
-    records = {r["id"]: r for r in report["records"]}
+def test_a_run_records_them_not_applicable_and_accounted(clean_cpu_unit_run: UnitRun) -> None:
+    report, records = clean_cpu_unit_run.report, clean_cpu_unit_run.records
     assert records[PLAIN]["status"] == "PASS", records[PLAIN]["message"]
     dropped = records[DROPOUT]
-    assert dropped["status"] == "NOT_APPLICABLE", (dropped["message"], done.stderr[-2000:])
+    assert dropped["status"] == "NOT_APPLICABLE", dropped["message"]
     assert dropped["details"]["na_reason"] == "draws-random-numbers"
     assert report["unaccounted"] == []
 
