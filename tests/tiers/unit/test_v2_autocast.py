@@ -6,13 +6,12 @@ accumulated) are each caught on their family's id while the op's forward tests p
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from unit_helpers import run_unit
+from unit_helpers import UnitRun, plant_apart
 
 from kit.errors import InputError
 from kit.outcomes import SemanticMismatch
@@ -91,17 +90,17 @@ def test_a_malformed_autocast_rule_is_one_line_error_naming_the_field(
     assert "\n" not in message and f"coverage.variants.autocast.{field}" in message, message
 
 
-#: Both training faults planted in one run: neither touches the other's tests.
+#: Both training faults planted in one run: neither touches the other's tests. Their run is the
+#: second shared one (``plant_apart``): ``overwrite_grad`` fires on every gradient accumulated,
+#: the backward tests of the first shared run included.
 FAULTS = [{"op": "mm", "kind": "autocast_dtype"},
           {"op": "aten::add_.Tensor", "kind": "overwrite_grad"}]
+plant_apart(FAULTS, [MM, MSE, MM_FLOAT16, MM_FORWARD, MM_BACKWARD, ADD_INPLACE])
 
 
 @pytest.fixture(scope="module")
-def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    if importlib.util.find_spec("simnpu") is None:
-        pytest.skip("simnpu not installed")
-    selects = [MM, MSE, MM_FLOAT16, MM_FORWARD, MM_BACKWARD, ADD_INPLACE]
-    return run_unit("simnpu", selects, tmp_path_factory.mktemp("autocast"), FAULTS)
+def faulty_run(planted_apart_run: UnitRun) -> dict[str, dict[str, Any]]:
+    return planted_apart_run.records
 
 
 @pytest.mark.slow(seconds=80)
