@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from unit_helpers import UnitRun, plant_apart
 
 from kit.grading.blame import check_suspects, primitives_of, with_suspects
 from kit.results import Status, TestRecord
@@ -44,26 +45,24 @@ def test_suspects_name_failing_primitives_of_the_same_dtype_only() -> None:
     assert check_suspects(typed) is not None
 
 
+#: In the second shared planted run (``plant_apart``): the first fails an OpInfo test of an op
+#: the op spec calls (mul's, by its stale repeat), which would be named a suspect too.
+plant_apart([{"op": "bmm", "kind": "wrong_large", "dtype": "float32"}], [MHA, BMM, ADD_SPEC])
+
+
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
-def test_a_broken_primitive_is_named_the_suspect_of_the_op_spec_it_breaks(tmp_path: Path) -> None:
-    env = {**os.environ,
-           "SIMNPU_FAULTS": json.dumps([{"op": "bmm", "kind": "wrong_large",
-                                         "dtype": "float32"}]),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--tier", "unit",
-         "--select", MHA, "--select", BMM, "--select", ADD_SPEC, "--timeout", "60",
-         "--no-sign", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert done.returncode == 1, done.stderr[-3000:]
-    records = {r["id"]: r for r in json.loads((out / "report.json").read_text())["records"]}
+def test_a_broken_primitive_is_named_the_suspect_of_the_op_spec_it_breaks(
+    planted_apart_run: UnitRun, tmp_path: Path,
+) -> None:
+    assert planted_apart_run.returncode == 1
+    records = planted_apart_run.records
     assert records[MHA]["status"] == "FAIL_NUMERIC", records[MHA]["message"]
     assert records[MHA]["details"]["suspects"] == [BMM]
     assert records[ADD_SPEC]["status"] == "PASS", records[ADD_SPEC]["message"]
-    shown = subprocess.run([sys.executable, "-m", "kit", "show", str(out), "--json"],
-                           env=env, capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    shown = subprocess.run(
+        [sys.executable, "-m", "kit", "show", str(planted_apart_run.out), "--json"],
+        env=env, capture_output=True, text=True, timeout=120)
     roots = json.loads(shown.stdout)["suspected_roots"]
     assert roots == [{"op": "unit/opinfo/bmm", "dtype": "float32", "tests": [MHA]}]
 
