@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, TypedDict
@@ -44,44 +44,41 @@ def attribution_summary(records: Sequence[TestRecord]) -> AttributionTotals | No
     """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
     the tests attributed and those with a fallback; the native rate: native over native plus
     fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
-    dispatches, read = _read_dispatches(records)
-    if not dispatches:
+    found, lists = _gathered(records)
+    counted = None if lists is None else _counted_as_json(found, lists)
+    if lists is None or counted is None:
+        found = list(recorded_dispatches(records))
+        lists = _lists_per_place(found)
+        counted = _counted(lists)
+    if not found:
         return None
-    counted = {where: read.counted[where] for where in _COUNTED_NAMES}
     native, fallback = counted[_NATIVE].total(), counted[_FALLBACK].total()
     return AttributionTotals(
-        tests=len(dispatches),
-        tests_with_fallback=sum(map(bool, read.lists[_FALLBACK])),
+        tests=len(found),
+        tests_with_fallback=sum(map(bool, lists[_FALLBACK])),
         native_rate=round(native / (native + fallback), 6) if native + fallback else None,
         ops={op: {where: counted[where][op] for where in _COUNTED_NAMES}
              for op in sorted(set().union(*counted.values()))},
     )
 
 
-def recorded_dispatches(records: Iterable[TestRecord]) -> list[Mapping[str, list[str]]]:
-    """The records' ``details.dispatch``, in order, those ``dispatch_places`` reads
-    (``kit.attribution.dispatch``: places of ``Where``, each a list of op names); the others
-    are left out."""
-    return _read_dispatches(records)[0]
+# Verify derives the attribution again for every record of a report: one pass over the records
+# gathers each dispatch's lists per place as it is found (a whole run's records touched once),
+# then they are counted, and whether all are well formed as JSON reads them (dicts of places,
+# lists of str) is asked of them all at once, in C: a name's type once per distinct name, of
+# the counts. A dispatch that is not (a mapping, a str subclass, a malformed one) leaves the
+# answer to ``recorded_dispatches``, one by one.
+
+#: Per place of ``Where``, the lists of op names the dispatches give it, in record order.
+_PlaceLists = dict[str, list[list[str]]]
 
 
-@dataclass(frozen=True)
-class _PlacesRead:
-    """Per place of ``Where``: the lists of op names the dispatches give it, in record order,
-    and how often each op is named there."""
-
-    lists: dict[str, list[list[str]]]
-    counted: dict[str, Counter[str]]
-
-
-def _read_dispatches(records: Iterable[TestRecord]
-                     ) -> tuple[list[Mapping[str, list[str]]], _PlacesRead]:
-    """``recorded_dispatches``, and what they give each place."""
+def _gathered(records: Iterable[TestRecord]) -> tuple[list[Any], _PlaceLists | None]:
+    """Every record's ``details.dispatch``, in order, and their lists per place; None for the
+    lists where one is not a mapping of places of ``Where``."""
     found: list[Any] = []
-    lists: dict[str, list[list[str]]] = {where: [] for where in _PLACE_NAMES}
+    lists: _PlaceLists = {where: [] for where in _PLACE_NAMES}
     shaped = True
-    # One pass over the records, each dispatch's lists gathered as it is found: a whole run's
-    # records touched once; whether all are well formed is asked of them all at once after.
     for record in records:
         data = record.details.get(DISPATCH_KEY)
         if data is not None:
@@ -89,61 +86,69 @@ def _read_dispatches(records: Iterable[TestRecord]
             try:
                 for where, names in data.items():
                     lists[where].append(names)
-            except (AttributeError, KeyError):  # no mapping; a place ``Where`` lacks
+            except (AttributeError, KeyError, TypeError):  # no mapping; a place ``Where`` lacks
                 shaped = False
-    read = _read_as_json(found, lists) if shaped else None
-    if read is not None:
-        return found, read
-    dispatches = [places for data in found if (places := _read_one(data)) is not None]
-    lists = {where: [] for where in _PLACE_NAMES}
+    return found, lists if shaped else None
+
+
+def _counted_as_json(found: list[Any], lists: _PlaceLists) -> dict[str, Counter[str]] | None:
+    """The op names counted per place where every dispatch is a dict of places, each a list
+    of str; else None."""
+    if not set(map(type, found)) <= {dict} \
+            or not set(map(type, chain.from_iterable(lists.values()))) <= {list}:
+        return None
+    try:
+        counted = _counted(lists)
+    except TypeError:  # a list or a dict as a name
+        return None
+    uncounted = (lists[where] for where in _PLACE_NAMES if where not in counted)
+    if not set(map(type, chain.from_iterable(counted.values()))) <= {str} \
+            or not _all_str(chain.from_iterable(chain.from_iterable(uncounted))):
+        return None
+    return counted
+
+
+def _counted(lists: _PlaceLists) -> dict[str, Counter[str]]:
+    return {where: Counter(chain.from_iterable(lists[where])) for where in _COUNTED_NAMES}
+
+
+def _lists_per_place(dispatches: list[Mapping[str, list[str]]]) -> _PlaceLists:
+    lists: _PlaceLists = {where: [] for where in _PLACE_NAMES}
     for places in dispatches:
         for where, names in places.items():
             lists[where].append(names)
-    return dispatches, _counted(lists)
+    return lists
 
 
-def _counted(lists: dict[str, list[list[str]]]) -> _PlacesRead:
-    return _PlacesRead(lists, {where: Counter(chain.from_iterable(of_place))
-                               for where, of_place in lists.items()})
-
-
-def _read_as_json(dispatches: list[Any], lists: dict[str, list[list[str]]]
-                  ) -> _PlacesRead | None:
-    """The places' lists counted where every dispatch is well formed as JSON reads one (a dict
-    of places, each a list of str), asked of them all at once, in C (a name's type once per
-    distinct name, of the counts). None where one is not (a mapping, a malformed one):
-    ``_read_one`` then answers for each."""
-    if not set(map(type, dispatches)) <= {dict}:
-        return None
-    try:
-        read = _counted(lists)
-    except TypeError:  # a list or a dict as a name, or a number as the list
-        return None
-    every = chain.from_iterable(lists.values())
-    names = chain.from_iterable(read.counted.values())
-    if not set(map(type, every)) <= {list} or not set(map(type, names)) <= {str}:
-        return None
-    return read
-
-
-def _read_one(data: Any) -> Mapping[str, list[str]] | None:
-    """One dispatch as ``recorded_dispatches`` reads it: a dict as JSON reads one (lists
-    exactly), another value by ``well_formed_dispatch``."""
-    if type(data) is not dict:
-        return well_formed_dispatch(data)
-    if not data.keys() <= _PLACES:
-        return None
-    for names in data.values():
-        if type(names) is not list or not _all_str(names):
-            return None
-    return data
+def recorded_dispatches(records: Iterable[TestRecord]) -> Iterator[Mapping[str, list[str]]]:
+    """The records' ``details.dispatch``, in order, those ``dispatch_places`` reads
+    (``kit.attribution.dispatch``: places of ``Where``, each a list of op names); the others
+    are left out."""
+    for record in records:
+        data = record.details.get(DISPATCH_KEY)
+        if data is None:
+            continue
+        if type(data) is dict:  # as JSON reads it: asked here, without a call per record
+            if not data.keys() <= _PLACES:
+                continue
+            for names in data.values():
+                if type(names) is not list:
+                    break
+                try:
+                    "".join(names)  # TypeError on any item not a str
+                except TypeError:
+                    break
+            else:
+                yield data
+        elif (places := well_formed_dispatch(data)) is not None:
+            yield places
 
 
 def _is_list_of_str(names: Any) -> bool:
     return isinstance(names, list) and _all_str(names)
 
 
-def _all_str(names: list[Any]) -> bool:
+def _all_str(names: Iterable[Any]) -> bool:
     try:
         "".join(names)  # TypeError on any item not a str (a str subclass is one)
     except TypeError:
