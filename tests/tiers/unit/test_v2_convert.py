@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import torch
 from planting_helpers import matching
-from unit_helpers import on_clean_cpu, run_unit
+from unit_helpers import UnitRun, on_clean_cpu, plant, plant_apart
 
 from kit.errors import InputError
 from kit.standard import load_standard
@@ -136,20 +136,28 @@ def test_every_conversion_passes_on_the_cpu_vendor(
     _all_pass(matching(clean_cpu_run, CONVERT))
 
 
-@pytest.mark.skipif(not HAS_SIMNPU, reason="simnpu not installed")
-def test_every_conversion_passes_on_fault_free_simnpu(tmp_path) -> None:
-    _all_pass(run_unit("simnpu", CONVERT, tmp_path, []))
+#: In the second shared planted run, whose faults no conversion meets (the first plants
+#: ``truncate`` below).
+plant_apart([], CONVERT)
 
 
 @pytest.mark.skipif(not HAS_SIMNPU, reason="simnpu not installed")
-def test_a_truncating_narrowing_conversion_is_caught(tmp_path) -> None:
-    caught = ["unit/opinfo/bfloat16/float32/convert-ties",
-              "unit/opinfo/half/float64/convert-range"]
-    siblings = ["unit/opinfo/double/float32/convert-exact",
-                "unit/opinfo/long/float32/convert-truncate"]
-    records = run_unit("simnpu", caught + siblings, tmp_path,
-                       [{"op": "_to_copy", "kind": "truncate"}])
-    for test_id in caught:
+def test_every_conversion_passes_on_fault_free_simnpu(planted_apart_run: UnitRun) -> None:
+    _all_pass(matching(planted_apart_run.records, CONVERT))
+
+
+CAUGHT = ["unit/opinfo/bfloat16/float32/convert-ties", "unit/opinfo/half/float64/convert-range"]
+SIBLINGS = ["unit/opinfo/double/float32/convert-exact",
+            "unit/opinfo/long/float32/convert-truncate"]
+plant([{"op": "_to_copy", "kind": "truncate"}], CAUGHT + SIBLINGS)
+
+
+@pytest.mark.skipif(not HAS_SIMNPU, reason="simnpu not installed")
+def test_a_truncating_narrowing_conversion_is_caught(
+    planted_run: dict[str, dict[str, Any]],
+) -> None:
+    records = planted_run
+    for test_id in CAUGHT:
         assert records[test_id]["status"] == "FAIL_NUMERIC", records[test_id]["message"]
-    for test_id in siblings:
+    for test_id in SIBLINGS:
         assert records[test_id]["status"] == "PASS", records[test_id]["message"]
