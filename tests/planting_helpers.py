@@ -1,6 +1,6 @@
 """Faults planted into one shared run: test modules register at import what they plant and
 which tests show it, and a session fixture makes the one run (a run's start-up is most of its
-cost). Used by ``tests/tiers/unit`` (``unit_helpers.plant``) and ``tests/runner``
+cost). Used by ``tests/tiers/unit`` (``unit_helpers.plant``, ``plant_apart``) and ``tests/runner``
 (``runner_helpers.plant_simnpu_faults``)."""
 
 from __future__ import annotations
