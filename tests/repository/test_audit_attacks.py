@@ -307,4 +307,4 @@ def test_audit_json_names_the_failing_check(
     assert document["passed"] is False
     (entry,) = [s for s in document["submissions"] if s["submission"] == str(expected.key)]
     assert entry["checks"][0] == {"number": 1, "title": TITLES[1], "passed": False,
-                                  "why": expected.why}
+                                  "why": expected.why, "skipped": False}
