@@ -165,6 +165,8 @@ class SubmissionView:
     checks: tuple[CheckResult, ...]
     #: Present only when the audit passed: a failed submission is never shown as a result.
     result: ResultDetail | None
+    #: When the run finished, UTC, as a run id names it (``20261120T070000Z``): a verified
+    #: report's time, or a failed audit's run id, in one format so the two order together.
     finished_sort: str
     #: A ``--canary`` run: listed with its audit, never a vendor's result (``gate.is_canary``).
     canary: bool = False
@@ -332,7 +334,7 @@ def submission_view(audit: SubmissionAudit) -> SubmissionView:
     finished = ""
     if audit.passed and audit.report is not None:
         result = result_detail(audit.report)
-        finished = audit.report.run.finished_at.isoformat()
+        finished = audit.report.run.finished_at.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     return SubmissionView(
         key=audit.key,
         page=submission_page(audit.key),
@@ -341,7 +343,7 @@ def submission_view(audit: SubmissionAudit) -> SubmissionView:
             CheckResult(c.number, text(c.title), c.passed, text(c.why)) for c in audit.checks
         ),
         result=result,
-        finished_sort=finished or audit.key.run_id,
+        finished_sort=finished or _stamp(audit.key),
         canary=is_canary(audit),
     )
 

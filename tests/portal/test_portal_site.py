@@ -27,7 +27,13 @@ from submission_helpers import NOW, ids_of
 from kit.cli import main
 from kit.errors import ExitCode, InputError
 from kit.portal.builder import SITE_MARKER, build_site, render_index, render_site
-from kit.portal.model import group_of, site_model, submission_page
+from kit.portal.model import (
+    group_of,
+    site_model,
+    submission_page,
+    submission_view,
+    vendor_view,
+)
 from kit.repository.gate import percent
 
 
@@ -322,3 +328,20 @@ def test_index_opens_with_every_releases_gate_when_there_are_several(world: Port
                            'OPEN</a> · <a href="standards/v2.html">standard v2</a></li>\n'
                            '<li class="fail"><a href="#release-2.13">PyTorch 2.13: release gate '
                            'CLOSED</a>')
+
+
+def test_an_older_failed_audit_is_listed_by_its_date_among_the_results(world: PortalWorld) -> None:
+    """A failed audit orders by its run id's time, a result by its report's, in one format: an
+    old failed submission is never listed as the newest."""
+    audits = {audit.key: audit for audit in world.audit.submissions}
+    digest = world.acme_tampered.run_id.split("-", 1)[1]
+    old_key = dataclasses.replace(world.acme_tampered, run_id=f"20261101T000000Z-{digest}")
+    old_failure = submission_view(dataclasses.replace(audits[world.acme_tampered], key=old_key))
+    assert not old_failure.passed and old_failure.finished_sort == "20261101T000000Z"
+    views = [submission_view(audit) for key, audit in audits.items()
+             if key.vendor == "acme" and key != world.acme_tampered]
+    for view in views:  # a result's time, as its run id names it
+        assert view.finished_sort == view.key.run_id.split("-", 1)[0]
+    acme = vendor_view("acme", [*views, old_failure], ACME)
+    assert [s.key for s in acme.submissions] == [
+        world.acme_latest, world.acme_old, world.acme_small, old_key]
