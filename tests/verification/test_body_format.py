@@ -7,7 +7,9 @@ verifier would refuse is never signed.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -270,3 +272,39 @@ def test_verify_envelope_takes_a_body_and_checks_it_in_full(signed: SignedBody) 
     verified = verify_envelope(signed.envelope, keyring_dir=signed.keyring)
     assert verified.vendor == VENDOR and len(verified.content.records) > 1
     assert verified.report["records"][0]["id"] == verified.content.records[0].id
+
+
+
+#: Run in a fresh interpreter (this test process froze its start-up heap, as kit children do),
+#: the collector paused as verify pauses it: whether a checked report's first and last records
+#: are in the collector's oldest generation when the checks return.
+_GENERATION_OF_RECORDS = """
+import datetime as dt, gc, sys
+from pathlib import Path
+from kit.grading.released import load_released_kits
+from kit.verification.body_content import check_body_content
+from kit.verification.verify import verify_body_integrity
+assert gc.get_freeze_count() == 0
+checked = verify_body_integrity(Path(sys.argv[1]), Path(sys.argv[2]))
+gc.disable()
+_, report = check_body_content(checked.files, checked.statement.claim,
+                               now=dt.datetime.now(dt.UTC), released_kits=load_released_kits())
+oldest = gc.get_objects(generation=2)
+print(*(any(found is obj for found in oldest) for obj in (report.records[0], report.records[-1])))
+"""
+
+
+def test_checked_report_is_left_out_of_the_young_collections(signed: SignedBody) -> None:
+    """What the content checks made goes to the collector's oldest generation unscanned: the
+    young collections after them never walk a whole run's records (a full one still may)."""
+    found = subprocess.run([sys.executable, "-c", _GENERATION_OF_RECORDS, str(signed.envelope),
+                            str(signed.keyring)], capture_output=True, text=True, check=True)
+    assert found.stdout.split() == ["True", "True"]
+
+
+def test_frozen_heap_stays_frozen_through_the_checks(signed: SignedBody) -> None:
+    """A kit child's start-up heap, frozen (``kit.runner.heap``; this test process's too), is
+    not thawed by a check."""
+    assert gc.get_freeze_count() > 0
+    assert signed.verify().report is not None
+    assert gc.get_freeze_count() > 0
