@@ -124,7 +124,8 @@ def test_the_shipped_policy_accepts_a_complete_run_of_a_released_kit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete_report: dict[str, Any], capsys
 ):
     run = sign_report(tmp_path, complete_report)
-    code, out = verify(run, "--acceptance-policy", SHIPPED_POLICY, "--vendor", "acme", capsys=capsys)
+    code, out = verify(run, "--acceptance-policy", SHIPPED_POLICY, "--vendor", "acme",
+                       capsys=capsys)
     assert code == ExitCode.VERIFICATION_FAILED  # a development checkout is no release
     failed = [line for line in out.splitlines() if line.startswith("✗")]
     assert failed == [
@@ -132,7 +133,8 @@ def test_the_shipped_policy_accepts_a_complete_run_of_a_released_kit(
         "digest is not in standards/released-kits.yaml"
     ]
     monkeypatch.setenv("CKIT_HOME", str(kit_home_releasing(tmp_path / "home", kit_digest())))
-    code, out = verify(run, "--acceptance-policy", SHIPPED_POLICY, "--vendor", "acme", capsys=capsys)
+    code, out = verify(run, "--acceptance-policy", SHIPPED_POLICY, "--vendor", "acme",
+                       capsys=capsys)
     assert code == ExitCode.OK, out
     assert out.splitlines()[-1] == "ACCEPTED: all 7 acceptance checks met"
 
