@@ -37,7 +37,12 @@ from kit.repository.gate import (
     is_canary,
     percent,
 )
-from kit.repository.interface import CheckResult, RepositoryAudit, SubmissionAudit
+from kit.repository.interface import (
+    CheckResult,
+    RepositoryAudit,
+    SubmissionAudit,
+    first_failure_of,
+)
 from kit.repository.layout import SubmissionKey, torch_release_of
 from kit.results import FAILURE_STATUSES, Status, TestRecord, tier_of
 from kit.signing.keyring import VendorIdentity
@@ -54,6 +59,13 @@ MATRIX_TIER = ModelsTier.name
 
 def text(value: Any) -> str:
     return printable(str(value))
+
+
+def printable_checks(checks: Sequence[CheckResult]) -> tuple[CheckResult, ...]:
+    """An audit's checks as a page shows them: its strings printable, a skipped check still
+    skipped (not run because an earlier one failed: no failure of its own)."""
+    return tuple(CheckResult(c.number, text(c.title), c.passed, text(c.why), c.skipped)
+                 for c in checks)
 
 
 def rate_text(rate: float | None) -> str:
@@ -173,7 +185,7 @@ class SubmissionView:
 
     @property
     def first_failure(self) -> CheckResult | None:
-        return next((check for check in self.checks if not check.passed), None)
+        return first_failure_of(self.checks)
 
 
 def group_of(test_id: str) -> str:
@@ -339,9 +351,7 @@ def submission_view(audit: SubmissionAudit) -> SubmissionView:
         key=audit.key,
         page=submission_page(audit.key),
         passed=result is not None,
-        checks=tuple(
-            CheckResult(c.number, text(c.title), c.passed, text(c.why)) for c in audit.checks
-        ),
+        checks=printable_checks(audit.checks),
         result=result,
         finished_sort=finished or _stamp(audit.key),
         canary=is_canary(audit),
@@ -749,8 +759,6 @@ def site_model(audit: RepositoryAudit, policy: GatePolicy, now: dt.datetime) -> 
         releases=release_views,
         vendors=vendor_views,
         submissions=tuple(sorted(views.values(), key=lambda v: v.key)),
-        repository_checks=tuple(
-            CheckResult(c.number, text(c.title), c.passed, text(c.why)) for c in audit.checks
-        ),
+        repository_checks=printable_checks(audit.checks),
         standards=tuple(standard_view(link.version, link.page) for link in linked),
     )

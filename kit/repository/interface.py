@@ -6,7 +6,7 @@ failed its audit is never counted nor shown as a result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -56,6 +56,13 @@ class CheckResult:
                 "skipped": self.skipped}
 
 
+def first_failure_of(checks: Sequence[CheckResult]) -> CheckResult | None:
+    """The first check that failed on its own, else the first one skipped."""
+    failures = [check for check in checks if not check.passed]
+    return next((check for check in failures if not check.skipped),
+                failures[0] if failures else None)
+
+
 @dataclass(frozen=True)
 class SubmissionAudit:
     key: SubmissionKey
@@ -71,10 +78,7 @@ class SubmissionAudit:
 
     @property
     def first_failure(self) -> CheckResult | None:
-        """The first check that failed on its own, else the first one skipped."""
-        failures = [check for check in self.checks if not check.passed]
-        return next((check for check in failures if not check.skipped),
-                    failures[0] if failures else None)
+        return first_failure_of(self.checks)
 
     def to_json(self) -> SubmissionAuditJson:
         return {

@@ -26,7 +26,7 @@ from submission_helpers import NOW, ids_of
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
-from kit.portal.builder import SITE_MARKER, build_site, render_index, render_site
+from kit.portal.builder import SITE_MARKER, build_site, render_index, render_pages, render_site
 from kit.portal.model import (
     group_of,
     site_model,
@@ -35,6 +35,7 @@ from kit.portal.model import (
     vendor_view,
 )
 from kit.repository.gate import percent
+from kit.repository.interface import CheckResult
 
 
 class _Links(HTMLParser):
@@ -107,6 +108,20 @@ def test_failed_audit_page_lists_every_check_and_shows_no_result(world: PortalWo
     assert '<li class="fail" value="1">envelope verifies' in html
     assert "is not shown as a result" in html
     assert 'class="tiers"' not in html
+
+
+def test_checks_that_could_not_run_say_not_checked_not_failed(world: PortalWorld) -> None:
+    """A check skipped because an earlier one failed is shown as ckit audit prints it."""
+    audit = next(a for a in world.audit.submissions if a.key == world.acme_tampered)
+    skipped = CheckResult(3, "the path names its vendor", False,
+                          "not checked: the envelope did not verify", skipped=True)
+    view = submission_view(dataclasses.replace(audit, checks=(*audit.checks, skipped)))
+    assert view.first_failure == view.checks[0]  # the failure of its own, never the skipped one
+    site = dataclasses.replace(site_model(world.audit, gate_policy(), NOW), submissions=(view,))
+    html = render_pages(site)[view.page]
+    shown = re.findall(r'<li class="(\w+)" value="(\d+)">[^<]*?: (passed|FAILED|not checked)',
+                       html.decode("utf-8"))
+    assert shown == [("fail", "1", "FAILED"), ("skipped", "3", "not checked")]
 
 
 def test_a_reports_own_vendor_text_is_never_shown(world: PortalWorld) -> None:
