@@ -33,7 +33,8 @@ from kit.views.comment import comment_lines
 from kit.views.performance import PerformanceChange
 from kit.views.show import show_view
 
-pytestmark = pytest.mark.slow(seconds=60)  # two real runs of one model each
+# The tests of the two real runs (about 48 s of CPU, nearly all of it the runs' start-up) are
+# heavy, so that `make test` keeps its budget; the in-process tests stay in it.
 
 MODEL = "models/hf/resnet/eager"
 #: Each of resnet's relu calls sleeps this long in the second run: several times its forward.
@@ -76,6 +77,8 @@ def _record(run: Path) -> dict[str, Any]:
     return record
 
 
+@pytest.mark.heavy
+@pytest.mark.slow(seconds=60)
 def test_both_runs_record_figures_of_the_passing_model(two_runs: tuple[Path, Path]) -> None:
     for run in two_runs:
         record = _record(run)
@@ -89,6 +92,8 @@ def test_both_runs_record_figures_of_the_passing_model(two_runs: tuple[Path, Pat
         assert figures.host.device_count == 1 and figures.host.threads >= 1
 
 
+@pytest.mark.heavy
+@pytest.mark.slow(seconds=60)
 def test_diff_flags_the_slowed_model(
     two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -104,6 +109,8 @@ def test_diff_flags_the_slowed_model(
     assert change["flag"] == "slower" and change["ratio"] > 2, change
 
 
+@pytest.mark.heavy
+@pytest.mark.slow(seconds=60)
 def test_show_prints_the_figures_table(
     two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -116,6 +123,8 @@ def test_show_prints_the_figures_table(
     assert table[3].split()[:2] == [MODEL, "PASS"] and table[3].endswith("not reported")
 
 
+@pytest.mark.heavy
+@pytest.mark.slow(seconds=60)
 def test_the_comment_shows_the_slowed_model_against_its_baseline(
     two_runs: tuple[Path, Path],
 ) -> None:
@@ -126,6 +135,8 @@ def test_the_comment_shows_the_slowed_model_against_its_baseline(
     assert lines[start + 1].startswith(f"- `{MODEL}` **slower**: x"), lines[start + 1]
 
 
+@pytest.mark.heavy
+@pytest.mark.slow(seconds=60)
 def test_the_baseline_run_times_every_call(two_runs: tuple[Path, Path]) -> None:
     figures = PerformanceFigures.from_json(_record(two_runs[0])["details"][PERFORMANCE_KEY])
     assert len(figures.latencies_s) == TIMED_ITERATIONS and not figures.capped
