@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from kit.errors import InputError
+from kit.grading.wording import run_wording
 from kit.patterns import select_ids
 from kit.printable import printable
 from kit.report.figures import Figures, figures_of
@@ -189,7 +190,7 @@ def _source_line(label: str, source: LoadedReport) -> str:
     report = source.report
     return (f"{label}: {source.path}: vendor {report.vendor_id}, kit {report.kit.version} "
             f"({report.kit.digest[:12]}), standard {report.standard.version}, "
-            f"grade {report.grade.name}")
+            f"grade {run_wording(report).short()}")
 
 
 def _change_line(name: str, change: Change) -> str:

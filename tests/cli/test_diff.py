@@ -174,3 +174,15 @@ def test_diff_rounds_figures_for_people_lists_ids_in_natural_order_and_json_keep
     figures = [change["b"]["figures"] for change in json.loads(out)["regressed"]]
     assert figures == [{"max_abs_err": 1.0000000474974513e+297,
                         "max_rel_err": 10485.7702326819, "max_ulps": 12.0}] * 2
+
+
+def test_each_run_is_worded_as_ckit_run_and_show_word_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A narrowed run whose tests pass is partial, in diff as everywhere (kit.grading.wording)."""
+    passing = _run(tmp_path, "a", {}, IDS)
+    failing = _run(tmp_path, "b", {REGRESSES: numeric_failure(REGRESSES, 0.125, 0.0625)}, IDS)
+    _, out, _ = _diff(capsys, str(passing), str(failing))
+    a_line, b_line = out.splitlines()[:2]
+    assert a_line.endswith(", grade partial (its tests meet conformant)"), a_line
+    assert b_line.endswith(", grade non-conformant (partial)"), b_line
