@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kit.cli import add_command
 from kit.errors import ExitCode, InputError
+from kit.grading.wording import run_wording
 from kit.printable import printable
 from kit.repository import git
 from kit.repository.audit_options import (
@@ -56,7 +57,7 @@ def _row(vendor: VendorGate) -> tuple[str, ...]:
     report = vendor.latest.report if vendor.latest else None
     rates = tier_pass_rates(report) if report else {}
     kit_version = vendor.latest.key.kit_version if vendor.latest else "-"
-    grade = report.grade.name if report else "-"
+    grade = run_wording(report).short() if report else "-"
     cells = [vendor.vendor + (" *" if vendor.required else ""), kit_version, grade]
     cells += [_rate_text(rates.get(tier)) for tier in tier_names()]
     cells.append((training_words(report) if report else None) or "-")

@@ -93,6 +93,8 @@ def test_several_vendors_meeting_the_bar_open_the_gate(repo: Repository, tmp_pat
     assert lines[-1] == "gate: OPEN"
     acme_row = next(line for line in lines if line.startswith("acme *"))
     assert "0.1.0" in acme_row and "100.00%" in acme_row and "passes" in acme_row
+    # A narrowed run is worded as ckit run, show and the portal word it (kit.grading.wording).
+    assert "  partial (its tests meet conformant)  " in acme_row, acme_row
 
 
 def test_required_vendor_without_a_result_closes_the_gate(repo: Repository, tmp_path: Path) -> None:
