@@ -8,7 +8,7 @@ the other tiers' ids name no op or dtype.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,8 +55,13 @@ def _error_rank(record: Mapping[str, Any]) -> tuple[float, float]:
     return (rel if rel is not None else -1.0, abs_ if abs_ is not None else -1.0)
 
 
-def group_failures(failing: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
-    """One group per (op, dtype), most failures first, then by op and dtype."""
+def group_failures(
+    failing: Sequence[Mapping[str, Any]],
+    rank: Callable[[Mapping[str, Any]], tuple[float, ...]] = _error_rank,
+) -> list[FailureGroup]:
+    """One group per (op, dtype), most failures first, then by op and dtype; each group's
+    worst record the first of the highest ``rank`` (summary.md's: relative, then absolute
+    error), in ``failing``'s order."""
     grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for record in failing:
         grouped.setdefault(group_key(record["id"]), []).append(record)
@@ -65,7 +70,7 @@ def group_failures(failing: Sequence[Mapping[str, Any]]) -> list[FailureGroup]:
             op,
             dtype,
             dict(sorted(Counter(r["status"] for r in records).items())),
-            max(records, key=_error_rank),  # max keeps the first of equals
+            max(records, key=rank),  # max keeps the first of equals
         )
         for (op, dtype), records in grouped.items()
     ]

@@ -12,6 +12,7 @@ close the markdown: ids and statuses go inside code spans with backticks removed
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kit.formats.markdown import text as inert
 from kit.grading.grade_words import percent
@@ -19,12 +20,13 @@ from kit.printable import printable
 from kit.report.attribution_summary import REPORTED_BY, AttributionTotals
 from kit.report.failing import failing_tests
 from kit.report.model import Report
+from kit.report.op_dtype import FailureGroup
 from kit.report.read import LoadedReport
 from kit.report.release_drift import drift_words
 from kit.results import Status, tier_of
 from kit.views.ci_links import CommentLinks
 from kit.views.diff import CATEGORIES, ReportDiff, diff_reports
-from kit.views.failure_lines import CommentGroup, FailingTest, comment_groups, worst_words
+from kit.views.failure_lines import comment_groups, failing_test, worst_words
 from kit.views.performance import performance_comment_lines
 from kit.views.show import ShowView, TierRow
 
@@ -98,15 +100,17 @@ def _links(links: CommentLinks, version: str) -> list[str]:
     return ["", " · ".join(said)] if said else []
 
 
-def _tier_table(rows: Sequence[TierRow], failing: Mapping[str, FailingTest]) -> list[str]:
+def _tier_table(rows: Sequence[TierRow], failing: Mapping[str, Mapping[str, Any]]
+                ) -> list[str]:
     """Per tier: passed, failed as the grade counts them (missing tests, and skipped or not
     applicable ones it does not accept), and the tests that rightly did not run, apart: a
     skipped or not-applicable test is no failure."""
     lines = ["| tier | tests | passed | failed | skipped | not applicable |",
              "|---|---:|---:|---:|---:|---:|"]
     for row in rows:
-        counted = [t for t in failing.values() if row.tier in ("all", tier_of(t.test_id))]
-        not_run = {status: row.statuses.get(status, 0) - sum(t.status == status for t in counted)
+        counted = [t for t in failing.values() if row.tier in ("all", tier_of(t["id"]))]
+        not_run = {status: row.statuses.get(status, 0) - sum(t["status"] == status
+                                                             for t in counted)
                    for status in _NOT_RUN}
         lines.append(f"| {row.tier} | {row.total} | {row.statuses.get(Status.PASS.value, 0)} | "
                      f"{len(counted)} | {not_run[Status.SKIPPED.value]} | "
@@ -133,14 +137,14 @@ def _against_line(diff: ReportDiff, baseline: LoadedReport) -> str:
             f"{counts}{outside}.")
 
 
-def _failing(report: Report) -> dict[str, FailingTest]:
+def _failing(report: Report) -> dict[str, Mapping[str, Any]]:
     """Every test the grade counts as failed, missing ones included, with its details."""
     details = {record.id: record.details for record in report.records}
-    return {test_id: FailingTest(test_id, status, details.get(test_id, {}))
+    return {test_id: failing_test(test_id, status, details.get(test_id, {}))
             for test_id, status in failing_tests(report).items()}
 
 
-def _failure_sections(failing: Mapping[str, FailingTest], regressed: frozenset[str],
+def _failure_sections(failing: Mapping[str, Mapping[str, Any]], regressed: frozenset[str],
                       against: bool, limit: int) -> list[str]:
     if not failing:
         return ["", "No failures."]
@@ -154,7 +158,8 @@ def _failure_sections(failing: Mapping[str, FailingTest], regressed: frozenset[s
     return lines
 
 
-def _groups_section(name: str, note: str, tests: list[FailingTest], limit: int) -> list[str]:
+def _groups_section(name: str, note: str, tests: list[Mapping[str, Any]], limit: int
+                    ) -> list[str]:
     """``**Name (N):** note``, then one line per op × dtype; those past ``limit`` folded."""
     count = len(tests)
     head = f"**{name} ({count}):**" + (f" {note}" if note else "")
@@ -173,12 +178,12 @@ def _groups_section(name: str, note: str, tests: list[FailingTest], limit: int) 
     return lines
 
 
-def _group_line(group: CommentGroup) -> str:
+def _group_line(group: FailureGroup) -> str:
     statuses = ", ".join(f"{status} {n}" for status, n in group.statuses.items())
     op = _code(group.op) + (f" {_code(group.dtype)}" if group.dtype else "")
     worst = worst_words(group.worst)
     said = "; ".join(part for part in (f"{group.count} test(s) ({statuses})", worst) if part)
-    example = group.worst.test_id
+    example = group.worst["id"]
     # A test of no op (a model) is its own group: its id is already said.
     return f"- {op}: {said}" + ("" if example == group.op else f"; e.g. {_code(example)}")
 
