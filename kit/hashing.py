@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,6 +30,23 @@ def sha256_file(path: Path) -> str:
     with path.open("rb") as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
+    return digest.hexdigest()
+
+
+def tree_digest(root: Path, entries: Iterable[Path]) -> str:
+    """sha256 over each entry's path relative to ``root`` and the sha256 of its content, in
+    path order: a link counts by its target's text (it is copied as a link, never followed),
+    anything else that is not a regular file by a marker (never read: a FIFO would block)."""
+    digest = hashlib.sha256()
+    for path in sorted(entries):
+        digest.update(f"{path.relative_to(root).as_posix()}\0".encode())
+        if path.is_symlink():
+            content = os.readlink(path).encode()
+        elif path.is_file():
+            content = path.read_bytes()
+        else:
+            content = b"\0not a regular file\0"
+        digest.update(hashlib.sha256(content).digest())
     return digest.hexdigest()
 
 

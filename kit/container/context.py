@@ -6,7 +6,6 @@ so a stable context is what makes an unchanged rebuild a cache hit.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -21,6 +20,7 @@ from kit.container.requirements import (
 )
 from kit.container.wheelhouse import Wheelhouse
 from kit.errors import InputError
+from kit.hashing import tree_digest
 from kit.vendors import VendorProfile
 
 #: Never copied from a vendor directory: host leftovers that would only break the cache (a stale
@@ -86,14 +86,8 @@ def vendor_tree_digest(vendor: VendorProfile) -> str:
 
     Stored as an image label, so a run can tell an image built from an older recipe.
     """
-    digest = hashlib.sha256()
-    for path in sorted(_vendor_entries(vendor.directory)):
-        relative = path.relative_to(vendor.directory).as_posix()
-        digest.update(f"{relative}\0".encode())
-        # Links are copied as links, so their target text is what the image holds.
-        content = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
-        digest.update(hashlib.sha256(content).digest())
-    return digest.hexdigest()
+    # Links are copied as links, so their target text is what the image holds.
+    return tree_digest(vendor.directory, _vendor_entries(vendor.directory))
 
 
 def _vendor_entries(root: Path) -> list[Path]:

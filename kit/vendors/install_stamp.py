@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kit.hashing import tree_digest
 from kit.vendors.profile import VendorProfile
 
 #: Build outputs and caches: what a build writes is not a source of the next one.
@@ -35,15 +36,8 @@ def _sources(directory: Path) -> Iterator[Path]:
 
 
 def sources_digest(directory: Path) -> str:
-    """The sha256 over every source file's relative path and bytes, in a fixed order."""
-    digest = hashlib.sha256()
-    for path in _sources(directory):
-        if path.is_symlink() or not path.is_file():
-            digest.update(f"{path.relative_to(directory)}\0link\0".encode())
-            continue
-        digest.update(f"{path.relative_to(directory)}\0".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    """The sha256 over every source file's relative path and content (``kit.hashing``)."""
+    return tree_digest(directory, _sources(directory))
 
 
 def install_stamp(profile: VendorProfile, requirements: Sequence[str], python: str,
