@@ -138,9 +138,6 @@ def records_typed_if_sound(records: Sequence[BodyRecord], statuses: Mapping[str,
     empty one), its ``details.na_reason`` absent or a string.
 
     One pass: each record asked and typed as it is read, a whole run's records touched once."""
-    if not _FIELDS_SET_AT_ONCE:
-        return records_typed(records, statuses) if all(
-            _sound(record, statuses, prefixes) for record in records) else None
     made = []
     for record in records:
         test_id, details = record.id, record.details
@@ -151,21 +148,15 @@ def records_typed_if_sound(records: Sequence[BodyRecord], statuses: Mapping[str,
                 or test_id[len(prefix):len(prefix) + 1] in ("", SEPARATOR) \
                 or (reason is not None and not isinstance(reason, str)):
             return None
-        typed = _new_object(TestRecord)
-        _set_attribute(typed, "__dict__", {
-            "id": test_id, "status": status, "duration_s": record.duration_s,
-            "message": record.message, "details": details})
+        if _FIELDS_SET_AT_ONCE:
+            typed = _new_object(TestRecord)
+            _set_attribute(typed, "__dict__", {
+                "id": test_id, "status": status, "duration_s": record.duration_s,
+                "message": record.message, "details": details})
+        else:
+            typed = TestRecord(test_id, status, record.duration_s, record.message, details)
         made.append(typed)
     return tuple(made)
-
-
-def _sound(record: BodyRecord, statuses: Mapping[str, Status], prefixes: Mapping[str, str]
-           ) -> bool:
-    prefix = prefixes.get(record.tier)
-    reason = record.details.get(NA_REASON_KEY)
-    return record.status in statuses and prefix is not None and record.id.startswith(prefix) \
-        and record.id[len(prefix):len(prefix) + 1] not in ("", SEPARATOR) \
-        and (reason is None or isinstance(reason, str))
 
 
 _new_object, _set_attribute = object.__new__, object.__setattr__

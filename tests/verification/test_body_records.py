@@ -94,3 +94,26 @@ def test_the_typed_report_document_is_the_body_document(report: dict[str, Any]) 
     assert list(typed.document) == list(body.document())
     assert typed.document["records"] is typed.document["records"]  # made once
     assert [record.to_json() for record in typed.records] == body.document()["records"]
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+def test_records_are_typed_alike_whichever_way_a_test_record_is_made(
+    monkeypatch: pytest.MonkeyPatch, at_once: bool
+) -> None:
+    """The one-pass typing gives the frozen dataclass's own records, and refuses an unsound
+    record, whether it sets fields at once or (a ``TestRecord`` of another shape) calls
+    ``__init__``."""
+    from kit.report import body
+    from kit.results import Status, TestRecord
+
+    monkeypatch.setattr(body, "_FIELDS_SET_AT_ONCE", at_once)
+    statuses = {status.value: status for status in Status}
+    prefixes = {"unit": "unit/"}
+    sound = body.BodyRecord("unit/opinfo/add/float32/0", "unit", "PASS", 0.5, "", {"k": 1})
+    typed = body.records_typed_if_sound([sound], statuses, prefixes)
+    assert typed == (TestRecord("unit/opinfo/add/float32/0", Status.PASS, 0.5, "", {"k": 1}),)
+    for unsound in (body.BodyRecord("unit//x", "unit", "PASS", 0.5, "", {}),
+                    body.BodyRecord("unit/x", "unit", "MAYBE", 0.5, "", {}),
+                    body.BodyRecord("models/x", "unit", "PASS", 0.5, "", {}),
+                    body.BodyRecord("unit/x", "unit", "PASS", 0.5, "", {"na_reason": 3})):
+        assert body.records_typed_if_sound([sound, unsound], statuses, prefixes) is None
