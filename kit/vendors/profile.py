@@ -111,6 +111,9 @@ class VendorProfile:
     #: The dotted name of the call returning the device's peak allocated bytes; None:
     #: ``torch.<device_type>.max_memory_allocated`` where torch has one, else not reported.
     max_memory_allocated: str | None = None
+    #: The ``torch.distributed`` backend the device's process groups use
+    #: (``process_group_backend``: ``gloo`` for cpu); None: the distributed tier does not apply.
+    process_group_backend: str | None = None
 
     @property
     def profile_path(self) -> Path:
@@ -155,7 +158,7 @@ REQUIRED_FIELDS = (
 OPTIONAL_FIELDS = (
     "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
     "accepts_grade", "container", "device_memory_mib", "build", "autocast", "synchronize",
-    "max_memory_allocated",
+    "max_memory_allocated", "process_group_backend",
 )
 CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
 #: The dtypes a profile may claim.
@@ -308,6 +311,10 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
         max_memory_allocated=fields.optional(
             "max_memory_allocated", None, Node.text, pattern=CALL_NAME,
             expected="a dotted name such as torch.cuda.max_memory_allocated",
+        ),
+        process_group_backend=fields.optional(
+            "process_group_backend", None, Node.text, pattern=MODULE_NAME,
+            expected="a torch.distributed backend name such as gloo",
         ),
     )
 
