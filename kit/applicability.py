@@ -51,3 +51,14 @@ def flow_inapplicable(vendor: VendorProfile, flow: str) -> Inapplicable | None:
     if absent is not None:
         return Inapplicable(NotApplicableReason.FLOW_NOT_INSTALLED, absent)
     return None
+
+
+def unclaimed_compile_backend(vendor: VendorProfile) -> Inapplicable | None:
+    """The vendor claims no ``torch.compile`` backend (vendor.yaml ``compile_backends``), or
+    None."""
+    if vendor.compile_backends:
+        return None
+    return Inapplicable(
+        NotApplicableReason.UNCLAIMED_COMPILE_BACKEND,
+        f"vendor {vendor.id} claims no torch.compile backend",
+    )

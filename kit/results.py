@@ -92,6 +92,9 @@ class NotApplicableReason(enum.StrEnum):
     #: A unit ``autocast`` test of a lower-precision dtype the vendor profile does not claim
     #: autocast in (vendor.yaml ``autocast``).
     UNCLAIMED_AUTOCAST = "unclaimed-autocast"
+    #: A compile test of a vendor whose profile claims no ``torch.compile`` backend
+    #: (vendor.yaml ``compile_backends``).
+    UNCLAIMED_COMPILE_BACKEND = "unclaimed-compile-backend"
     #: A locked test whose sample the installed torch does not generate, on a run of a standard
     #: locked on another release (a canary): the test is not in this release.
     NOT_IN_RELEASE = "not-in-release"
@@ -106,7 +109,10 @@ DISPATCH_KEY = "dispatch"
 PERFORMANCE_KEY = "performance"
 #: Details only the worker's process can know (a judge sees the evidence, not the call): the
 #: orchestrator keeps them on the record the judge returns.
-WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY)
+WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY)
+#: ``details`` key of what a compile test's worker saw of each backend's compilation (graphs,
+#: graph breaks, recompilations, a failure's stage: ``kit.tiers.compile.compiled``).
+COMPILE_KEY = "compile"
 #: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
 #: something: a required test NOT_APPLICABLE for one of them is no required test that did not
 #: pass (``kit.grading.evidence``).

@@ -114,6 +114,10 @@ class VendorProfile:
     #: The ``torch.distributed`` backend the device's process groups use
     #: (``process_group_backend``: ``gloo`` for cpu); None: the distributed tier does not apply.
     process_group_backend: str | None = None
+    #: The ``torch.compile`` backends the vendor serves, by their registered dynamo names
+    #: (``compile_backends``: ``inductor`` for cpu); each compile test compiles with each, and
+    #: none claimed: the compile tier does not apply.
+    compile_backends: tuple[str, ...] = ()
 
     @property
     def profile_path(self) -> Path:
@@ -158,7 +162,7 @@ REQUIRED_FIELDS = (
 OPTIONAL_FIELDS = (
     "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
     "accepts_grade", "container", "device_memory_mib", "build", "autocast", "synchronize",
-    "max_memory_allocated", "process_group_backend",
+    "max_memory_allocated", "process_group_backend", "compile_backends",
 )
 CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
 #: The dtypes a profile may claim.
@@ -315,6 +319,10 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
         process_group_backend=fields.optional(
             "process_group_backend", None, Node.text, pattern=MODULE_NAME,
             expected="a torch.distributed backend name such as gloo",
+        ),
+        compile_backends=fields.optional(
+            "compile_backends", (), Node.strings, pattern=MODULE_NAME, unique=True,
+            expected="a torch.compile backend name such as inductor",
         ),
     )
 
