@@ -107,12 +107,12 @@ DISPATCH_KEY = "dispatch"
 #: ``details`` key of a model test's performance figures, measured by the worker after its
 #: judged call (``kit.tiers.models.performance``): recorded, not graded.
 PERFORMANCE_KEY = "performance"
-#: Details only the worker's process can know (a judge sees the evidence, not the call): the
-#: orchestrator keeps them on the record the judge returns.
-WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY)
 #: ``details`` key of what a compile test's worker saw of each backend's compilation (graphs,
 #: graph breaks, recompilations, a failure's stage: ``kit.tiers.compile.compiled``).
 COMPILE_KEY = "compile"
+#: Details only the worker's process can know (a judge sees the evidence, not the call): the
+#: orchestrator keeps them on the record the judge returns.
+WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY)
 #: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
 #: something: a required test NOT_APPLICABLE for one of them is no required test that did not
 #: pass (``kit.grading.evidence``).
