@@ -40,6 +40,17 @@ def unclaimed_autocast(vendor: VendorProfile, dtype: str) -> Inapplicable | None
     )
 
 
+def unclaimed_process_group(vendor: VendorProfile) -> Inapplicable | None:
+    """The vendor claims no ``torch.distributed`` backend (vendor.yaml ``process_group_backend``),
+    or None."""
+    if vendor.process_group_backend is not None:
+        return None
+    return Inapplicable(
+        NotApplicableReason.UNCLAIMED_PROCESS_GROUP,
+        f"vendor {vendor.id} claims no process-group backend",
+    )
+
+
 def flow_inapplicable(vendor: VendorProfile, flow: str) -> Inapplicable | None:
     """Why ``flow`` does not apply: the vendor does not claim it, or its packages are absent."""
     if flow not in vendor.flows:

@@ -98,6 +98,9 @@ class NotApplicableReason(enum.StrEnum):
     #: A locked test whose sample the installed torch does not generate, on a run of a standard
     #: locked on another release (a canary): the test is not in this release.
     NOT_IN_RELEASE = "not-in-release"
+    #: A distributed test of a vendor whose profile claims no process-group backend
+    #: (vendor.yaml ``process_group_backend``).
+    UNCLAIMED_PROCESS_GROUP = "unclaimed-process-group"
 
 
 NA_REASON_KEY = "na_reason"
