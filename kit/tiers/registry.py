@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from kit.errors import InputError
 from kit.test_ids import TestId
 from kit.tiers.deploy.tier import DeployTier
+from kit.tiers.distributed.tier import DistributedTier
 from kit.tiers.flows.tier import FlowsTier
 from kit.tiers.interface import Tier
 from kit.tiers.models.tier import ModelsTier
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
     from kit.vendors import VendorProfile
 
 #: The kit's own tiers, in report order.
-_BUILT_IN: tuple[Tier, ...] = (DeployTier(), UnitTier(), ModelsTier(), FlowsTier())
+_BUILT_IN: tuple[Tier, ...] = (
+    DeployTier(), UnitTier(), ModelsTier(), FlowsTier(), DistributedTier(),
+)
 _TIERS: dict[str, Tier] = {t.name: t for t in _BUILT_IN}
 
 

@@ -1,0 +1,1 @@
+"""The distributed tier: the device's ``torch.distributed`` collectives across local ranks."""

@@ -1,0 +1,40 @@
+"""The distributed tier: the device's collectives across local rank processes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kit.applicability import unclaimed_dtype, unclaimed_process_group
+from kit.tiers.interface import Tier
+
+if TYPE_CHECKING:
+    from kit.json_shape import RecordDetails
+    from kit.judge_context import JudgeContext
+    from kit.outcomes import Inapplicable
+    from kit.standard import Standard
+    from kit.vendors import VendorProfile
+
+
+class DistributedTier(Tier):
+    name = "distributed"
+    # ``distributed/<collective>[-<op>]/<dtype>/...``: the collective and its dtype.
+    op_offset = 0
+    preloads = ("torch.distributed", "torch.nn.parallel", "kit.tiers.distributed.cases")
+
+    def generate_ids(self, standard: Standard) -> list[str]:
+        from kit.tiers.distributed.ids import locked_ids
+
+        return locked_ids()
+
+    def inapplicable(
+        self, standard: Standard, vendor: VendorProfile, test_id: str
+    ) -> Inapplicable | None:
+        from kit.tiers.distributed.ids import DistributedId
+
+        dtype = DistributedId.of(test_id).dtype
+        return unclaimed_process_group(vendor) or unclaimed_dtype(vendor, dtype)
+
+    def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> RecordDetails:
+        from kit.tiers.distributed.cases import judge_distributed_evidence
+
+        return judge_distributed_evidence(context.standard, test_id, evidence)
