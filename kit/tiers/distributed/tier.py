@@ -19,7 +19,13 @@ class DistributedTier(Tier):
     name = "distributed"
     # ``distributed/<collective>[-<op>]/<dtype>/...``: the collective and its dtype.
     op_offset = 0
-    preloads = ("torch.distributed", "torch.nn.parallel", "kit.tiers.distributed.cases")
+    # DDP imports torch._dynamo on first use (seconds): the fork server imports it once, so the
+    # ranks forked from a worker do not each pay it; the judge needs none of it (``warm_up``).
+    preloads = ("torch.distributed", "torch.nn.parallel", "torch._dynamo",
+                "kit.tiers.distributed.cases")
+
+    def warm_up(self) -> None:
+        import kit.tiers.distributed.cases  # noqa: F401
 
     def generate_ids(self, standard: Standard) -> list[str]:
         from kit.tiers.distributed.ids import locked_ids
