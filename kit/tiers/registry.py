@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kit.errors import InputError
 from kit.test_ids import TestId
+from kit.tiers.compile.tier import CompileTier
 from kit.tiers.deploy.tier import DeployTier
 from kit.tiers.distributed.tier import DistributedTier
 from kit.tiers.flows.tier import FlowsTier
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 #: The kit's own tiers, in report order.
 _BUILT_IN: tuple[Tier, ...] = (
-    DeployTier(), UnitTier(), ModelsTier(), FlowsTier(), DistributedTier(),
+    DeployTier(), UnitTier(), ModelsTier(), FlowsTier(), DistributedTier(), CompileTier(),
 )
 _TIERS: dict[str, Tier] = {t.name: t for t in _BUILT_IN}
 

@@ -51,6 +51,9 @@ like its first tensor input instead: an index out of range silently read as some
 A kind decided at import: ``fallback`` (simnpu registers no kernel of its own for the op, so
 PyTorch's dispatcher leaves it to the device's boxed fallback, which computes it on the host
 with CPU's kernel like PyTorch's ``cpu_fallback``: right values, no device kernel; takes no filter).
+A kind of ``torch.compile`` alone: ``wrong_decomposition`` (simnpu's dynamo backend decomposes the
+op wrongly, its floating results off by ``magnitude`` as ``wrong_small``; eager calls stay right;
+takes no filter but ``magnitude``: ``simnpu.compile_backend``).
 
 An op's backward is wrong while its forward stays right with any result kind on the backward
 op autograd calls on the device (``aten::tanh_backward``, ``aten::sigmoid_backward``,
@@ -114,6 +117,7 @@ class Kind(enum.StrEnum):
     OVERWRITE_GRAD = "overwrite_grad"
     AUTOCAST_DTYPE = "autocast_dtype"
     DROP_SCALAR = "drop_scalar"
+    WRONG_DECOMPOSITION = "wrong_decomposition"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -337,6 +341,9 @@ def _rule(raw: Any, index: int) -> FaultRule:
     if kind is Kind.FALLBACK and set(raw) - {"op", "kind"}:
         raise _fail(f"{where}: kind fallback takes no filter (which ops have a kernel is "
                     "decided once, when simnpu is imported)")
+    if kind is Kind.WRONG_DECOMPOSITION and set(raw) - {"op", "kind", "magnitude"}:
+        raise _fail(f"{where}: kind wrong_decomposition takes no filter but magnitude (the "
+                    "decomposition is chosen when a graph is compiled, for every call of it)")
     return FaultRule(
         op=_canonical_op(op.strip()),
         kind=kind,
@@ -505,6 +512,15 @@ def _perturb(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
     # Relative error ``magnitude``, pushed away from zero; near zero, relative to PERTURB_FLOOR.
     away = torch.where(tensor < 0, -1.0, 1.0).to(tensor.dtype)
     return tensor + magnitude * away * tensor.abs().clamp_min(PERTURB_FLOOR)
+
+
+def wrongly_decomposed(result: Any, rule: FaultRule) -> Any:
+    """``wrong_decomposition``: each floating tensor of ``result`` off as ``wrong_small``."""
+    if isinstance(result, torch.Tensor):
+        return _perturb(result, rule) if result.is_floating_point() else result
+    if isinstance(result, (tuple, list)):
+        return type(result)(wrongly_decomposed(item, rule) for item in result)
+    return result
 
 
 def _with_nan(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:

@@ -1,0 +1,166 @@
+"""The compile tier: OpInfo samples of core ATen ops through ``torch.compile`` on the device.
+
+Stable ids are ``compile/<unit id without "unit/">`` (``compile/opinfo/sin/float32/0``,
+``kit.tiers.compile.compile_id``): the unit test's call, compiled with each dynamo backend the
+vendor's profile claims (``compile_backends``). The call is the unit tier's (``UnitCase``) and
+so is the judgement: the device's result against the float64 CPU reference under the
+standard's error model (``kit.tiers.unit.checking.judge_case``), in the kit's judge. What only
+the compiling process sees (graphs, graph breaks, recompilations on a second input shape, the
+stage a compile failed at) the worker records as ``details.compile``
+(``kit.tiers.compile.compiled``).
+
+Which tests, and why so few: sample 0 in float32 of the unit tier's OpInfo ops whose ATen op is
+in the release's core opset (76 ops on torch 2.13.0), spread evenly down to
+``COMPILED_OPS`` of them (``ckit standard lock`` decides; the suite reads the locked list).
+Inductor on the CPU compiles C++ for every graph: measured on the 2-core reference machine,
+1 to 5 s per test (its first shape and the recompilation on the second), about 3 s on average
+with a warm compile cache and 5 s cold, so the 76 would add about four to six minutes to a
+complete ``ckit run --vendor cpu``; twelve add under a minute (figures in the tier's tests).
+Samples whose call draws random numbers are left out (the device draws its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from kit.standard import Standard
+from kit.tiers.compile.compile_id import compile_test_id, unit_id_of
+from kit.tiers.unit.unit_id import UnitId
+
+if TYPE_CHECKING:
+    from kit.context import KitContext
+    from kit.json_shape import RecordDetails
+    from kit.tiers.unit.checking import UnitCase
+    from kit.tiers.unit.evidence import UnitEvidence
+
+#: How many ops the tier compiles: the cost of Inductor's C++ per graph (module docstring).
+COMPILED_OPS = 12
+#: The one dtype and sample compiled: the unit tier's first float32 sample of each op.
+COMPILED_DTYPE = "float32"
+COMPILED_SAMPLE = "0"
+
+
+def all_test_ids(standard: Standard) -> list[str]:
+    """Every compile test id of ``standard``: what ``ckit standard lock`` writes."""
+    from kit.tiers.unit.opinfo_cases import sample_indices
+
+    candidates = core_op_unit_ids(standard)
+    chosen = sample_indices(len(candidates), COMPILED_OPS)
+    return sorted(compile_test_id(candidates[index]) for index in chosen)
+
+
+def core_op_unit_ids(standard: Standard) -> list[str]:
+    """The unit tier's float32 sample-0 OpInfo tests of core ATen ops, sorted, none of them
+    drawing random numbers."""
+    from kit.attribution.op_names import release_core_ops
+    from kit.errors import InputError
+    from kit.tiers.unit.cases import OPINFO_PREFIX
+    from kit.tiers.unit.locked_ids import RANDOM_DRAWS
+
+    core = release_core_ops(standard.torch_release)
+    if core is None:
+        raise InputError(f"compile tier: the core ATen opset of torch {standard.torch_release} "
+                         "is not known here (lock the standard under its own release)")
+    packets = {name.partition(".")[0] for name in core}
+    ids = [i for i in standard.test_ids("unit") if i.startswith(OPINFO_PREFIX)
+           and UnitId.of(i).dtype == COMPILED_DTYPE and UnitId.of(i).sample == COMPILED_SAMPLE]
+    return sorted(i for i in ids if f"aten::{_aten_name(standard, i)}" in packets
+                  and not RANDOM_DRAWS.holds(standard, i))
+
+
+def _aten_name(standard: Standard, unit_id: str) -> str:
+    from kit.tiers.unit.config import load_unit_config
+    from kit.tiers.unit.samples import find_opinfo
+
+    return str(find_opinfo(load_unit_config(standard).op(UnitId.of(unit_id).op)).aten_name)
+
+
+def compiled_case(standard: Standard, test_id: str) -> UnitCase:
+    """The unit case a compile test compiles: called once, its values alone judged (no repeat
+    call, no facts of views or ``out=``: what a compiled graph returns is judged by value)."""
+    from kit.tiers.unit.cases import unit_case_called_once
+
+    case = unit_case_called_once(standard, unit_id_of(test_id))
+    return replace(case, observe=None, repeat=None)
+
+
+def judge_compiled(standard: Standard, test_id: str, evidence: object) -> RecordDetails:
+    """The figures of the worst backend's result; raises the first backend's failure."""
+    from kit.numerics.comparison import Measurement
+    from kit.outcomes import ResultMismatch, numerics_details, worst_of
+    from kit.tiers.unit.checking import cpu_references, judge_case
+
+    runs = _runs_of(evidence)
+    case = compiled_case(standard, test_id)
+    references = cpu_references(case)
+    measurements: list[Measurement] = []
+    for run in runs:
+        measurements += judge_case(standard, case, run, references)
+    if not runs:
+        raise ResultMismatch("the device evidence holds no compiled call")
+    worst = worst_of(measurements)
+    return numerics_details([worst] if worst is not None else [])
+
+
+def _runs_of(evidence: object) -> list[UnitEvidence]:
+    """Each claimed backend's call, in claim order; ``ResultMismatch`` for another shape."""
+    from kit.outcomes import ResultMismatch
+    from kit.tiers.unit.evidence import UnitEvidence
+
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("runs"), list):
+        raise ResultMismatch("the device evidence is not a list of compiled calls")
+    return [UnitEvidence.from_tree(run) for run in evidence["runs"]]
+
+
+def second_shape_case(standard: Standard, test_id: str) -> UnitCase | None:
+    """The op's first other OpInfo sample (in the test's dtype) whose arguments have the same
+    structure as the compiled one's (the same non-tensor values, tensors of the same dtypes) and
+    other tensor shapes: a call dynamo's guards send to a recompilation. None where
+    the op has none."""
+    from kit.tiers.unit.config import load_unit_config
+    from kit.tiers.unit.samples import call_arguments, opinfo_samples, sample_case
+
+    unit = UnitId.of(unit_id_of(test_id))
+    entry = load_unit_config(standard).op(unit.op)
+    samples = opinfo_samples(entry, unit.dtype)
+    first = call_arguments(samples[int(unit.sample)])
+    for position, sample in enumerate(samples):
+        arguments = call_arguments(sample)
+        if _structure(arguments) == _structure(first) and _sizes(arguments) != _sizes(first):
+            return replace(sample_case(entry, unit.dtype, sample, f"{entry.key} sample "
+                                       f"{position}"), observe=None, repeat=None)
+    return None
+
+
+def _structure(arguments: object) -> str:
+    from kit.tiers.unit.trees import map_tensors
+
+    return repr(map_tensors(arguments, lambda t: f"<tensor {t.dtype}>"))
+
+
+def _sizes(arguments: object) -> list[tuple[int, ...]]:
+    from kit.tiers.unit.trees import tensor_leaves
+
+    return [tuple(tensor.shape) for _, tensor in tensor_leaves(arguments)]
+
+
+def run_compile_case(ckit: KitContext, test_id: str) -> None:
+    """Run one compile test: the device half here; the judge decides (``kit.execution``)."""
+    from kit.applicability import unclaimed_compile_backend
+    from kit.execution import run_split
+    from kit.outcomes import not_applicable
+    from kit.tiers.compile.compiled import compiled_evidence
+
+    unclaimed = unclaimed_compile_backend(ckit.vendor)
+    if unclaimed is not None:  # plain pytest: ``ckit run`` decided it before (``CompileTier``)
+        not_applicable(unclaimed.reason, unclaimed.words)
+    case = compiled_case(ckit.standard, test_id)
+    ckit.require_dtype(case.dtype)
+    second = second_shape_case(ckit.standard, test_id)
+    details = run_split(
+        ckit.evidence_path,
+        lambda: compiled_evidence(ckit, case, second),
+        lambda evidence: judge_compiled(ckit.standard, test_id, evidence),
+    )
+    ckit.notes.update(details or {})

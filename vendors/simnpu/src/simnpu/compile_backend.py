@@ -1,0 +1,76 @@
+"""simnpu's ``torch.compile`` backend, registered with dynamo as ``simnpu``.
+
+A graph dynamo captures goes through AOTAutograd with PyTorch's core ATen decompositions; the
+decomposed ATen graph then runs eagerly on simnpu tensors, each op through simnpu's own kernels
+(``simnpu.executor``), as a device without a code generator of its own serves compile. The
+package's ``torch_dynamo_backends`` entry point registers it: ``torch.compile(fn,
+backend="simnpu")`` finds it without an import.
+
+Fault kind ``wrong_decomposition`` (``SIMNPU_FAULTS``, ``simnpu.faults``): the backend decomposes
+the rule's op into the op followed by a wrong correction (its floating results off by
+``magnitude``, relative, as ``wrong_small``): a decomposition whose formula is wrong. Eager calls
+of the op stay right; only compiled graphs holding it are wrong.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from simnpu import faults
+
+BACKEND_NAME = "simnpu"
+
+#: Set while a wrong decomposition calls its own op: that inner call is the op itself.
+_decomposing = threading.local()
+
+
+def simnpu_backend(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+    """The dynamo backend: AOTAutograd, decomposed, run eagerly on simnpu's kernels."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    compiler = aot_autograd(fw_compiler=_run_eagerly, decompositions=decompositions())
+    return compiler(graph, example_inputs)
+
+
+def _run_eagerly(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+    return graph.forward
+
+
+def decompositions() -> dict[Any, Callable[..., Any]]:
+    """PyTorch's core ATen decompositions, with the wrong ones the active fault rules plant."""
+    from torch._decomp import core_aten_decompositions
+
+    table: dict[Any, Callable[..., Any]] = dict(core_aten_decompositions())
+    for rule in faults.active_rules():
+        if rule.kind is faults.Kind.WRONG_DECOMPOSITION:
+            for overload in _overloads(rule.op):
+                table[overload] = _wrong_decomposition(overload, rule)
+    return table
+
+
+def _overloads(op: str) -> list[Any]:
+    """The ATen overloads a rule's op names (``aten::add.Tensor``, or every ``aten::add``)."""
+    packet_name, _, overload = op.removeprefix("aten::").partition(".")
+    packet = getattr(torch.ops.aten, packet_name, None)
+    if packet is None:
+        return []
+    names = [overload] if overload else packet.overloads()
+    return [getattr(packet, name) for name in names if hasattr(packet, name)]
+
+
+def _wrong_decomposition(overload: Any, rule: faults.FaultRule) -> Callable[..., Any]:
+    def decomposed(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_decomposing, "active", False):
+            return NotImplemented  # the op itself, inside its own decomposition
+        _decomposing.active = True
+        try:
+            result = overload(*args, **kwargs)
+        finally:
+            _decomposing.active = False
+        return faults.wrongly_decomposed(result, rule)
+
+    return decomposed
