@@ -15,6 +15,7 @@ from typing import Any
 from kit.device import DeviceInfo
 from kit.errors import InputError
 from kit.hashing import sha256_bytes
+from kit.host import CPU_MODEL_KEY, USABLE_CPUS_KEY, cpu_model, usable_cpus
 
 #: Set by the kit when a run happens inside a reference container (a JSON object).
 CONTAINER_ENV = "CKIT_CONTAINER"
@@ -34,6 +35,9 @@ def collect_environment(device_info: DeviceInfo) -> dict[str, Any]:
         },
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
+        # With cpu_count and device: the host performance figures compare within (kit.host).
+        CPU_MODEL_KEY: cpu_model(),
+        USABLE_CPUS_KEY: usable_cpus(),
         "torch": torch_build(),
         "device": dict(device_info.to_json()),
         "packages": package_fingerprint(),

@@ -63,6 +63,9 @@ def render_pages(site: Site) -> dict[str, bytes]:
     for standard in site.standards:
         pages[standard.page] = _render(env, "standard.html", standard.page, site=site,
                                        standard=standard)
+    for performance in site.performance:
+        pages[performance.page] = _render(env, "performance.html", performance.page, site=site,
+                                          performance=performance)
     pages[STYLESHEET] = (_HERE / "static" / "portal.css").read_bytes()
     return dict(sorted(pages.items()))
 

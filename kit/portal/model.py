@@ -20,6 +20,12 @@ from kit.flows import flow_names
 from kit.flows.interface import Stage
 from kit.grading.wording import run_wording
 from kit.patterns import matches
+from kit.portal.performance import (
+    PerformanceRun,
+    PerformanceVendor,
+    ReleasePerformance,
+    release_performance,
+)
 from kit.portal.standard_page import StandardView, standard_view
 from kit.portal.trend import Trend, TrendResult, trend
 from kit.printable import printable
@@ -726,6 +732,8 @@ class Site:
     repository_checks: tuple[CheckResult, ...]
     #: The standards the releases link, each with a page of its own.
     standards: tuple[StandardView, ...] = ()
+    #: Per release whose results carry model figures, its performance page.
+    performance: tuple[ReleasePerformance, ...] = ()
 
     @property
     def failed_audits(self) -> tuple[SubmissionView, ...]:
@@ -761,4 +769,21 @@ def site_model(audit: RepositoryAudit, policy: GatePolicy, now: dt.datetime) -> 
         submissions=tuple(sorted(views.values(), key=lambda v: v.key)),
         repository_checks=printable_checks(audit.checks),
         standards=tuple(standard_view(link.version, link.page) for link in linked),
+        performance=tuple(page for release in release_views if (page := release_performance(
+            release.release, performance_vendors(release, by_vendor, reports))) is not None),
     )
+
+
+def performance_vendors(release: ReleaseView, vendors: Mapping[str, VendorView],
+                        reports: Mapping[SubmissionKey, Report]) -> tuple[PerformanceVendor, ...]:
+    """The release's vendors as its performance page reads them: their audited, non-canary
+    results of the release, oldest first, and the latest one the gate judged."""
+    chosen = []
+    for column in release.vendors:
+        results = [v for v in reversed(vendors[column.vendor].submissions)
+                   if v.key.torch_release == release.release and v.result and not v.canary]
+        runs = {v.key: PerformanceRun(reports[v.key], v.page, v.key.run_id) for v in results}
+        latest = runs.get(column.latest.key) if column.latest else None
+        chosen.append(PerformanceVendor(column.vendor, column.name, column.page,
+                                        tuple(runs.values()), latest))
+    return tuple(chosen)

@@ -4,8 +4,9 @@ Recorded, not graded (``kit.tiers.models.performance``): nothing here changes a 
 code. ``ckit diff`` compares each model's median latency, B over A, and flags a change of at
 least ``THRESHOLD`` (x1.25 slower, or faster by as much) whose interquartile ranges do not
 overlap, so a noisy machine's jitter is not called a regression. Figures measured on different
-hosts (CPU model, CPUs, threads, devices), of another kind or batch, or without a timed call are
-shown with the reason and never flagged: they do not compare.
+hosts (the reports' host descriptions, ``kit.host``: CPU model, CPUs, device count and name; and
+each record's own: threads too), of another kind or batch, or without a timed call are shown with
+the reason and never flagged: they do not compare.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kit.host import host_of
 from kit.report.figures import figure_text
 from kit.report.id_order import natural_id_key
 from kit.report.model import Report
@@ -125,6 +127,9 @@ class PerformanceChange:
     test_id: str
     before: PerformanceFigures
     after: PerformanceFigures
+    #: The fields of the two reports' host descriptions that differ (``kit.host``); empty when
+    #: none does, or a report predates the description (its records' hosts still decide).
+    host_differences: tuple[str, ...] = ()
 
     @property
     def ratio(self) -> float | None:
@@ -137,6 +142,9 @@ class PerformanceChange:
         """Why the two figures do not compare, in words; None when they do."""
         if self.ratio is None:
             return "no timed call on one side"
+        if self.host_differences:
+            return (f"measured on different hosts ({', '.join(self.host_differences)} "
+                    "not the same)")
         if self.before.host != self.after.host:
             return "measured on different hosts"
         if (self.before.kind, self.before.batch) != (self.after.kind, self.after.batch):
@@ -158,7 +166,8 @@ class PerformanceChange:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.test_id, "a_latency_s": self.before.latency_s,
                 "b_latency_s": self.after.latency_s, "ratio": self.ratio, "flag": self.flag,
-                "not_comparable": self.not_comparable}
+                "not_comparable": self.not_comparable,
+                "host_differences": list(self.host_differences)}
 
     def text(self) -> str:
         a, b, ratio = self.before.latency_s, self.after.latency_s, self.ratio
@@ -173,8 +182,16 @@ def performance_changes(a: Report, b: Report, compared: set[str]) -> tuple[Perfo
     """The figures of every compared test both runs measured, the largest change first."""
     before = {m.test_id: m.figures for m in measured_tests(a) if m.test_id in compared}
     after = {m.test_id: m.figures for m in measured_tests(b) if m.test_id in compared}
-    changes = [PerformanceChange(i, before[i], after[i]) for i in before.keys() & after.keys()]
+    hosts = report_host_differences(a, b)
+    changes = [PerformanceChange(i, before[i], after[i], hosts)
+               for i in before.keys() & after.keys()]
     return tuple(sorted(changes, key=lambda c: (_size(c), natural_id_key(c.test_id))))
+
+
+def report_host_differences(a: Report, b: Report) -> tuple[str, ...]:
+    """What differs between two reports' hosts; nothing where either records no description."""
+    before, after = host_of(a.environment), host_of(b.environment)
+    return () if before is None or after is None else before.differences(after)
 
 
 def _size(change: PerformanceChange) -> tuple[int, float]:

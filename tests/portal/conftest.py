@@ -33,4 +33,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalWorld]:
             acme_tampered=keys["acme_tampered"],
             bolt=keys["bolt"],
             acme_small=keys["acme_small"],
+            cpu=keys["cpu"],
+            cpu_old=keys["cpu_old"],
         )

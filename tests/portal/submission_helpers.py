@@ -85,6 +85,8 @@ class Run:
     #: The standard the run is judged by (default: the current one), and so the torch release
     #: its environment records (a build of that release's: ``<release>+cpu``).
     standard: str | None = None
+    #: Keys of the environment recorded instead of this machine's (another host's CPU model).
+    environment: Mapping[str, Any] = field(default_factory=dict)
 
 
 @functools.cache
@@ -128,7 +130,8 @@ def build_run_report(run: Run) -> dict[str, Any]:
         standard=standard,
         vendor=vendor,
         skips=SkipManifest(entries=()),
-        environment=_environment_of(standard.torch_release if run.standard else None),
+        environment={**_environment_of(standard.torch_release if run.standard else None),
+                     **run.environment},
         run={
             "tiers": ran_tiers,
             "select": list(run.select),

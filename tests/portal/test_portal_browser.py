@@ -165,3 +165,18 @@ def test_vendor_trend_renders_to_a_screenshot(
                  (world.site / "vendors" / "acme.html").as_uri())
     data = screenshot.read_bytes()
     assert data.startswith(PNG_SIGNATURE) and len(data) > 20_000
+
+
+def test_performance_page_renders_its_table_and_plots_to_a_screenshot(
+    browser: str, world: PortalWorld, tmp_path: Path
+) -> None:
+    """The release's performance page (every vendor's latest figures, cpu's line over its two
+    runs, the runs left out), kept for a reader to look at."""
+    page = world.site / "performance" / f"{world.cpu.torch_release}.html"
+    screenshot = artifacts_dir(tmp_path) / "performance-1280x800.png"
+    size = f"--window-size={WINDOW[0]},{WINDOW[1]}"
+    run_chromium(browser, tmp_path / "profile", size, f"--screenshot={screenshot}",
+                 page.as_uri())
+    data = screenshot.read_bytes()
+    assert data.startswith(PNG_SIGNATURE) and len(data) > 20_000
+    assert struct.unpack(">II", data[16:24]) == WINDOW

@@ -26,6 +26,7 @@ from submission_helpers import NOW, ids_of
 
 from kit.cli import main
 from kit.errors import ExitCode, InputError
+from kit.host import host_of
 from kit.portal.builder import SITE_MARKER, build_site, render_index, render_pages, render_site
 from kit.portal.model import (
     group_of,
@@ -34,8 +35,12 @@ from kit.portal.model import (
     submission_view,
     vendor_view,
 )
+from kit.portal.performance import PerformanceRun, left_out_why, performance_page
+from kit.report.model import Report
 from kit.repository.gate import percent
 from kit.repository.interface import CheckResult
+from kit.repository.layout import SubmissionKey
+from kit.views.performance import performance_changes
 
 
 class _Links(HTMLParser):
@@ -360,3 +365,68 @@ def test_an_older_failed_audit_is_listed_by_its_date_among_the_results(world: Po
     acme = vendor_view("acme", [*views, old_failure], ACME)
     assert [s.key for s in acme.submissions] == [
         world.acme_latest, world.acme_old, world.acme_small, old_key]
+
+
+def _performance_page(world: PortalWorld) -> str:
+    index = (world.site / "index.html").read_text(encoding="utf-8")
+    page = performance_page(world.cpu.torch_release)
+    assert f'<a href="{page}">Model performance</a>' in index
+    return (world.site / page).read_text(encoding="utf-8")
+
+
+def test_performance_table_holds_each_vendors_latest_figures(world: PortalWorld) -> None:
+    html = _performance_page(world)
+    table = _section(html, '<table class="performance">')
+    bert = next(row for row in table.split("<tr>") if "models/hf/bert/eager</th>" in row)
+    # acme's latest (42 ms, batch 2: 47.5/s), bolt timed no bert, cpu's latest (25 ms), dyna
+    # never submitted.
+    assert re.findall(r'<td class="num" title="[^"]*">([^<]+)</td>', bert) == [
+        "42.1 ms", "47.5/s", "–", "–", "25.1 ms", "79.7/s", "–", "–"]
+    assert "PASS: spread ±0.416%; peak memory not reported" in bert
+    assert "bolt: host Bolt Host CPU 9000, 2 of 2 CPUs" in html
+    assert "dyna: no audited result of the release; 0 runs joined" in html
+
+
+def test_latency_lines_join_only_comparable_runs_and_say_what_was_left_out(
+    world: PortalWorld,
+) -> None:
+    html = _performance_page(world)
+    plots = html.split('<svg class="latency"')[1:]
+    assert re.findall(r'aria-label="median latency of ([^ ]+) per run"', html) == [
+        "models/hf/bert/eager", "models/hf/resnet/eager"]
+    resnet = plots[1]
+    # cpu's two runs (same host, kit, standard) make its one line; acme's older runs are of
+    # another kit, so its newest is a point alone; bolt's single run, another point.
+    (line,) = re.findall(r'<polyline class="line vendor-(\d)"', resnet)
+    assert line == "2" and resnet.count("<circle") == 4
+    for key in (world.cpu_old, world.cpu, world.acme_latest, world.bolt):
+        assert submission_page(key) in resnet
+    left_out = _section(html, '<ul class="left-out">', "</ul>")
+    for key in (world.acme_old, world.acme_small):
+        assert f"<code>{key.run_id}</code></a>: kit 0.1.0, not the latest result&#39;s 0.2.0" \
+            in left_out
+    assert left_out.count("<li>") == 2
+
+
+def _reports(world: PortalWorld) -> dict[SubmissionKey, Report]:
+    return {s.key: s.report for s in world.audit.submissions if s.report is not None}
+
+
+def test_a_run_on_another_host_is_left_out_and_never_compared(world: PortalWorld) -> None:
+    reports = _reports(world)
+    cpu, cpu_old, bolt = reports[world.cpu], reports[world.cpu_old], reports[world.bolt]
+    host = host_of(cpu.environment)
+    assert host is not None and host == host_of(cpu_old.environment)
+    moved = dataclasses.replace(cpu_old, environment={**cpu_old.environment,
+                                                      "cpu_model": "Another CPU"})
+    latest = PerformanceRun(cpu, "latest.html", "latest")
+    assert left_out_why(PerformanceRun(moved, "old.html", "old"), latest) == \
+        "another host (cpu_model not the same)"
+    assert left_out_why(PerformanceRun(cpu_old, "old.html", "old"), latest) is None
+    # ckit diff's ratios: the same figures on bolt's host do not compare with cpu's.
+    resnet = {"models/hf/resnet/eager"}
+    (change,) = performance_changes(cpu_old, bolt, resnet)
+    assert change.flag is None
+    assert change.not_comparable == "measured on different hosts (cpu_model not the same)"
+    (same_host,) = performance_changes(cpu_old, cpu, resnet)
+    assert same_host.not_comparable is None and same_host.flag == "slower"

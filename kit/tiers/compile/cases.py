@@ -150,17 +150,18 @@ def run_compile_case(ckit: KitContext, test_id: str) -> None:
     from kit.applicability import unclaimed_compile_backend
     from kit.execution import run_split
     from kit.outcomes import not_applicable
-    from kit.tiers.compile.compiled import compiled_evidence
+    from kit.tiers.compile.compiled import claimed_backends, compiled_evidence
 
     unclaimed = unclaimed_compile_backend(ckit.vendor)
     if unclaimed is not None:  # plain pytest: ``ckit run`` decided it before (``CompileTier``)
         not_applicable(unclaimed.reason, unclaimed.words)
+    claimed = claimed_backends(ckit)
     case = compiled_case(ckit.standard, test_id)
     ckit.require_dtype(case.dtype)
     second = second_shape_case(ckit.standard, test_id)
     details = run_split(
         ckit.evidence_path,
-        lambda: compiled_evidence(ckit, case, second),
+        lambda: compiled_evidence(ckit, claimed, case, second),
         lambda evidence: judge_compiled(ckit.standard, test_id, evidence),
     )
     ckit.notes.update(details or {})

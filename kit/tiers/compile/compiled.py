@@ -75,19 +75,37 @@ class GraphCounter:
         return self.backend(graph, example_inputs)
 
 
-def compiled_evidence(ckit: KitContext, case: UnitCase, second: UnitCase | None
-                      ) -> dict[str, Any]:
+#: A claimed backend's name and its compiler, as dynamo's registry gives it.
+Claimed = tuple[str, Callable[..., Any]]
+
+
+def claimed_backends(ckit: KitContext) -> list[Claimed]:
+    """Each backend the vendor claims, looked up before any case is built: a name dynamo does
+    not know ends the test at once (``lookup``)."""
+    claimed: list[Claimed] = []
+    for backend in ckit.vendor.compile_backends:
+        facts = CompileFacts(backend)
+        try:
+            claimed.append((backend, _lookup(backend)))
+        except CompileFailure:
+            ckit.notes[COMPILE_KEY] = [asdict(replace(facts, stage="lookup"))]
+            raise
+    return claimed
+
+
+def compiled_evidence(ckit: KitContext, claimed: list[Claimed], case: UnitCase,
+                      second: UnitCase | None) -> dict[str, Any]:
     """The device half: each claimed backend's evidence, its facts noted as they are known."""
     runs: list[dict[str, object]] = []
     noted: list[dict[str, Any]] = []
     ckit.notes[COMPILE_KEY] = noted
-    for backend in ckit.vendor.compile_backends:
-        runs.append(_one_backend(ckit.device, case, second, backend, noted).to_tree())
+    for backend, compiler in claimed:
+        runs.append(_one_backend(ckit.device, case, second, backend, compiler, noted).to_tree())
     return {"runs": runs}
 
 
 def _one_backend(device: str, case: UnitCase, second: UnitCase | None, backend: str,
-                 noted: list[dict[str, Any]]) -> UnitEvidence:
+                 compiler: Callable[..., Any], noted: list[dict[str, Any]]) -> UnitEvidence:
     facts = CompileFacts(backend)
     noted.append(asdict(facts))
 
@@ -97,7 +115,7 @@ def _one_backend(device: str, case: UnitCase, second: UnitCase | None, backend: 
         noted[-1] = asdict(facts)
         return facts
 
-    counter = GraphCounter(_lookup(backend, note))
+    counter = GraphCounter(compiler)
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     compiled = torch.compile(lambda inputs: case.call(device, False, inputs), backend=counter)
@@ -111,15 +129,15 @@ def _one_backend(device: str, case: UnitCase, second: UnitCase | None, backend: 
     return evidence
 
 
-def _lookup(backend: str, note: Callable[..., CompileFacts]) -> Callable[..., Any]:
+def _lookup(backend: str) -> Callable[..., Any]:
     from torch._dynamo.backends.registry import list_backends, lookup_backend
 
     try:
         return lookup_backend(backend)  # type: ignore[no-any-return]
     except Exception as exc:  # noqa: BLE001 - any refusal is the claimed name's fault
         registered = ", ".join(list_backends(exclude_tags=())) or "none"
-        raise CompileFailure(note(stage="lookup"), f"no dynamo backend named {backend!r} is "
-                             f"registered (registered: {registered})") from exc
+        raise CompileFailure(CompileFacts(backend, stage="lookup"), f"no dynamo backend named "
+                             f"{backend!r} is registered (registered: {registered})") from exc
 
 
 def _graph_breaks() -> int:

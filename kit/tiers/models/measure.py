@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import importlib
 import os
-import platform
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import torch
 
+from kit.host import cpu_model, usable_cpus
 from kit.outcomes import failure_message
 from kit.tiers.models.flows import call_module, map_tensors
 from kit.tiers.models.interface import BuiltModel, ModelCase
@@ -158,20 +157,5 @@ def resolve(name: str) -> Callable[[], Any] | None:
 
 
 def describe_host(device_count: int) -> Host:
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return Host(cpu_model=cpu_model(), cpu_count=os.cpu_count() or 1, usable_cpus=usable or 1,
+    return Host(cpu_model=cpu_model(), cpu_count=os.cpu_count() or 1, usable_cpus=usable_cpus(),
                 threads=torch.get_num_threads(), device_count=device_count)
-
-
-def cpu_model() -> str:
-    """The CPU's model name as the OS reports it (Linux's ``/proc/cpuinfo``), else the
-    platform's word for it."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        key, _, value = line.partition(":")
-        if key.strip() == "model name" and value.strip():
-            return value.strip()
-    return platform.processor() or platform.machine() or "unknown"

@@ -1,0 +1,117 @@
+"""The compile tier end to end: one real ``ckit run`` of cpu (Inductor) and one of simnpu (its
+own dynamo backend, a wrong decomposition planted), each narrowed to a few compile ids, read by
+every test; the kit's own decisions (an unclaimed backend, a claimed name dynamo does not know)
+asked in this process."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit.outcomes import verdict_of
+from kit.pytest_plugin import build_context
+from kit.results import Status
+from kit.standard import load_standard
+from kit.tiers.registry import kit_inapplicable
+from kit.vendors import load_vendor
+
+ARGMIN = "compile/opinfo/argmin/float32/0"
+RSQRT = "compile/opinfo/rsqrt/float32/0"
+#: The eager unit test of the op the planted fault decomposes wrongly: it stays right.
+EAGER_RSQRT = "unit/opinfo/rsqrt/float32/0"
+#: simnpu's backend decomposes rsqrt wrongly; eager rsqrt is untouched.
+WRONG_DECOMPOSITION = [{"op": "rsqrt", "kind": "wrong_decomposition"}]
+
+
+def ckit_run(tmp: Path, vendor: str, tiers: list[str], selects: list[str],
+             faults: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The records of ``ckit run`` of ``vendor`` (unsigned), by id."""
+    out = tmp / f"out-{vendor}"
+    env = {**os.environ, "SIMNPU_FAULTS": json.dumps(faults),
+           "XDG_CONFIG_HOME": str(tmp / "config")}
+    args = ["--tier", ",".join(tiers), *(a for s in selects for a in ("--select", s))]
+    done = subprocess.run(
+        [sys.executable, "-m", "kit", "run", "--vendor", vendor, *args, "--workers", "1",
+         "--no-sign", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert (out / "report.json").exists(), done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    return {r["id"]: r for r in report["records"]}
+
+
+@pytest.fixture(scope="module")
+def on_cpu(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    return ckit_run(tmp_path_factory.mktemp("compile-cpu"), "cpu", ["compile"],
+                    [ARGMIN, RSQRT], [])
+
+
+@pytest.fixture(scope="module")
+def on_simnpu(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    return ckit_run(tmp_path_factory.mktemp("compile-simnpu"), "simnpu", ["compile", "unit"],
+                    [RSQRT, EAGER_RSQRT], WRONG_DECOMPOSITION)
+
+
+def facts(record: dict[str, Any]) -> dict[str, Any]:
+    """The one claimed backend's facts (``details.compile``)."""
+    (only,) = record["details"]["compile"]
+    return dict(only)
+
+
+def test_inductor_passes_with_one_graph_no_break_and_one_recompile(
+        on_cpu: dict[str, dict[str, Any]]) -> None:
+    for test_id in (ARGMIN, RSQRT):
+        record = on_cpu[test_id]
+        assert record["status"] == "PASS", record["message"]
+        assert facts(record) == {"backend": "inductor", "graphs": 1, "graph_breaks": 0,
+                                 "recompiles": 1, "stage": None}
+        assert record["details"]["max_rel_err"] < 1e-6  # judged against float64 CPU
+
+
+def test_a_wrong_decomposition_is_a_numeric_failure_while_eager_stays_right(
+        on_simnpu: dict[str, dict[str, Any]]) -> None:
+    compiled, eager = on_simnpu[RSQRT], on_simnpu[EAGER_RSQRT]
+    assert compiled["status"] == "FAIL_NUMERIC", compiled["message"]
+    assert compiled["details"]["max_rel_err"] > 1e-3
+    assert eager["status"] == "PASS", eager["message"]
+
+
+def test_simnpu_backend_compiled_its_graphs_and_its_graph_breaks_are_recorded(
+        on_simnpu: dict[str, dict[str, Any]]) -> None:
+    found = facts(on_simnpu[RSQRT])  # kept on the failing record too
+    # dynamo traces into the Python of simnpu's tensor and breaks its graph there: a fact
+    # recorded, not judged.
+    assert found["backend"] == "simnpu" and found["graphs"] >= 1 and found["graph_breaks"] > 0
+    assert found["recompiles"] >= 1 and found["stage"] is None
+
+
+def test_a_vendor_claiming_no_backend_is_not_applicable_with_the_kits_reason() -> None:
+    # cppnpu's profile claims no torch.compile backend; cpu's claims inductor.
+    found = kit_inapplicable(load_standard(), load_vendor("cppnpu"), RSQRT)
+    assert found is not None and found.reason == "unclaimed-compile-backend"
+    assert found.words == "vendor cppnpu claims no torch.compile backend"
+    assert kit_inapplicable(load_standard(), load_vendor("cpu"), RSQRT) is None
+
+
+def test_a_claimed_backend_dynamo_does_not_know_is_one_line_error_at_lookup() -> None:
+    from kit.tiers.compile.cases import run_compile_case
+
+    ckit = build_context("cpu", dt.date(2026, 11, 29))
+    ckit = replace(ckit, vendor=replace(ckit.vendor, compile_backends=("no_such_backend",)))
+    with pytest.raises(Exception) as raised:
+        run_compile_case(ckit, RSQRT)
+    verdict = verdict_of(raised.value, ckit.notes)
+    assert verdict.status is Status.ERROR
+    assert "no dynamo backend named 'no_such_backend'" in verdict.message
+    assert "\n" not in verdict.message
+    assert verdict.details["compile"] == [{"backend": "no_such_backend", "graphs": 0,
+                                           "graph_breaks": 0, "recompiles": None,
+                                           "stage": "lookup"}]
