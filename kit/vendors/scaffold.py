@@ -111,6 +111,9 @@ flows: [eager]
 # The dtypes torch.autocast runs in on the device (bfloat16, float16), e.g. [bfloat16]; the
 # unit tier's autocast tests of unclaimed ones are NOT_APPLICABLE. None claimed: all of them.
 # autocast: [bfloat16]
+# The torch.compile backends the device serves, by their dynamo names, e.g. [inductor]; the
+# compile tier compiles each test with each. None claimed: the tier is NOT_APPLICABLE.
+# compile_backends: [inductor]
 # The calls the model tier's timing (figures recorded, not graded) waits for the device's queued
 # work with and reads its peak allocated bytes from; by default torch.<device_type>'s own.
 # synchronize: torch.{f["device_type"]}.synchronize
