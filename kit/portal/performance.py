@@ -134,7 +134,11 @@ def performance_page(release: str) -> str:
     return f"performance/{release}.html"
 
 
-def _figures(run: PerformanceRun) -> dict[str, tuple[str, PerformanceFigures]]:
+#: A run's figures: test id -> (status, figures).
+Figures = dict[str, tuple[str, PerformanceFigures]]
+
+
+def _figures(run: PerformanceRun) -> Figures:
     """Test id -> (status, figures) of a run; ``InputError`` where its figures are malformed."""
     return {m.test_id: (m.status, m.figures) for m in measured_tests(run.report)}
 
@@ -165,20 +169,35 @@ class _Joined:
 
     vendor: PerformanceVendor
     colour: int
-    runs: tuple[tuple[PerformanceRun, dict[str, tuple[str, PerformanceFigures]]], ...]
+    runs: tuple[tuple[PerformanceRun, Figures], ...]
+
+
+def _readable(run: PerformanceRun) -> tuple[Figures, str | None]:
+    """A run's figures, or none and why (a signed report's details are the vendor's text)."""
+    try:
+        return _figures(run), None
+    except InputError as exc:
+        return {}, f"its figures cannot be read: {exc}"
+
+
+def setup_why(figures: Figures, latest: Figures) -> str | None:
+    """Why figures timed under another worker setup than the latest result's do not join:
+    each record's own host (torch threads, usable CPUs), which ``ckit diff`` compares too."""
+    hosts = {measured.host for _, measured in figures.values()}
+    latest_hosts = {measured.host for _, measured in latest.values()}
+    if hosts and latest_hosts and hosts != latest_hosts:
+        return "timed with other torch threads or CPUs than the latest result"
+    return None
 
 
 def _join(vendor: PerformanceVendor, colour: int, left: list[LeftOut]) -> _Joined:
+    latest = vendor.latest
+    latest_figures = _readable(latest)[0] if latest is not None else {}
     joined = []
     for run in vendor.runs:
-        why = None if vendor.latest is None else left_out_why(run, vendor.latest)
-        try:
-            figures = _figures(run)
-        except InputError as exc:
-            why = f"its figures cannot be read: {exc}"
-            figures = {}
-        if vendor.latest is None:
-            why = "no latest result"
+        figures, unreadable = _readable(run)
+        why = unreadable or ("no latest result" if latest is None else
+                             left_out_why(run, latest) or setup_why(figures, latest_figures))
         if why is not None:
             left.append(LeftOut(vendor.name, printable(run.run_id), run.page, printable(why)))
             continue
@@ -197,7 +216,7 @@ def _cell(entry: tuple[str, PerformanceFigures] | None) -> FigureCell:
                       printable(f"{status}: spread {spread}; peak memory {memory}"))
 
 
-def _latest_figures(joined: _Joined) -> dict[str, tuple[str, PerformanceFigures]]:
+def _latest_figures(joined: _Joined) -> Figures:
     latest = joined.vendor.latest
     return next((figures for run, figures in joined.runs if run is latest), {})
 

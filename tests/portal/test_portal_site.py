@@ -35,11 +35,18 @@ from kit.portal.model import (
     submission_view,
     vendor_view,
 )
-from kit.portal.performance import PerformanceRun, left_out_why, performance_page
+from kit.portal.performance import (
+    PerformanceRun,
+    PerformanceVendor,
+    left_out_why,
+    performance_page,
+    release_performance,
+)
 from kit.report.model import Report
 from kit.repository.gate import percent
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
+from kit.results import PERFORMANCE_KEY
 from kit.views.performance import performance_changes
 
 
@@ -430,3 +437,35 @@ def test_a_run_on_another_host_is_left_out_and_never_compared(world: PortalWorld
     assert change.not_comparable == "measured on different hosts (cpu_model not the same)"
     (same_host,) = performance_changes(cpu_old, cpu, resnet)
     assert same_host.not_comparable is None and same_host.flag == "slower"
+
+
+RESNET = "models/hf/resnet/eager"
+
+
+def _with_figures(report: Report, data: object) -> Report:
+    """``report`` with resnet's figures replaced by ``data`` (what a signed report may hold)."""
+    records = tuple(dataclasses.replace(r, details={**r.details, PERFORMANCE_KEY: data})
+                    if r.id == RESNET else r for r in report.records)
+    return dataclasses.replace(report, records=records)
+
+
+def test_forged_figures_or_another_worker_setup_leave_a_run_out_in_one_line(
+    world: PortalWorld,
+) -> None:
+    reports = _reports(world)
+    latest = PerformanceRun(reports[world.cpu], "latest.html", "latest")
+    old = reports[world.cpu_old]
+    (record,) = [r for r in old.records if r.id == RESNET]
+    figures = record.details[PERFORMANCE_KEY]
+    forged = _with_figures(old, {**figures, "latencies_s": "fast"})
+    more_threads = _with_figures(old, {**figures, "host": {**figures["host"], "threads": 8}})
+    runs = (PerformanceRun(forged, "forged.html", "forged"),
+            PerformanceRun(more_threads, "threads.html", "threads"), latest)
+    page = release_performance("2.13", [PerformanceVendor("cpu", "cpu", "cpu.html", runs,
+                                                          latest)])
+    assert page is not None
+    assert [(o.run_id, o.why) for o in page.left_out] == [
+        ("forged", "its figures cannot be read: performance.latencies_s: expected a "
+                   "list of seconds >= 0"),
+        ("threads", "timed with other torch threads or CPUs than the latest result")]
+    assert page.vendors[0].joined == 1 and page.rows[1].cells[0].latency == "12.1 ms"
