@@ -19,6 +19,13 @@ needs ``keepdim`` to equal ``true``; ``alpha: 2`` is short for ``args: {alpha: 2
 compare by value: ``2`` matches ``2.0``; booleans only match booleans). Every matching call
 fires the rule.
 
+A collective of simnpu's process groups (``simnpu.distributed``) is named ``c10d::<name>``
+(``c10d::allreduce``, ``c10d::allgather``, ``c10d::reduce_scatter``, ``c10d::alltoall``,
+``c10d::broadcast``, ``c10d::send``, ``c10d::barrier``) and fires on the last rank alone, its
+tensor filters reading that rank's tensors: ``abort``, ``segfault`` and ``hang`` end or stop
+that rank, ``drop_rank`` drops its contribution (it sends zeros), ``wrong_reduce`` applies the
+wrong reduce op (``max`` for ``sum``, ``sum`` for any other).
+
 Kinds that compute the result and then change it: ``wrong_small``, ``wrong_large``, ``nan``,
 ``dtype_change``; ``saturate`` (integer results clamp to the dtype's min/max where the true,
 wrapping result overflowed: a saturating int32 add); ``write_input`` (the result is right, but
@@ -99,6 +106,8 @@ class Kind(enum.StrEnum):
     ABORT = "abort"
     SEGFAULT = "segfault"
     HANG = "hang"
+    DROP_RANK = "drop_rank"
+    WRONG_REDUCE = "wrong_reduce"
     MISSING = "missing"
     SLOW = "slow"
     POISON = "poison"

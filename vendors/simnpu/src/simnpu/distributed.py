@@ -1,0 +1,172 @@
+"""simnpu's ``torch.distributed`` backend: process groups of simnpu devices, over gloo.
+
+``import simnpu.distributed`` registers backend ``simnpu`` for the device (``vendor.yaml``
+``process_group_backend: simnpu``): ``init_process_group("simnpu", ...)``. Each collective copies
+its device tensors to the host, runs gloo's collective there and copies the results back, as a
+real NPU's collectives library moves device buffers over its own links. The fault rules of
+``SIMNPU_FAULTS`` naming ``c10d::<collective>`` fire on the last rank (``simnpu.faults``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import (
+    AllgatherOptions,
+    AllreduceOptions,
+    AllToAllOptions,
+    BarrierOptions,
+    BroadcastOptions,
+    ReduceOp,
+    ReduceScatterOptions,
+    _create_work_from_future,
+)
+from torch.futures import Future
+
+from simnpu import faults
+from simnpu.tensor import DEVICE_TYPE
+
+BACKEND = "simnpu"
+
+
+def _finished(result: Any) -> Any:
+    """A completed ``Work``: the copies back to the device are done when a collective returns."""
+    future: Future[Any] = Future()
+    future.set_result(result)
+    return _create_work_from_future(future)
+
+
+def _host(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    return [tensor.cpu() for tensor in tensors]
+
+
+def _back(devices: Sequence[torch.Tensor], hosts: Sequence[torch.Tensor]) -> None:
+    for device, host in zip(devices, hosts, strict=True):
+        device.copy_(host)
+
+
+class _CopiedBack(dist.Work):
+    """gloo's receive into host copies; waiting for it copies them back to the device."""
+
+    def __init__(self, work: Any, devices: list[torch.Tensor], hosts: list[torch.Tensor]
+                 ) -> None:
+        super().__init__()
+        self._work, self._devices, self._hosts = work, devices, hosts
+
+    def wait(self, timeout: dt.timedelta | None = None) -> bool:
+        self._work.wait()
+        _back(self._devices, self._hosts)
+        return True
+
+
+class SimnpuProcessGroup(dist.ProcessGroup):
+    """A process group of simnpu devices: gloo on host copies, with simnpu's faults."""
+
+    def __init__(self, store: Any, rank: int, size: int, timeout: dt.timedelta) -> None:
+        super().__init__(rank, size)
+        self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+        self._rank = rank
+        self._size = size
+
+    def getBackendName(self) -> str:  # noqa: N802 - c10d's name
+        return BACKEND
+
+    # -- faults ---------------------------------------------------------------------------
+
+    def _rules(self, collective: str, tensors: Sequence[torch.Tensor]) -> list[faults.FaultRule]:
+        """The rules of ``collective`` that fire here: on the last rank, its filters met."""
+        if self._rank != self._size - 1:
+            return []
+        name = f"c10d::{collective}"
+        call = faults.Call(subjects=list(tensors), op_name=name)
+        rules = [rule for rule in faults.active_rules()
+                 if rule.matches_op(name, name) and rule.matches(call)]
+        faults.fire_before(rules, call)
+        return rules
+
+    def _given(self, collective: str, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+        """What this rank contributes: its host copies, or zeros where ``drop_rank`` fires."""
+        rules = self._rules(collective, tensors)
+        if any(rule.kind is faults.Kind.DROP_RANK for rule in rules):
+            return [torch.zeros_like(tensor) for tensor in tensors]
+        self._wrong_reduce = any(rule.kind is faults.Kind.WRONG_REDUCE for rule in rules)
+        return tensors
+
+    def _op(self, op: ReduceOp) -> ReduceOp:
+        if not getattr(self, "_wrong_reduce", False):
+            return op
+        return ReduceOp.MAX if op == ReduceOp.SUM else ReduceOp.SUM
+
+    # -- collectives ----------------------------------------------------------------------
+
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        hosts = self._given("allreduce", _host(tensors))
+        options = AllreduceOptions()
+        options.reduceOp = self._op((opts or AllreduceOptions()).reduceOp)
+        self._gloo.allreduce(hosts, options).wait()
+        _back(tensors, hosts)
+        return _finished(tensors)
+
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        hosts = self._given("broadcast", _host(tensors))
+        self._gloo.broadcast(hosts, opts or BroadcastOptions()).wait()
+        _back(tensors, hosts)
+        return _finished(tensors)
+
+    def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
+                  opts: Any = None) -> Any:
+        hosts = [_host(group) for group in outputs]
+        given = self._given("allgather", _host(inputs))
+        self._gloo.allgather(hosts, given, opts or AllgatherOptions()).wait()
+        for group, host in zip(outputs, hosts, strict=True):
+            _back(group, host)
+        return _finished(outputs)
+
+    def reduce_scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],
+                       opts: Any = None) -> Any:
+        hosts = _host(outputs)
+        given = [self._given("reduce_scatter", _host(group)) for group in inputs]
+        options = ReduceScatterOptions()
+        options.reduceOp = self._op((opts or ReduceScatterOptions()).reduceOp)
+        self._gloo.reduce_scatter(hosts, given, options).wait()
+        _back(outputs, hosts)
+        return _finished(outputs)
+
+    def alltoall(self, outputs: list[torch.Tensor], inputs: list[torch.Tensor],
+                 opts: Any = None) -> Any:
+        hosts = _host(outputs)
+        given = self._given("alltoall", _host(inputs))
+        self._gloo.alltoall(hosts, given, opts or AllToAllOptions()).wait()
+        _back(outputs, hosts)
+        return _finished(outputs)
+
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int) -> Any:
+        # gloo's own work: a send does not wait for its receiver (a ring of sends would hang)
+        return self._gloo.send(self._given("send", _host(tensors)), dst, tag)
+
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> Any:
+        hosts = _host(tensors)
+        return _CopiedBack(self._gloo.recv(hosts, src, tag), tensors, hosts)
+
+    def barrier(self, opts: Any = None) -> Any:
+        self._rules("barrier", [])
+        self._gloo.barrier(opts or BarrierOptions()).wait()
+        return _finished(None)
+
+
+def _create(store: Any, rank: int, size: int, timeout: dt.timedelta) -> SimnpuProcessGroup:
+    return SimnpuProcessGroup(store, rank, size, timeout)
+
+
+def register() -> None:
+    """Register backend ``simnpu`` for the device (once per process)."""
+    if BACKEND not in dist.Backend.backend_list:
+        creator: Callable[..., Any] = _create
+        dist.Backend.register_backend(BACKEND, creator, devices=[DEVICE_TYPE])
+
+
+register()
