@@ -19,10 +19,11 @@ class DistributedTier(Tier):
     name = "distributed"
     # ``distributed/<collective>[-<op>]/<dtype>/...``: the collective and its dtype.
     op_offset = 0
-    # DDP imports torch._dynamo on first use (seconds): the fork server imports it once, so the
-    # ranks forked from a worker do not each pay it; the judge needs none of it (``warm_up``).
-    preloads = ("torch.distributed", "torch.nn.parallel", "torch._dynamo",
-                "kit.tiers.distributed.cases")
+    # DDP imports torch._dynamo on first use, a wrapper subclass's first copy under a process
+    # group torch.distributed.tensor (seconds each): the fork server imports them once, so the
+    # ranks forked from a worker do not each pay them; the judge needs none (``warm_up``).
+    preloads = ("torch.distributed", "torch.distributed.tensor", "torch.nn.parallel",
+                "torch._dynamo", "kit.tiers.distributed.cases")
 
     def warm_up(self) -> None:
         import kit.tiers.distributed.cases  # noqa: F401
