@@ -82,6 +82,8 @@ def performance_lines(report: Report, limit: int) -> list[str]:
     lines = [f"performance (model tier; recorded, not graded): median of {TIMED_ITERATIONS} "
              f"calls after {WARMUP_ITERATIONS} warm-up, at most {figure_text(TIME_CAP_S)} s a "
              "model; spread is the interquartile range over the median",
+             *(f"  host: {host.words()} (the report's environment)"
+               for host in (host_of(report.environment),) if host is not None),
              *(f"  host: {host_words(host)}" for host in _hosts(measured))]
     rows = [["test", "status", "latency", "spread", "throughput", "peak memory"]] + [
         [m.test_id, m.status, *figure_cells(m.figures)] for m in measured[:limit]]
