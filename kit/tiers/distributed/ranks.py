@@ -32,7 +32,7 @@ from kit.results import Status
 RankJob = Callable[[int], Any]
 #: After a rank ends with an error, how long the others may still take (seconds): a rank that
 #: waits on a hung peer gives up at the process group's timeout, and the hung one is named then.
-GRACE_S = 3.0
+GRACE_S = 1.0
 #: The share of the test's time limit the ranks get, and the share their process group waits
 #: in one collective before it gives up (so a rank that hangs is told from those waiting on it).
 RANKS_SHARE = 0.75
