@@ -91,7 +91,8 @@ class RankCollective:
             sent = dist.isend(given[0], (rank + 1) % peers)
             received = dist.irecv(outputs[0], (rank - 1) % peers)
             for work in (sent, received):
-                work.wait()
+                if work is not None:  # None: this rank is not in the group (never here)
+                    work.wait()
         elif test.collective == "barrier":
             dist.barrier()
             outputs = []

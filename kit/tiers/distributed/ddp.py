@@ -51,7 +51,7 @@ def _step(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.grad is not None:
-                parameter -= LEARNING_RATE * parameter.grad
+                parameter.sub_(LEARNING_RATE * parameter.grad)
 
 
 class RankStep:

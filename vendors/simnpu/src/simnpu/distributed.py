@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import (
+from torch._C._distributed_c10d import (  # type: ignore[attr-defined]  # not in torch's stubs
     AllgatherOptions,
     AllreduceOptions,
     AllToAllOptions,
@@ -67,8 +67,9 @@ class SimnpuProcessGroup(dist.ProcessGroup):
     """A process group of simnpu devices: gloo on host copies, with simnpu's faults."""
 
     def __init__(self, store: Any, rank: int, size: int, timeout: dt.timedelta) -> None:
-        super().__init__(rank, size)
-        self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+        super().__init__(rank, size)  # type: ignore[call-arg]  # the stubs know one form
+        # Any: torch's stubs declare the collectives on ProcessGroup, not on gloo's backend
+        self._gloo: Any = dist.ProcessGroupGloo(store, rank, size, timeout)
         self._rank = rank
         self._size = size
 
@@ -96,14 +97,14 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         self._wrong_reduce = any(rule.kind is faults.Kind.WRONG_REDUCE for rule in rules)
         return tensors
 
-    def _op(self, op: ReduceOp) -> ReduceOp:
+    def _op(self, op: Any) -> Any:
         if not getattr(self, "_wrong_reduce", False):
             return op
         return ReduceOp.MAX if op == ReduceOp.SUM else ReduceOp.SUM
 
     # -- collectives ----------------------------------------------------------------------
 
-    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:  # type: ignore[override]
         hosts = self._given("allreduce", _host(tensors))
         options = AllreduceOptions()
         options.reduceOp = self._op((opts or AllreduceOptions()).reduceOp)
@@ -111,13 +112,13 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         _back(tensors, hosts)
         return _finished(tensors)
 
-    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:  # type: ignore[override]
         hosts = self._given("broadcast", _host(tensors))
         self._gloo.broadcast(hosts, opts or BroadcastOptions()).wait()
         _back(tensors, hosts)
         return _finished(tensors)
 
-    def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
+    def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],  # type: ignore[override]
                   opts: Any = None) -> Any:
         hosts = [_host(group) for group in outputs]
         given = self._given("allgather", _host(inputs))
@@ -126,7 +127,7 @@ class SimnpuProcessGroup(dist.ProcessGroup):
             _back(group, host)
         return _finished(outputs)
 
-    def reduce_scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],
+    def reduce_scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],  # type: ignore[override]
                        opts: Any = None) -> Any:
         hosts = _host(outputs)
         given = [self._given("reduce_scatter", _host(group)) for group in inputs]
@@ -136,7 +137,7 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         _back(outputs, hosts)
         return _finished(outputs)
 
-    def alltoall(self, outputs: list[torch.Tensor], inputs: list[torch.Tensor],
+    def alltoall(self, outputs: list[torch.Tensor], inputs: list[torch.Tensor],  # type: ignore[override]
                  opts: Any = None) -> Any:
         hosts = _host(outputs)
         given = self._given("alltoall", _host(inputs))
@@ -144,15 +145,15 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         _back(outputs, hosts)
         return _finished(outputs)
 
-    def send(self, tensors: list[torch.Tensor], dst: int, tag: int) -> Any:
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int) -> Any:  # type: ignore[override]
         # gloo's own work: a send does not wait for its receiver (a ring of sends would hang)
         return self._gloo.send(self._given("send", _host(tensors)), dst, tag)
 
-    def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> Any:
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> Any:  # type: ignore[override]
         hosts = _host(tensors)
         return _CopiedBack(self._gloo.recv(hosts, src, tag), tensors, hosts)
 
-    def barrier(self, opts: Any = None) -> Any:
+    def barrier(self, opts: Any = None) -> Any:  # type: ignore[override]
         self._rules("barrier", [])
         self._gloo.barrier(opts or BarrierOptions()).wait()
         return _finished(None)
