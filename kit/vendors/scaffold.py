@@ -114,6 +114,9 @@ flows: [eager]
 # The torch.compile backends the device serves, by their dynamo names, e.g. [inductor]; the
 # compile tier compiles each test with each. None claimed: the tier is NOT_APPLICABLE.
 # compile_backends: [inductor]
+# The torch.distributed backend of the device's process groups, e.g. gloo (cpu) or hccl; the
+# distributed tier runs its collectives in it. None claimed: the tier is NOT_APPLICABLE.
+# process_group_backend: gloo
 # The calls the model tier's timing (figures recorded, not graded) waits for the device's queued
 # work with and reads its peak allocated bytes from; by default torch.<device_type>'s own.
 # synchronize: torch.{f["device_type"]}.synchronize

@@ -47,6 +47,7 @@ from kit.repository.gate import percent
 from kit.repository.interface import CheckResult
 from kit.repository.layout import SubmissionKey
 from kit.results import PERFORMANCE_KEY
+from kit.tiers.registry import tier_names
 from kit.views.performance import performance_changes
 
 
@@ -320,13 +321,12 @@ def test_index_shows_each_vendors_tier_pass_rates_docs_and_the_standard(
     index = (world.site / "index.html").read_text(encoding="utf-8")
     vendors = _section(index, '<table class="vendors">')
     _, tiers, *rows = vendors.split("<tr")[1:]
-    assert re.findall(r'<th class="tier">([a-z]+)</th>', tiers) == [
-        "deploy", "unit", "models", "flows"]
+    assert re.findall(r'<th class="tier">([a-z]+)</th>', tiers) == list(tier_names())
     bolt = next(row for row in rows if "vendors/bolt.html" in row)
     report = world.audit.by_key()[world.bolt].report
     assert report is not None
     expected = [percent(report.summary.tiers[tier].rate_counting_missing() or 0.0)
-                for tier in ("deploy", "unit", "models", "flows")]
+                for tier in tier_names()]
     assert re.findall(r'<td class="num rate">([^<]+)</td>', bolt) == expected
     assert expected[1] != "100.00%"  # bolt's unit failure shows in its unit column
     cpu = next(row for row in rows if "vendors/cpu.html" in row)
