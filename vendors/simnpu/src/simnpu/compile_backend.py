@@ -6,6 +6,13 @@ decomposed ATen graph then runs eagerly on simnpu tensors, each op through simnp
 package's ``torch_dynamo_backends`` entry point registers it: ``torch.compile(fn,
 backend="simnpu")`` finds it without an import.
 
+What dynamo hands it, honestly: a ``SimTensor`` is a Python wrapper subclass dynamo cannot trace
+as a tensor (no ``__tensor_flatten__``), so dynamo breaks the user's graph at each op on one, runs
+the op eagerly, and compiles the Python frames of simnpu's own kernels it enters instead: the
+graphs this backend gets are those kernels' host computations (``aten::rsqrt`` on the host
+tensor behind a SimTensor). The compile tier records it as graph breaks (``details.compile``); a
+C++ PrivateUse1 backend's tensors (``vendors/cppnpu``) are traced as tensors.
+
 Fault kind ``wrong_decomposition`` (``SIMNPU_FAULTS``, ``simnpu.faults``): the backend decomposes
 the rule's op into the op followed by a wrong correction (its floating results off by
 ``magnitude``, relative, as ``wrong_small``): a decomposition whose formula is wrong. Eager calls
@@ -37,7 +44,9 @@ def simnpu_backend(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> An
 
 
 def _run_eagerly(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-    return graph.forward
+    # Out of dynamo's sight: the graph's run enters simnpu's Python (``__torch_dispatch__``)
+    # wherever it holds a SimTensor, and dynamo would trace those frames as user code too.
+    return torch._dynamo.disable(graph.forward)  # type: ignore[no-any-return]
 
 
 def decompositions() -> dict[Any, Callable[..., Any]]:
