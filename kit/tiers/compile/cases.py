@@ -12,10 +12,11 @@ stage a compile failed at) the worker records as ``details.compile``
 Which tests, and why so few: sample 0 in float32 of the unit tier's OpInfo ops whose ATen op is
 in the release's core opset (76 ops on torch 2.13.0), spread evenly down to
 ``COMPILED_OPS`` of them (``ckit standard lock`` decides; the suite reads the locked list).
-Inductor on the CPU compiles C++ for every graph: measured on the 2-core reference machine,
-1 to 5 s per test (its first shape and the recompilation on the second), about 3 s on average
-with a warm compile cache and 5 s cold, so the 76 would add about four to six minutes to a
-complete ``ckit run --vendor cpu``; twelve add under a minute (figures in the tier's tests).
+Inductor on the CPU compiles C++ for every graph: measured on the 2-core machine (busy: load 7),
+0.7 to 7.6 s per test (its first shape and the recompilation on the second; the first test also
+loads Inductor), the twelve together 35 s of test time with a warm Inductor cache and 42 s with
+an empty one (``ckit run --vendor cpu --tier compile``: 51 and 58 s wall, start-up included). All
+76 would add four to five minutes to a complete ``ckit run --vendor cpu``; twelve add under one.
 Samples whose call draws random numbers are left out (the device draws its own).
 """
 
