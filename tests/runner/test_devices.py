@@ -1,10 +1,19 @@
-"""``--devices``: each worker slot on its own device, the same results as one device."""
+"""``--devices``: each worker slot on its own device, the same results as one device.
+
+One narrowed cpu run (``cpu_on_device_0``) serves two modules' worth of checks: ``--devices 0``
+without a visibility variable, and a run begun in a reference container that the host must not
+resume (its start-up is most of its cost; neither check disturbs the other).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
+from runner_helpers import FIXTURES
 from sharding_helpers import ckit, error_line, private_env, report_of
 
 from kit.device import DEVICE_INDEX_ENV
@@ -39,15 +48,54 @@ def test_two_boards_give_the_one_device_results(tmp_path: Path) -> None:
     assert "devices" not in single["run"]
 
 
-def test_set_device_without_a_visibility_variable(tmp_path: Path) -> None:
-    # The cpu profile has no device_env: the worker selects its index with set_device.
+#: What a reference image's entry point sets (``kit.container``): the run says it ran inside.
+CONTAINER_IDENTITY = {"image": "ckit/debian12-cpu:0.1.0", "image_id": "sha256:" + "0" * 64,
+                      "base": "ckit/debian12-base:bookworm", "os": "debian12"}
+
+
+def host_env(config: Path) -> dict[str, str]:
+    """A ``ckit`` subprocess's environment on the host: fixture modules importable, a private
+    config home."""
+    env = {**private_env(), "XDG_CONFIG_HOME": str(config)}
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(FIXTURES / "python"), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def cpu_on_device_0(tmp_path_factory: pytest.TempPathFactory
+                    ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """One narrowed cpu run on ``--devices 0``, begun inside a reference container (as its
+    image's entry point says): what it printed and its output directory."""
+    base = tmp_path_factory.mktemp("cpu-on-device-0")
+    in_container = {**host_env(base / "config"),
+                    "CKIT_CONTAINER": json.dumps(CONTAINER_IDENTITY)}
+    out = base / "run"
     done = ckit("run", "--vendor", "cpu", "--tier", "unit", "--select",
-                "unit/opinfo/add/float32/0", "--devices", "0", "--no-sign",
-                "--out", str(tmp_path / "run"))
+                "unit/opinfo/add/float32/0", "--devices", "0", "--no-sign", "--out", str(out),
+                env=in_container)
+    return done, out
+
+
+def test_set_device_without_a_visibility_variable(
+    cpu_on_device_0: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    # The cpu profile has no device_env: the worker selects its index with set_device.
+    done, out = cpu_on_device_0
     assert done.returncode == ExitCode.PARTIAL, done.stderr[-2000:]  # narrowed, all passed
-    report = report_of(tmp_path / "run")
+    report = report_of(out)
     assert [d["index"] for d in report["run"]["devices"]] == ["0"]
     assert report["records"][0]["status"] == "PASS"
+
+
+def test_a_run_begun_in_a_container_is_not_resumed_on_the_host(
+    cpu_on_device_0: tuple[subprocess.CompletedProcess[str], Path], tmp_path: Path,
+) -> None:
+    began, out = cpu_on_device_0
+    assert began.returncode == ExitCode.PARTIAL, began.stderr  # narrowed run, finished
+    resumed = ckit("run", "--resume", str(out), env=host_env(tmp_path / "config"))
+    assert resumed.returncode == 3
+    assert "started inside a reference container" in resumed.stderr
 
 
 def test_a_device_that_is_not_there_is_one_line(tmp_path: Path) -> None:
