@@ -89,11 +89,12 @@ def test_set_device_without_a_visibility_variable(
 
 
 def test_a_run_begun_in_a_container_is_not_resumed_on_the_host(
-    cpu_on_device_0: tuple[subprocess.CompletedProcess[str], Path], tmp_path: Path,
+    cpu_on_device_0: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
     began, out = cpu_on_device_0
     assert began.returncode == ExitCode.PARTIAL, began.stderr  # narrowed run, finished
-    resumed = ckit("run", "--resume", str(out), env=host_env(tmp_path / "config"))
+    # The run's own config home (its journal key): only where it began stops the resume.
+    resumed = ckit("run", "--resume", str(out), env=host_env(out.parent / "config"))
     assert resumed.returncode == 3
     assert "started inside a reference container" in resumed.stderr
 
