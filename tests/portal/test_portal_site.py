@@ -391,6 +391,9 @@ def test_performance_table_holds_each_vendors_latest_figures(world: PortalWorld)
         "42.1 ms", "47.5/s", "–", "–", "25.1 ms", "79.7/s", "–", "–"]
     assert "PASS: spread ±0.416%; peak memory not reported" in bert
     assert "bolt: host Bolt Host CPU 9000, 2 of 2 CPUs" in html
+    vendor = (world.site / "vendors" / "bolt.html").read_text(encoding="utf-8")
+    page = performance_page(world.bolt.torch_release)
+    assert f'<a href="../{page}">Model performance of the release</a>' in vendor
     assert "dyna: no audited result of the release; 0 runs joined" in html
 
 
