@@ -119,3 +119,40 @@ def test_a_claimed_backend_dynamo_does_not_know_is_one_line_error_at_lookup() ->
     assert verdict.details["compile"] == [{"backend": "no_such_backend", "graphs": 0,
                                            "graph_breaks": 0, "recompiles": None,
                                            "stage": "lookup"}]
+
+
+def _sine_case() -> Any:
+    """A unit case of ``torch.sin`` built by hand: no OpInfo to import for it."""
+    import torch
+
+    from kit.tiers.unit.checking import UnitCase
+    from kit.tiers.unit.entries import Comparison
+
+    return UnitCase("sin", "float32", Comparison(),
+                    lambda device, upcast: ((torch.ones(4, device=device),), {}),
+                    lambda device, upcast, inputs: torch.sin(*inputs[0]))
+
+
+def _failing_compiler(graph: Any, example_inputs: Any) -> Any:
+    raise RuntimeError("lowering failed: no kernel template for aten::sin")
+
+
+def test_a_backend_compiler_that_raises_is_error_at_the_backend_stage() -> None:
+    from torch._dynamo.backends.registry import register_backend
+
+    from kit.tiers.compile.compiled import claimed_backends, compiled_evidence
+
+    register_backend(_failing_compiler, name="ckit_test_failing_compiler")
+    ckit = build_context("cpu", dt.date(2026, 11, 29))
+    ckit = replace(ckit, vendor=replace(ckit.vendor,
+                                        compile_backends=("ckit_test_failing_compiler",)))
+    with pytest.raises(Exception) as raised:
+        compiled_evidence(ckit, claimed_backends(ckit), _sine_case(), None)
+    verdict = verdict_of(raised.value, ckit.notes)
+    # ERROR, not UNSUPPORTED, though the backend's words read "no kernel": the compile failed.
+    assert verdict.status is Status.ERROR
+    assert verdict.message.startswith("CompileFailure: torch.compile with backend "
+                                      "'ckit_test_failing_compiler' failed at the backend stage")
+    assert "lowering failed" in verdict.message
+    (facts_noted,) = verdict.details["compile"]
+    assert facts_noted["stage"] == "backend" and facts_noted["graphs"] == 0
