@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from kit.host import usable_cpus
 from kit.runner.progress import Progress
-from kit.runner.threads import usable_cores
 
 #: The running slot's pace is first judged after this many records, or this many seconds.
 PACE_TESTS = 64
@@ -29,7 +29,7 @@ PAYOFF_S = 90.0
 
 def cores_to_spare(workers: int) -> bool:
     """Whether every slot's worker and judge get a core of their own."""
-    return usable_cores() >= 2 * workers
+    return usable_cpus() >= 2 * workers
 
 
 def pays_off(remaining_s: float) -> bool:
@@ -56,7 +56,7 @@ def wait_until_paying(
             return True
         if remaining is not None and not told:
             note(f"one worker for now: about {remaining:.0f} s of tests remain at its pace, "
-                 f"too few to repay another worker's start-up on {usable_cores()} core(s)")
+                 f"too few to repay another worker's start-up on {usable_cpus()} core(s)")
             told = True
         time.sleep(poll_s)
     return False

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from kit.host import usable_cpus
+
 #: The variable a worker's or judge's environment carries its share in.
 THREADS_VARIABLE = "CKIT_WORKER_THREADS"
 
@@ -13,7 +15,7 @@ def thread_share_env(slots: int) -> dict[str, str]:
     """Each slot's worker and judge compute at once (judging overlaps execution): the cores are
     shared among twice as many processes as slots; torch's default (every core, in each
     process) makes its threads wait for each other."""
-    return {THREADS_VARIABLE: str(max(1, usable_cores() // (2 * slots)))}
+    return {THREADS_VARIABLE: str(max(1, usable_cpus() // (2 * slots)))}
 
 
 def take_thread_share() -> None:
@@ -23,11 +25,3 @@ def take_thread_share() -> None:
         import torch
 
         torch.set_num_threads(int(threads))
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (a container's or ``taskset``'s limit included)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
