@@ -15,7 +15,8 @@ pytest_plugins = ["pytester"]
 
 def test_models_llama_passes_on_cpu_through_pytest(pytester: pytest.Pytester) -> None:
     report = pytester.path / "junit.xml"
-    result = pytester.runpytest_subprocess(
+    # In this process: a subprocess would only import torch again before the same model run.
+    result = pytester.runpytest_inprocess(
         "--ckit-vendor", "cpu",
         "--ckit-select", "models/hf/llama/eager",
         "-p", "no:cacheprovider",
