@@ -48,6 +48,7 @@ from kit.grading import build_report, collect_environment
 from kit.results import TestRecord
 from kit.runner.heap import hold_collection, settle_heap
 from kit.standard import Standard, load_standard
+from kit.tiers.registry import tier_names
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
 
 #: The suite's root directory, as pytest names it in a fixture's ``baseid``.
@@ -186,13 +187,15 @@ def make_report(
         standard_override: Standard | None = None,
         environment_override: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        judged_by = standard_override or standard
         return build_report(
             records=records,
-            standard=standard_override or standard,
+            standard=judged_by,
             vendor=vendor,
             skips=skips or SkipManifest(entries=()),
             environment=environment_override or environment,
-            run=run or run_info(),
+            # Every tier the standard carries (v1 predates some of the kit's tiers).
+            run=run or run_info(tiers=[t for t in tier_names() if judged_by.carries(t)]),
             # Time frozen honestly: as if the system clock read ``today`` (no override).
             clock=clock or RunDate(today),
         )

@@ -24,7 +24,8 @@ from kit.tiers.registry import complete_run_tiers, tier_names
 if TYPE_CHECKING:
     from kit.grading.partial import Partial
 
-#: The tiers a complete run covers (``kit.grading.policy``): every one but deploy.
+#: The tiers a complete run covers (``kit.grading.policy``): every one but deploy, less those
+#: the run's standard does not carry (``default_tiers``).
 DEFAULT_TIERS = ",".join(complete_run_tiers())
 #: The kit's own exit codes besides the grades' (kit.errors.ExitCode).
 _OTHER_CODES = (
@@ -68,8 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--vendor", help="vendor id (vendors/<id>) or path to a vendor.yaml")
     parser.add_argument(
         "--tier", default=None,
-        help=f"comma-separated tiers among {','.join(tier_names())} (default: {DEFAULT_TIERS}; "
-        "with --rerun-failed: the tiers of the failures)",
+        help=f"comma-separated tiers among {','.join(tier_names())} (default: those of "
+        f"{DEFAULT_TIERS} the run's standard carries; with --rerun-failed: the tiers of the "
+        "failures)",
     )
     parser.add_argument(
         "--flows", metavar="LIST",
@@ -171,7 +173,16 @@ def _passthrough(args: argparse.Namespace, config: RunConfig) -> list[str]:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     if args.rerun_failed is not None:
         return _rerun_config(args)
-    return _config(args, args.vendor, _tiers(args.tier or DEFAULT_TIERS), tuple(args.select))
+    tiers = _tiers(args.tier) if args.tier else default_tiers()
+    return _config(args, args.vendor, tiers, tuple(args.select))
+
+
+def default_tiers() -> tuple[str, ...]:
+    """The tiers a run covers when ``--tier`` names none: the complete run's under the
+    standard the run uses (a run under v1 has no compile or distributed tier)."""
+    from kit.standard import load_standard
+
+    return complete_run_tiers(load_standard())
 
 
 def _rerun_config(args: argparse.Namespace) -> RunConfig:

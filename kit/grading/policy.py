@@ -42,7 +42,7 @@ def is_complete_run(standard: Standard, run: RunScope, recorded: Collection[str]
         have.issuperset(standard.test_ids(tier))
         if _has_locked_list(standard, tier)
         else unnarrowed and tier in run.tiers
-        for tier in complete_run_tiers()
+        for tier in complete_run_tiers(standard)
     )
 
 

@@ -125,6 +125,12 @@ class Standard:
         """The parsed tier file (e.g. ``unit.yaml``) of ``tier``."""
         return load_yaml(self.tier_file(tier))
 
+    def carries(self, tier: str) -> bool:
+        """Whether the standard has ``tier`` at all (a time limit or a list for it): a standard
+        older than a tier (v1, before the compile and distributed tiers) has none of its tests,
+        and its reports never name it."""
+        return tier in self.timeouts or tier in self.test_lists
+
     def tier_file(self, tier: str) -> Path:
         """The file defining ``tier``'s tests (e.g. ``unit.yaml``), found up the chain."""
         return self.file(self.tier_files[tier])

@@ -40,9 +40,11 @@ def tier_names() -> tuple[str, ...]:
     return tuple(_TIERS)
 
 
-def complete_run_tiers() -> tuple[str, ...]:
-    """The tiers a complete run covers, which ``ckit run`` runs by default."""
-    return tuple(t.name for t in _TIERS.values() if t.in_complete_run)
+def complete_run_tiers(standard: Standard | None = None) -> tuple[str, ...]:
+    """The tiers a complete run covers, which ``ckit run`` runs by default; under ``standard``,
+    those of them it carries (``Standard.carries``)."""
+    return tuple(t.name for t in _TIERS.values()
+                 if t.in_complete_run and (standard is None or standard.carries(t.name)))
 
 
 def get_tier(name: str) -> Tier:

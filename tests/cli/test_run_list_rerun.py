@@ -11,6 +11,7 @@ import yaml
 from cli_helpers import numeric_failure, records_with, report_of, selected_ids, write_report
 
 from kit.cli import main
+from kit.cli.cmd_run import default_tiers
 from kit.errors import ExitCode
 from kit.runner.config import load_run_file
 from kit.standard import load_standard
@@ -79,8 +80,8 @@ def test_list_of_nothing_is_refused_in_one_line(
     code, out, err = _main(capsys, "run", "--vendor", "lab", "--select", "unit/nothing/*",
                            "--list")
     assert code == ExitCode.INPUT_ERROR and out == "" and err.count("\n") == 1
-    assert err.startswith("ckit: error: --select matches no test of tier(s) unit, models, flows "
-                          "in standard ")
+    tiers = ", ".join(default_tiers())
+    assert err.startswith(f"ckit: error: --select matches no test of tier(s) {tiers} in standard ")
     assert "('unit/nothing/*': closest: unit/opinfo/" in err
 
 

@@ -170,3 +170,11 @@ def test_an_extra_tier_is_planned_decided_judged_and_summarized(
     records = [TestRecord(EXTRA_IDS[0], Status.PASS, 0.1), TestRecord("unit/x/y/float32/0",
                                                                        Status.PASS, 0.1)]
     assert list(summarize(records, [], (), standard.statuses).tiers) == ["unit", EXTRA]
+
+
+def test_a_standard_older_than_a_tier_runs_and_counts_only_the_tiers_it_carries() -> None:
+    v1, current = load_standard("v1"), load_standard()
+    newer = [name for name in complete_run_tiers() if not v1.carries(name)]
+    assert newer, "the current standard carries a tier v1 predates (compile, distributed)"
+    assert complete_run_tiers(v1) == tuple(n for n in complete_run_tiers() if n not in newer)
+    assert complete_run_tiers(current) == complete_run_tiers()
