@@ -286,7 +286,7 @@ def _refuse_conflicts(args: argparse.Namespace) -> None:
 def _list(config: RunConfig, as_json: bool) -> int:
     from kit.runner.listing import list_plan
 
-    _refuse_empty_selection(config)
+    _refuse_unrunnable(config)
     planned = list_plan(config)
     counts: dict[str, int] = {}
     for test in planned:
@@ -323,7 +323,7 @@ def handle(args: argparse.Namespace) -> int:
 
             require_certifying_standard(args.canary)  # before a worker starts
             config = config_from_args(args)
-            _refuse_empty_selection(config)
+            _refuse_unrunnable(config)
             result = start_run(config)
     except KeyboardInterrupt:
         out = args.resume or args.out or _default_out(args)
@@ -352,14 +352,16 @@ def handle(args: argparse.Namespace) -> int:
     return code
 
 
-def _refuse_empty_selection(config: RunConfig) -> None:
-    """A --select that matches no test stops here in one line, before a worker starts (a
-    rerun selects the failures' own ids: never this)."""
-    from kit.cli.select_check import refuse_empty_selection
+def _refuse_unrunnable(config: RunConfig) -> None:
+    """A --tier the standard does not carry, or a --select that matches no test, stops here in
+    one line, before a worker starts (a rerun selects the failures' own ids: never empty)."""
+    from kit.cli.select_check import refuse_empty_selection, refuse_uncarried_tiers
     from kit.standard import load_standard
 
+    standard = load_standard()
+    refuse_uncarried_tiers(standard, config.tiers)
     if config.rerun_of is None:
-        refuse_empty_selection(load_standard(), config.tiers, config.select)
+        refuse_empty_selection(standard, config.tiers, config.select)
 
 
 def say_report_files(out_dir: Path) -> None:

@@ -40,6 +40,16 @@ def refuse_empty_selection(standard: Standard, tiers: Sequence[str],
     )
 
 
+def refuse_uncarried_tiers(standard: Standard, tiers: Sequence[str]) -> None:
+    """``InputError`` when a ``--tier`` names a tier the standard does not carry (v1 predates
+    the compile and distributed tiers): its report could not name it."""
+    uncarried = [tier for tier in tiers if not standard.carries(tier)]
+    if uncarried:
+        carried = [tier for tier in tiers if standard.carries(tier)] or ["none of these"]
+        raise InputError(f"--tier: standard {standard.version} has no {', '.join(uncarried)} "
+                         f"tier (of these it carries {', '.join(carried)})")
+
+
 def _locked(standard: Standard, tier: str) -> bool:
     return tier in standard.test_lists and standard.test_list_path(tier).is_file()
 

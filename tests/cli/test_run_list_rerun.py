@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,25 @@ def test_rerun_failed_runs_the_failures_into_a_new_dir_linked_to_the_previous_ru
     diff = json.loads(out)
     assert [c["id"] for c in diff["improved"] + diff["appeared"]] == failing
     assert diff["vanished"] == []  # the tests it did not rerun are outside its selection
+
+
+def test_under_a_standard_older_than_a_tier_the_run_defaults_to_its_tiers_and_refuses_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kit.standard.catalogue import standard_directory
+    from kit.tiers.registry import complete_run_tiers
+
+    home = tmp_path / "home"
+    shutil.copytree(standard_directory("v1"), home / "standards" / "v1")
+    shutil.copy(standard_directory("v1").parent / "released-kits.yaml", home / "standards")
+    shutil.copytree(REPO / "vendors" / "cpu", home / "vendors" / "cpu")
+    monkeypatch.setenv("CKIT_HOME", str(home))  # v1 alone: the current standard
+    v1 = load_standard()
+    assert v1.version == "v1"
+    newer = [tier for tier in complete_run_tiers() if not v1.carries(tier)]
+    assert default_tiers() == tuple(t for t in complete_run_tiers() if t not in newer)
+    code, out, err = _main(capsys, "run", "--vendor", "cpu", "--tier", f"unit,{newer[0]}",
+                           "--list")
+    assert code == ExitCode.INPUT_ERROR and out == "" and err.count("\n") == 1
+    assert err == (f"ckit: error: --tier: standard v1 has no {newer[0]} tier (of these it "
+                   "carries unit)\n")
