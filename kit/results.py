@@ -113,9 +113,13 @@ PERFORMANCE_KEY = "performance"
 #: ``details`` key of what a compile test's worker saw of each backend's compilation (graphs,
 #: graph breaks, recompilations, a failure's stage: ``kit.tiers.compile.compiled``).
 COMPILE_KEY = "compile"
+#: ``details`` key of where a distributed test's collectives ran: the profile's
+#: ``process_group_transport`` (``kit.vendors.profile.CollectiveTransport``), which the worker
+#: ran under; ``host-copy`` is never counted as native on the device.
+TRANSPORT_KEY = "transport"
 #: Details only the worker's process can know (a judge sees the evidence, not the call): the
 #: orchestrator keeps them on the record the judge returns.
-WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY)
+WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY, TRANSPORT_KEY)
 #: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
 #: something: a required test NOT_APPLICABLE for one of them is no required test that did not
 #: pass (``kit.grading.evidence``).

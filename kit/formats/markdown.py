@@ -26,6 +26,7 @@ from kit.report.training_summary import passed_words, training_steps
 from kit.results import Status
 from kit.rundir import REPORT_JSON, RESULTS_CSV, SUMMARY_MD
 from kit.standard import load_standard
+from kit.tiers.distributed.transport import collective_transports
 
 #: Rows of the failing-tests table before "... and N more".
 MAX_FAILING_ROWS = 200
@@ -204,8 +205,18 @@ def flows_table(report: Mapping[str, Any]) -> list[str]:
 
 
 def attribution_section(report: Mapping[str, Any]) -> list[str]:
-    """Where the device calls ran their ops: the native rate, then each op that went through
-    the backend's fallback, by tests (``summary.attribution``)."""
+    """Where the device calls ran their ops, then where the collectives ran: a distributed test
+    whose backend ran them on host copies is not native (``details.transport``)."""
+    lines = _ops_lines(report)
+    transports = collective_transports(record["details"] for record in view.records(report))
+    if transports is None:
+        return lines
+    return [*(lines or ["## What ran on the device"]), "", transports.sentence()]
+
+
+def _ops_lines(report: Mapping[str, Any]) -> list[str]:
+    """The native rate, then each op that went through the backend's fallback, by tests
+    (``summary.attribution``)."""
     totals = summary_of(report).attribution
     if totals is None:
         return []

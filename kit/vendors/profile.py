@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import paths
-from kit.config_reader import Node
+from kit.config_reader import Node, Section
 from kit.errors import InputError
 from kit.flows import flow_names
 from kit.flows.interface import FlowOptions
@@ -73,6 +74,15 @@ class BuildStep:
     env: dict[str, str] = field(default_factory=dict)
 
 
+class CollectiveTransport(enum.StrEnum):
+    """Where the claimed process-group backend runs its collectives (``process_group_transport``):
+    ``native``, on the device's own buffers and links; ``host-copy``, on host copies of the device
+    tensors (a CPU backend such as gloo underneath): never counted as native on the device."""
+
+    NATIVE = "native"
+    HOST_COPY = "host-copy"
+
+
 @dataclass(frozen=True)
 class VendorProfile:
     id: str
@@ -114,6 +124,8 @@ class VendorProfile:
     #: The ``torch.distributed`` backend the device's process groups use
     #: (``process_group_backend``: ``gloo`` for cpu); None: the distributed tier does not apply.
     process_group_backend: str | None = None
+    #: Where that backend runs its collectives (``process_group_transport``), given with it.
+    process_group_transport: CollectiveTransport | None = None
     #: The ``torch.compile`` backends the vendor serves, by their registered dynamo names
     #: (``compile_backends``: ``inductor`` for cpu); each compile test compiles with each, and
     #: none claimed: the compile tier does not apply.
@@ -162,7 +174,8 @@ REQUIRED_FIELDS = (
 OPTIONAL_FIELDS = (
     "import_modules", "requirements", "install_script", "flows", "flow_options", "device_env",
     "accepts_grade", "container", "device_memory_mib", "build", "autocast", "synchronize",
-    "max_memory_allocated", "process_group_backend", "compile_backends",
+    "max_memory_allocated", "process_group_backend", "process_group_transport",
+    "compile_backends",
 )
 CONTAINER_FIELDS = ("devices", "env", "shm_size", "group_add", "privileged")
 #: The dtypes a profile may claim.
@@ -320,11 +333,25 @@ def read_profile(node: Node, directory: Path) -> VendorProfile:
             "process_group_backend", None, Node.text, pattern=MODULE_NAME,
             expected="a torch.distributed backend name such as gloo",
         ),
+        process_group_transport=_read_transport(fields),
         compile_backends=fields.optional(
             "compile_backends", (), Node.strings, pattern=MODULE_NAME, unique=True,
             expected="a torch.compile backend name such as inductor",
         ),
     )
+
+
+def _read_transport(fields: Section) -> CollectiveTransport | None:
+    """``process_group_transport``: required with ``process_group_backend``, refused without."""
+    node = fields.get("process_group_transport")
+    if (node is None) == ("process_group_backend" not in fields.data):
+        return None if node is None else CollectiveTransport(
+            node.choice([transport.value for transport in CollectiveTransport]))
+    if node is None:
+        raise fields.node.child("process_group_transport", None).error(
+            "missing; a profile claiming process_group_backend says where its collectives run: "
+            "native (on the device) or host-copy (on host copies of the device tensors)")
+    raise node.error("given without process_group_backend, the backend it describes")
 
 
 def _looks_like_path(vendor: str) -> bool:

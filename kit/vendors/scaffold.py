@@ -117,6 +117,9 @@ flows: [eager]
 # The torch.distributed backend of the device's process groups, e.g. gloo (cpu) or hccl; the
 # distributed tier runs its collectives in it. None claimed: the tier is NOT_APPLICABLE.
 # process_group_backend: gloo
+# Given with it: where its collectives run, native (on the device) or host-copy (the backend
+# copies device tensors to the host and runs a CPU backend there; not counted as native).
+# process_group_transport: native
 # The calls the model tier's timing (figures recorded, not graded) waits for the device's queued
 # work with and reads its peak allocated bytes from; by default torch.<device_type>'s own.
 # synchronize: torch.{f["device_type"]}.synchronize

@@ -29,6 +29,7 @@ from kit.report.summary import Counts
 from kit.report.training_summary import TrainingStep, passed_words, training_steps_of
 from kit.results import Status
 from kit.rundir import REPORT_JSON, PreviousRun
+from kit.tiers.distributed.transport import collective_transports
 from kit.views.performance import performance_json, performance_lines
 
 #: Statuses always shown as a column; others only when some tier has one.
@@ -518,6 +519,9 @@ def show_lines(view: ShowView, limit: int) -> list[str]:
     attribution = _attribution_lines(view.report.attribution, limit)
     if attribution:
         sections += [[""], attribution + _core_aten_lines(core_aten_of(view.report), limit)]
+    transports = collective_transports(record.details for record in view.report.records)
+    if transports is not None:
+        sections += [[""], [transports.words()]]
     training = _training_lines(view.training, limit)
     if training:
         sections += [[""], training]

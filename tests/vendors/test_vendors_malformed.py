@@ -137,6 +137,24 @@ MISTAKES = [
         GOOD_PROFILE + "install_script: setup-driver.sh\n",
         (": install_script: expected a file", "does not exist", "'setup-driver.sh'"),
     ),
+    Mistake(
+        "process-group-backend-without-its-transport",
+        "vendor.yaml",
+        GOOD_PROFILE + "process_group_backend: gloo\n",
+        (": process_group_transport: missing;", "native", "host-copy"),
+    ),
+    Mistake(
+        "process-group-transport-unknown",
+        "vendor.yaml",
+        GOOD_PROFILE + "process_group_backend: gloo\nprocess_group_transport: rdma\n",
+        (": process_group_transport: expected one of native, host-copy", "'rdma'"),
+    ),
+    Mistake(
+        "process-group-transport-without-a-backend",
+        "vendor.yaml",
+        GOOD_PROFILE + "process_group_transport: native\n",
+        (": process_group_transport: given without process_group_backend",),
+    ),
 ]
 
 #: Crashes (a traceback instead of one line) in kit/yamlio.py, reported to the lead with a fix;

@@ -20,6 +20,7 @@ from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import Judgement
 from kit.numerics.model import dtype_name
 from kit.outcomes import ResultMismatch, not_applicable, numerics_details
+from kit.results import TRANSPORT_KEY
 from kit.standard import Standard
 from kit.tiers.distributed import collectives, ddp
 from kit.tiers.distributed.ids import DDP, TIER, DistributedId
@@ -36,6 +37,8 @@ def run_distributed_case(ckit: KitContext, test_id: str) -> None:
     if unclaimed is not None:
         not_applicable(unclaimed.reason, unclaimed.words)
     backend = str(ckit.vendor.process_group_backend)
+    if ckit.vendor.process_group_transport is not None:  # on every record, passing or not
+        ckit.notes[TRANSPORT_KEY] = ckit.vendor.process_group_transport.value
     group = Group.within(backend, test.ranks, ckit.standard.timeouts.get(TIER, 60.0))
     job = _job(test, ckit.device)
     details = run_split(

@@ -1,6 +1,8 @@
 """The distributed tier through the real CLI: one ``ckit run`` each of cpu (gloo) and simnpu (its
 own process-group backend), narrowed to a few ids, simnpu's with planted faults: a rank whose
-contribution is dropped, a reduce op applied wrong, a rank that aborts and one that hangs.
+contribution is dropped, a reduce op applied wrong, a rank that aborts, one that hangs before
+its collective and one that stalls inside it (half its buffer exchanged, its peer waiting in
+gloo for the rest).
 
 Both runs use a kit home whose standard gives the tier an 8 s limit, so that the hung rank is
 named within seconds (its peers give up at 35% of the limit, the rank is killed at 75%).
@@ -45,11 +47,13 @@ DROPPED = "distributed/all_reduce-sum/int64/small/2"
 WRONG_OP = "distributed/reduce_scatter-sum/float32/small/2"
 ABORTS = "distributed/all_to_all/float32/small/2"
 HANGS = "distributed/broadcast/bfloat16/small/2"
+STALLS = "distributed/all_reduce-min/float16/small/2"
 FAULTS = [
     {"op": "c10d::allreduce", "kind": "drop_rank", "dtype": "int64"},
     {"op": "c10d::reduce_scatter", "kind": "wrong_reduce"},
     {"op": "c10d::alltoall", "kind": "abort"},
     {"op": "c10d::broadcast", "kind": "hang", "dtype": "bfloat16"},
+    {"op": "c10d::allreduce", "kind": "stall", "dtype": "float16"},
 ]
 
 
@@ -87,7 +91,7 @@ def cpu_records(kit_home: Path) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def simnpu_records(kit_home: Path) -> dict[str, dict[str, Any]]:
-    return _run(kit_home, "simnpu", (*ON_SIMNPU, DROPPED, WRONG_OP, ABORTS, HANGS),
+    return _run(kit_home, "simnpu", (*ON_SIMNPU, DROPPED, WRONG_OP, ABORTS, HANGS, STALLS),
                 SIMNPU_FAULTS=json.dumps(FAULTS))
 
 
@@ -122,6 +126,40 @@ def test_a_rank_that_hangs_is_a_timeout_naming_it_within_the_limit(
     assert (record["status"], record["details"]["hung_ranks"]) == ("TIMEOUT", [1])
     assert "rank 1 of 2 still running" in record["message"]
     assert record["duration_s"] < LIMIT_S
+
+
+def test_a_rank_stalling_inside_the_collective_is_a_timeout_naming_it_as_its_peer_gives_up(
+        simnpu_records: dict[str, Any]) -> None:
+    record = simnpu_records[STALLS]
+    assert (record["status"], record["details"]["hung_ranks"]) == ("TIMEOUT", [1])
+    assert "rank 1 of 2 still running" in record["message"]
+    # its peer got the first half, then waited in gloo for the second until the group's timeout
+    assert list(record["details"]["rank_errors"]) == ["0"]
+    assert record["duration_s"] < LIMIT_S
+
+
+def test_every_record_says_where_its_collectives_ran(
+        cpu_records: dict[str, Any], simnpu_records: dict[str, Any]) -> None:
+    # the profile's process_group_transport, on passing, failing, crashed and hung records alike
+    assert {r["details"]["transport"] for r in cpu_records.values()} == {"native"}
+    assert {r["details"]["transport"] for r in simnpu_records.values()} == {"host-copy"}
+
+
+def test_show_and_summary_count_host_copy_collectives_as_not_native(
+        kit_home: Path, simnpu_records: dict[str, Any]) -> None:
+    from kit.report.read import read_report
+    from kit.views.show import show_lines, show_view
+
+    out = kit_home / "out-simnpu"
+    ran = len(simnpu_records)
+    words = (f"0 distributed test(s) ran natively on the device; {ran} ran on host copies of "
+             "the device tensors, not natively")
+    shown = show_lines(show_view(read_report(out), limit=5), limit=5)
+    assert [line for line in shown if line.startswith("collectives")] == [
+        f"collectives (as the vendor's profile declares): {words}"]
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert f"## What ran on the device\n\nCollectives (as the vendor's profile declares): " \
+           f"{words}.\n" in summary
 
 
 def test_a_vendor_claiming_no_backend_is_not_applicable_by_the_kit() -> None:

@@ -16,7 +16,10 @@ C++ PrivateUse1 backend's tensors (``vendors/cppnpu``) are traced as tensors.
 Fault kind ``wrong_decomposition`` (``SIMNPU_FAULTS``, ``simnpu.faults``): the backend decomposes
 the rule's op into the op followed by a wrong correction (its floating results off by
 ``magnitude``, relative, as ``wrong_small``): a decomposition whose formula is wrong. Eager calls
-of the op stay right; only compiled graphs holding it are wrong.
+of the op stay right; only compiled graphs holding it are wrong. A rule naming
+``compile::<op>`` (``compile::argmin``) of a kind acting before an op computes (``hang``, ``abort``,
+``slow``...) acts as the backend compiles a graph holding ``aten::<op>``: ``hang`` is a compile
+that never ends.
 """
 
 from __future__ import annotations
@@ -44,9 +47,23 @@ def simnpu_backend(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> An
 
 
 def _run_eagerly(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+    _fire_compile_faults(graph, example_inputs)
     # Out of dynamo's sight: the graph's run enters simnpu's Python (``__torch_dispatch__``)
     # wherever it holds a SimTensor, and dynamo would trace those frames as user code too.
     return torch._dynamo.disable(graph.forward)  # type: ignore[no-any-return]
+
+
+def _fire_compile_faults(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> None:
+    """The rules naming ``compile::<op>`` of each ATen op the graph calls, fired before it is
+    compiled (their tensor filters read the graph's example inputs)."""
+    if not faults.active_rules():
+        return
+    tensors = [value for value in example_inputs if isinstance(value, torch.Tensor)]
+    for packet in sorted({str(node.target._schema.name) for node in graph.graph.nodes
+                          if isinstance(node.target, torch._ops.OpOverload)}):
+        name = f"compile::{packet.removeprefix('aten::')}"
+        rules = [rule for rule in faults.active_rules() if rule.matches_op(name, name)]
+        faults.fire_before(rules, faults.Call(subjects=tensors, op_name=name))
 
 
 def decompositions() -> dict[Any, Callable[..., Any]]:

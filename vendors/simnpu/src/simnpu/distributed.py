@@ -3,8 +3,11 @@
 ``import simnpu.distributed`` registers backend ``simnpu`` for the device (``vendor.yaml``
 ``process_group_backend: simnpu``): ``init_process_group("simnpu", ...)``. Each collective copies
 its device tensors to the host, runs gloo's collective there and copies the results back, as a
-real NPU's collectives library moves device buffers over its own links. The fault rules of
-``SIMNPU_FAULTS`` naming ``c10d::<collective>`` fire on the last rank (``simnpu.faults``).
+real NPU's collectives library moves device buffers over its own links (the profile declares
+it: ``process_group_transport: host-copy``, so the kit never counts them native). The fault
+rules of ``SIMNPU_FAULTS`` naming ``c10d::<collective>`` fire on the last rank
+(``simnpu.faults``); a ``stall`` rule splits the exchange in two on every rank, the last one
+stalling between the halves.
 """
 
 from __future__ import annotations
@@ -47,6 +50,16 @@ def _host(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
 def _back(devices: Sequence[torch.Tensor], hosts: Sequence[torch.Tensor]) -> None:
     for device, host in zip(devices, hosts, strict=True):
         device.copy_(host)
+
+
+def _halves(host: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A host copy's first and second half of elements, as views gloo writes through (a
+    non-contiguous copy goes whole in the first, an empty tensor in the second)."""
+    if not host.is_contiguous():
+        return host, host.new_empty(0)
+    flat = host.view(-1)
+    middle = flat.numel() // 2
+    return flat[:middle], flat[middle:]
 
 
 class _CopiedBack(dist.Work):
@@ -97,6 +110,30 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         self._wrong_reduce = any(rule.kind is faults.Kind.WRONG_REDUCE for rule in rules)
         return tensors
 
+    def _stall_rule(self, collective: str, tensors: Sequence[torch.Tensor]
+                    ) -> faults.FaultRule | None:
+        """The ``stall`` rule naming ``collective``, asked on every rank: all read the same
+        rules and tensors of the same dtypes and shapes, so all split their exchange alike."""
+        name = f"c10d::{collective}"
+        call = faults.Call(subjects=list(tensors), op_name=name)
+        return next((rule for rule in faults.active_rules() if rule.kind is faults.Kind.STALL
+                     and rule.matches_op(name, name) and rule.matches(call)), None)
+
+    def _exchanged(self, collective: str, hosts: list[torch.Tensor],
+                   exchange: Callable[[list[torch.Tensor]], None]) -> None:
+        """``exchange`` (gloo's collective, in place) of ``hosts``; where a ``stall`` rule
+        names the collective, of their first halves, then (the last rank stalling for ever
+        in between, its peers waiting in gloo) of their second halves."""
+        rule = self._stall_rule(collective, hosts)
+        if rule is None:
+            exchange(hosts)
+            return
+        halves = [_halves(host) for host in hosts]
+        exchange([first for first, _ in halves])
+        if self._rank == self._size - 1:
+            faults.stall(rule, f"c10d::{collective}")
+        exchange([second for _, second in halves])
+
     def _op(self, op: Any) -> Any:
         if not getattr(self, "_wrong_reduce", False):
             return op
@@ -108,13 +145,14 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         hosts = self._given("allreduce", _host(tensors))
         options = AllreduceOptions()
         options.reduceOp = self._op((opts or AllreduceOptions()).reduceOp)
-        self._gloo.allreduce(hosts, options).wait()
+        self._exchanged("allreduce", hosts, lambda part: self._gloo.allreduce(part, options).wait())
         _back(tensors, hosts)
         return _finished(tensors)
 
     def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:  # type: ignore[override]
         hosts = self._given("broadcast", _host(tensors))
-        self._gloo.broadcast(hosts, opts or BroadcastOptions()).wait()
+        options = opts or BroadcastOptions()
+        self._exchanged("broadcast", hosts, lambda part: self._gloo.broadcast(part, options).wait())
         _back(tensors, hosts)
         return _finished(tensors)
 

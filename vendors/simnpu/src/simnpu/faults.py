@@ -23,8 +23,16 @@ A collective of simnpu's process groups (``simnpu.distributed``) is named ``c10d
 (``c10d::allreduce``, ``c10d::allgather``, ``c10d::reduce_scatter``, ``c10d::alltoall``,
 ``c10d::broadcast``, ``c10d::send``, ``c10d::barrier``) and fires on the last rank alone, its
 tensor filters reading that rank's tensors: ``abort``, ``segfault`` and ``hang`` end or stop
-that rank, ``drop_rank`` drops its contribution (it sends zeros), ``wrong_reduce`` applies the
-wrong reduce op (``max`` for ``sum``, ``sum`` for any other).
+that rank before its collective starts, ``drop_rank`` drops its contribution (it sends zeros),
+``wrong_reduce`` applies the wrong reduce op (``max`` for ``sum``, ``sum`` for any other), and
+``stall`` (``c10d::allreduce``, ``c10d::broadcast``) stops it inside the collective: every rank
+exchanges the first half of its host copies over gloo, then the last rank stalls for ever
+while its peers wait in gloo for the second half.
+
+simnpu's dynamo backend (``simnpu.compile_backend``) names the compile of a graph holding an
+ATen op ``compile::<op>`` (``compile::argmin``): a rule of a kind that acts before the op
+computes (``hang``: a compile that never ends, ``abort``, ``slow``...) acts as it compiles such
+a graph; eager calls of the op are untouched.
 
 Kinds that compute the result and then change it: ``wrong_small``, ``wrong_large``, ``nan``,
 ``dtype_change``; ``saturate`` (integer results clamp to the dtype's min/max where the true,
@@ -127,6 +135,7 @@ class Kind(enum.StrEnum):
     AUTOCAST_DTYPE = "autocast_dtype"
     DROP_SCALAR = "drop_scalar"
     WRONG_DECOMPOSITION = "wrong_decomposition"
+    STALL = "stall"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -467,6 +476,11 @@ def _hang(rule: FaultRule, op_name: str) -> None:
     _announce(rule, op_name)
     while True:
         time.sleep(3600)
+
+
+def stall(rule: FaultRule, op_name: str) -> None:
+    """Stop for ever inside a collective (``stall``, fired by ``simnpu.distributed``)."""
+    _hang(rule, op_name)
 
 
 def _missing(rule: FaultRule, op_name: str) -> None:
