@@ -315,3 +315,24 @@ def test_drop_scalar_reaches_a_keyword_alpha_and_leaves_tensors_alone() -> None:
     a, b = torch.ones(2, device=DEVICE), torch.full((2,), 3.0, device=DEVICE)
     assert _fires([{"op": "add", "kind": "drop_scalar"}], lambda: torch.add(a, b, alpha=2))
     assert not _fires([{"op": "add", "kind": "drop_scalar"}], lambda: torch.add(a, b))
+
+
+# -- ops that return nothing ---------------------------------------------------------------
+
+
+def test_a_result_kind_on_an_inplace_foreach_op_changes_the_tensors_it_writes() -> None:
+    # A foreach optimizer's state update (``_foreach_addcmul_`` returns nothing): the tensors of
+    # its ``Tensor(a!)[]`` argument are its results; the eager ``addcmul_`` stays right.
+    rules = [{"op": "_foreach_addcmul_", "kind": "wrong_small"}]
+    values = torch.rand(4) + 1
+
+    def foreach() -> torch.Tensor:
+        written = [values.to(DEVICE), values.to(DEVICE)]
+        torch._foreach_addcmul_(written, written, written, 0.5)
+        return torch.stack(written)
+
+    def eager() -> torch.Tensor:
+        return values.to(DEVICE).addcmul_(values.to(DEVICE), values.to(DEVICE), value=0.5)
+
+    assert _fires(rules, foreach)
+    assert not _fires(rules, eager)

@@ -173,6 +173,24 @@ def _with_faults(
     return result
 
 
+def _fault_written(func: Any, host_args: Any, host_kwargs: Any,
+                   rules: Sequence[faults.FaultRule], call: faults.Call) -> None:
+    """The result faults on what an op returning nothing wrote in place: an in-place foreach op
+    (``aten::_foreach_addcmul_``, a foreach optimizer's update of its state) computes the
+    tensors of its ``Tensor(a!)[]`` argument, which are its results."""
+    written = [value for argument, value in _bound(func, host_args, host_kwargs)
+               if argument.alias_info is not None and argument.alias_info.is_write]
+    tensors = _tensors(written)
+    _rewrite(tensors, faults.result_rewriters(rules, call), {id(t) for t in tensors})
+
+
+def _bound(func: Any, args: Any, kwargs: Any) -> list[tuple[Any, Any]]:
+    """``(schema argument, value)`` of each argument the call gives, positional or keyword."""
+    arguments = func._schema.arguments
+    given = list(zip(arguments, args, strict=False))
+    return given + [(a, kwargs[a.name]) for a in arguments[len(args):] if a.name in kwargs]
+
+
 def _write_input(
     rules: Sequence[faults.FaultRule],
     call: faults.Call,
@@ -233,6 +251,8 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         result = faults.into_fresh(result, host_inputs, before)
     gaps.check_outputs(op_name, _tensors(result))
     result = _with_faults(result, rules, call, wide)
+    if result is None and rules:
+        _fault_written(func, host_args, host_kwargs, rules, call)
     _write_input(rules, call, inputs, result)
     for tensor in inputs:
         if isinstance(tensor, SimTensor):
