@@ -13,10 +13,9 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter
 from typing import Any
 
+from kit.report.summary import tier_status_counts
 from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord, tier_of
 from kit.tiers.registry import tier_order
 from kit.vendors import SkipManifest
@@ -86,8 +85,13 @@ def _not_applicable_problem(details: dict[str, Any]) -> str | None:
 
 def tier_skips(records: Sequence[TestRecord], missing: Sequence[str]) -> tuple[TierSkips, ...]:
     """Skipped and total tests per tier present, in the kit's tier order."""
-    totals = Counter(map(tier_of, chain(map(attrgetter("id"), records), missing)))
-    skipped_status = Status.SKIPPED  # looked up once, not once a record
-    skipped = Counter(r.tier for r in records if r.status is skipped_status)
+    # The records counted per tier and status as the summary counts them (a report's records
+    # a tier's run at a time), not a call per record.
+    totals = Counter(map(tier_of, missing))
+    skipped: Counter[str] = Counter()
+    for (tier, status), number in tier_status_counts(records).items():
+        totals[tier] += number
+        if status is Status.SKIPPED:
+            skipped[tier] += number
     ordered = sorted(totals, key=lambda t: (tier_order(t), t))
     return tuple(TierSkips(tier, skipped[tier], totals[tier]) for tier in ordered)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import collections
 import operator
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, NotRequired, TypedDict, TypeVar
 
 from kit.report.attribution_summary import (
@@ -22,6 +24,7 @@ from kit.report.attribution_summary import (
 from kit.report.core_aten import CoreAtenCoverage, core_aten_coverage
 from kit.report.flow_summary import FlowTotals, FlowTotalsJson, flow_summary
 from kit.results import Status, TestRecord, tier_of
+from kit.test_ids import SEPARATOR
 from kit.tiers.registry import tier_order
 
 #: Statuses that mean the test did not run, so they do not count towards the pass rate.
@@ -172,10 +175,7 @@ def summarize(
     """Counts overall and for each tier the run asked for or produced a record in, one key per
     status the report's standard declares; per flow; where the device calls ran their ops,
     when the records say."""
-    # Counted per (tier, status) in one pass (``Counter`` over ``map``, in C): verify counts
-    # every record of a report again.
-    by_tier = collections.Counter(zip(map(tier_of, map(_ID, records)), map(_STATUS, records),
-                                      strict=True))
+    by_tier = tier_status_counts(records)
     missing_by_tier = collections.Counter(map(tier_of, missing))
     present = set(run_tiers) | {tier for tier, _ in by_tier} | set(missing_by_tier)
     ordered = sorted(present, key=lambda t: (tier_order(t), t))
@@ -192,3 +192,29 @@ def summarize(
         flows=flow_summary(records),
         attribution=attribution_summary(records),
     )
+
+
+def tier_status_counts(records: Sequence[TestRecord]) -> collections.Counter[tuple[str, Status]]:
+    """The records counted per (tier, status).
+
+    Verify counts every record of a report again. A report's records are sorted by id, so each
+    tier's records are one run of them: its end is found by bisection and its statuses counted
+    in C, with no call per record; records in another order are counted one by one."""
+    ids = list(map(_ID, records))
+    if not all(map(operator.le, ids, islice(ids, 1, None))):
+        return collections.Counter(zip(map(tier_of, ids), map(_STATUS, records), strict=True))
+    counted: collections.Counter[tuple[str, Status]] = collections.Counter()
+    start = 0
+    while start < len(ids):
+        tier = tier_of(ids[start])
+        # Every id from ``<tier>/...`` up to ``<tier>`` and the character after the separator
+        # starts ``<tier>/``; an id without a separator is its own run.
+        stop = (start + 1 if ids[start] == tier
+                else bisect_left(ids, f"{tier}{_AFTER_SEPARATOR}", start))
+        for status, number in collections.Counter(map(_STATUS, records[start:stop])).items():
+            counted[tier, status] += number
+        start = stop
+    return counted
+
+
+_AFTER_SEPARATOR = chr(ord(SEPARATOR) + 1)
