@@ -17,6 +17,13 @@ Inductor on the CPU compiles C++ for every graph: measured on the 2-core machine
 loads Inductor), the twelve together 35 s of test time with a warm Inductor cache and 42 s with
 an empty one (``ckit run --vendor cpu --tier compile``: 51 and 58 s wall, start-up included). All
 76 would add four to five minutes to a complete ``ckit run --vendor cpu``; twelve add under one.
+What each op past the twelve costs, measured again (a quarter of the other 64, every fourth:
+16 ops, each compiled, recompiled and judged in one process by ``run_compile_case``, one torch
+thread, load 5 to 6): 3.4 s a test with an empty Inductor cache (1.9 to 7.1 s: ``scatter``), 0.34 s
+with a warm one (0.15 to 0.54 s), after the first test's 13 to 23 s of loading Inductor. All 64
+more: about 3.7 minutes of a complete cpu run with a cold cache, 22 s with a warm one; every
+complete cpu run of the heavy suite and of ``.ci/run`` pays it (a fresh machine's cache is cold),
+and ``.ci/run`` is already past its 30 minutes, so the selection stays at twelve.
 Samples whose call draws random numbers are left out (the device draws its own).
 """
 
