@@ -71,18 +71,19 @@ class RankDied(KitOutcome):
 
 
 class RanksHung(KitOutcome):
-    """Ranks still running at the limit: the test's TIMEOUT, naming them."""
+    """Ranks still running at the limit, or a grace after a peer gave up waiting on them: the
+    test's TIMEOUT, naming them and how long they were waited for."""
 
     status = Status.TIMEOUT
 
-    def __init__(self, hung: list[int], ranks: int, limit_s: float, errors: Mapping[int, str]
+    def __init__(self, hung: list[int], ranks: int, waited_s: float, errors: Mapping[int, str]
                  ) -> None:
         self.hung = hung
         self.errors = dict(errors)
         names = ", ".join(map(str, hung))
         waited = "; ".join(f"rank {rank}: {error}" for rank, error in sorted(errors.items()))
         super().__init__(f"rank{'s' if len(hung) > 1 else ''} {names} of {ranks} still running "
-                         f"after {limit_s:.3g} s; killed" + (f" ({waited})" if waited else ""))
+                         f"after {waited_s:.3g} s; killed" + (f" ({waited})" if waited else ""))
 
     def details(self) -> dict[str, Any]:
         return {"hung_ranks": self.hung, "rank_errors": {str(r): e for r, e in self.errors.items()}}
@@ -121,7 +122,8 @@ def run_ranks(group: Group, job: RankJob, scratch: Path) -> list[Any]:
 
 
 def _watch(group: Group, processes: Mapping[int, Any], scratch: Path) -> None:
-    deadline = time.monotonic() + group.limit_s
+    started = time.monotonic()
+    deadline = started + group.limit_s
     running = dict(processes)
     errors: dict[int, str] = {}
     while running:
@@ -130,7 +132,8 @@ def _watch(group: Group, processes: Mapping[int, Any], scratch: Path) -> None:
             left = min(left, GRACE_S)
         ended = wait([p.sentinel for p in running.values()], timeout=max(left, 0.0))
         if not ended:
-            raise RanksHung(sorted(running), group.ranks, group.limit_s, errors)
+            # the time waited: the limit, or less where a peer's error cut it to its grace
+            raise RanksHung(sorted(running), group.ranks, time.monotonic() - started, errors)
         for rank, process in list(running.items()):
             if process.sentinel not in ended:
                 continue

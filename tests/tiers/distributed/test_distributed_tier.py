@@ -29,6 +29,7 @@ from kit.results import Status
 from kit.standard import load_standard
 from kit.standard.catalogue import standard_directory
 from kit.tiers.distributed.cases import run_distributed_case
+from kit.tiers.distributed.ranks import RANKS_SHARE
 from kit.tiers.registry import kit_inapplicable
 from kit.vendors import SkipManifest, load_vendor
 
@@ -136,6 +137,9 @@ def test_a_rank_stalling_inside_the_collective_is_a_timeout_naming_it_as_its_pee
     # its peer got the first half, then waited in gloo for the second until the group's timeout
     assert list(record["details"]["rank_errors"]) == ["0"]
     assert record["duration_s"] < LIMIT_S
+    # how long the ranks were waited for: cut short by the peer's error, not the whole limit
+    waited = float(record["message"].split(" still running after ")[1].split(" s;")[0])
+    assert waited <= record["duration_s"] < LIMIT_S * RANKS_SHARE
 
 
 def test_every_record_says_where_its_collectives_ran(
