@@ -29,7 +29,7 @@ from kit.report.summary import Counts
 from kit.report.training_summary import TrainingStep, passed_words, training_steps_of
 from kit.results import Status
 from kit.rundir import REPORT_JSON, PreviousRun
-from kit.tiers.distributed.transport import collective_transports
+from kit.tiers.distributed.transport import CollectiveTransportsJson, collective_transports
 from kit.views.performance import performance_json, performance_lines
 
 #: Statuses always shown as a column; others only when some tier has one.
@@ -133,6 +133,8 @@ class ShowJson(TypedDict):
     release_drift: dict[str, list[str]]
     #: The ``PreviousRun`` fields, text.
     rerun_of: dict[str, str] | None
+    #: Where the distributed tests' collectives ran (``kit.tiers.distributed.transport``).
+    collectives: CollectiveTransportsJson | None
     certified: CertifiedJson
     #: The model tier's performance figures (``kit.views.performance``).
     performance: list[dict[str, object]]
@@ -233,6 +235,7 @@ class ShowView:
             "training": [dataclasses.asdict(step) for step in self.training],
             "release_drift": self.drift.to_json(),
             "rerun_of": dataclasses.asdict(self.rerun_of) if self.rerun_of else None,
+            "collectives": _collectives_json(report),
             "certified": self._certified(),
             "performance": performance_json(report),
         }
@@ -246,6 +249,11 @@ class ShowView:
             "ran_on": where_it_ran(environment),
             "vendor_packages": environment.get("vendor_packages"),
         }
+
+
+def _collectives_json(report: Report) -> CollectiveTransportsJson | None:
+    transports = collective_transports(record.details for record in report.records)
+    return None if transports is None else transports.to_json()
 
 
 def _attribution_json(totals: AttributionTotals | None) -> ShownAttributionJson | None:

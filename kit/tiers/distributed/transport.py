@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from kit.results import TRANSPORT_KEY
 from kit.vendors.profile import CollectiveTransport
+
+
+class CollectiveTransportsJson(TypedDict):
+    """``ckit show --json``'s ``collectives``."""
+
+    declared_by: str
+    native: int
+    host_copy: int
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,10 @@ class CollectiveTransports:
         return (f"collectives (as the vendor's profile declares): {self.native} distributed "
                 f"test(s) ran natively on the device; {self.host_copy} ran on host copies of "
                 "the device tensors, not natively")
+
+    def to_json(self) -> CollectiveTransportsJson:
+        return {"declared_by": "vendor profile", "native": self.native,
+                "host_copy": self.host_copy}
 
     def sentence(self) -> str:
         """``words`` as a sentence (summary.md)."""

@@ -158,9 +158,11 @@ def test_show_and_summary_count_host_copy_collectives_as_not_native(
     ran = len(simnpu_records)
     words = (f"0 distributed test(s) ran natively on the device; {ran} ran on host copies of "
              "the device tensors, not natively")
-    shown = show_lines(show_view(read_report(out), limit=5), limit=5)
-    assert [line for line in shown if line.startswith("collectives")] == [
+    view = show_view(read_report(out), limit=5)
+    assert [line for line in show_lines(view, limit=5) if line.startswith("collectives")] == [
         f"collectives (as the vendor's profile declares): {words}"]
+    assert view.to_json()["collectives"] == {"declared_by": "vendor profile", "native": 0,
+                                             "host_copy": ran}
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert f"## What ran on the device\n\nCollectives (as the vendor's profile declares): " \
            f"{words}.\n" in summary
