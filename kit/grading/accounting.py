@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,13 +83,17 @@ def _not_applicable_problem(details: dict[str, Any]) -> str | None:
     return f"not applicable for reason code {code!r}, not one of the kit's ({known})"
 
 
-def tier_skips(records: Sequence[TestRecord], missing: Sequence[str]) -> tuple[TierSkips, ...]:
-    """Skipped and total tests per tier present, in the kit's tier order."""
+def tier_skips(records: Sequence[TestRecord], missing: Sequence[str],
+               counted: Mapping[tuple[str, Status], int] | None = None
+               ) -> tuple[TierSkips, ...]:
+    """Skipped and total tests per tier present, in the kit's tier order; ``counted``:
+    ``tier_status_counts(records)``, where the caller has them."""
     # The records counted per tier and status as the summary counts them (a report's records
     # a tier's run at a time), not a call per record.
     totals = Counter(map(tier_of, missing))
     skipped: Counter[str] = Counter()
-    for (tier, status), number in tier_status_counts(records).items():
+    for (tier, status), number in (tier_status_counts(records) if counted is None
+                                   else counted).items():
         totals[tier] += number
         if status is Status.SKIPPED:
             skipped[tier] += number

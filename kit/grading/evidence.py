@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
 from kit.clock import RunDate
 from kit.errors import InputError
 from kit.grading.accounting import MISSING, TierSkips, Unaccounted, tier_skips, unaccounted_tests
 from kit.report.model import Report
-from kit.report.summary import NOT_RUN
+from kit.report.summary import NOT_RUN, tier_status_counts
 from kit.results import (
     NA_REASON_KEY,
     OPTIONAL_CAPABILITY_REASONS,
@@ -81,21 +80,26 @@ def report_evidence(standard: Standard, report: Report) -> Evidence:
         raise _no_clock() from None
     return _evidence(standard, list(report.records), missing=list(report.missing), clock=clock,
                      entries=report.skips.entries, violations=report.violations,
-                     environment=report.environment)
+                     environment=report.environment, counted=report.tier_status_counts)
 
 
 def _evidence(standard: Standard, records: list[TestRecord], *, missing: list[str],
               clock: RunDate, entries: tuple[SkipEntry, ...],
               violations: tuple[Mapping[str, str], ...],
-              environment: Mapping[str, Any]) -> Evidence:
-    by_status = Counter(map(attrgetter("status"), records))
+              environment: Mapping[str, Any],
+              counted: Mapping[tuple[str, Status], int] | None = None) -> Evidence:
+    """``counted``: the records counted per (tier, status), where the caller has them."""
+    counted = tier_status_counts(records) if counted is None else counted
+    by_status: Counter[Status] = Counter()
+    for (_, status), number in counted.items():
+        by_status[status] += number
     return Evidence(
         passed=by_status[Status.PASS],
         ran=sum(n for status, n in by_status.items() if status not in NOT_RUN),
         unaccounted=unaccounted_tests(records, missing, SkipManifest(entries), clock.today),
         required_not_passed=_required_not_passed(standard, records, missing),
         violations=violations,
-        tier_skips=tier_skips(records, missing),
+        tier_skips=tier_skips(records, missing, counted),
         torch_version=recorded_torch_version(environment),
         clock=clock,
     )

@@ -22,7 +22,7 @@ from kit.errors import VerificationError
 from kit.report.attribution_summary import AttributionTotals
 from kit.report.flow_summary import FlowTotals
 from kit.report.schema import schema_problem
-from kit.report.summary import Summary
+from kit.report.summary import Summary, tier_status_counts
 from kit.results import Status, TestRecord, tier_of
 from kit.vendors import SkipEntry, SkipManifest, VendorInfo
 
@@ -176,6 +176,12 @@ class Report:
     def recorded_ids(self) -> frozenset[str]:
         """The ids of the records, made once: the regrade's checks each ask for them."""
         return frozenset(map(_ID, self.records))
+
+    @functools.cached_property
+    def tier_status_counts(self) -> Mapping[tuple[str, Status], int]:
+        """The records counted per (tier, status), made once: the regrade's summary and its
+        grade's tier skips each ask for them."""
+        return tier_status_counts(self.records)
 
     @classmethod
     def from_json(cls, document: Any) -> Report:

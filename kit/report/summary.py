@@ -171,11 +171,13 @@ def summarize(
     missing: Sequence[str],
     run_tiers: Iterable[str],
     declared: Collection[Status],
+    counted: Mapping[tuple[str, Status], int] | None = None,
 ) -> Summary:
     """Counts overall and for each tier the run asked for or produced a record in, one key per
     status the report's standard declares; per flow; where the device calls ran their ops,
-    when the records say."""
-    by_tier = tier_status_counts(records)
+    when the records say. ``counted``: ``tier_status_counts(records)``, where the caller has
+    them already (``kit.report.model.Report.tier_status_counts``)."""
+    by_tier = tier_status_counts(records) if counted is None else counted
     missing_by_tier = collections.Counter(map(tier_of, missing))
     present = set(run_tiers) | {tier for tier, _ in by_tier} | set(missing_by_tier)
     ordered = sorted(present, key=lambda t: (tier_order(t), t))
