@@ -101,6 +101,13 @@ class NotApplicableReason(enum.StrEnum):
     #: A distributed test of a vendor whose profile claims no process-group backend
     #: (vendor.yaml ``process_group_backend``).
     UNCLAIMED_PROCESS_GROUP = "unclaimed-process-group"
+    #: A unit optimizer test of an optimizer the kit cannot judge against a float64 CPU
+    #: reference (sparse gradients only, a step that branches on the loss's values, an update
+    #: computed in bfloat16 by design: ``kit.tiers.unit.optim_ids.UNJUDGED``).
+    OPTIMIZER_NOT_JUDGED = "optimizer-not-judged"
+    #: A unit optimizer test whose config and implementation CPU refuses to construct on the
+    #: standard's release (a Tensor ``lr`` with ``foreach``), decided at lock time.
+    OPTIMIZER_CONFIG_REFUSED = "optimizer-config-refused"
 
 
 NA_REASON_KEY = "na_reason"
@@ -124,7 +131,9 @@ WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY, TRANSPORT_KEY)
 #: something: a required test NOT_APPLICABLE for one of them is no required test that did not
 #: pass (``kit.grading.evidence``).
 UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS,
-                                 NotApplicableReason.NOT_IN_RELEASE})
+                                 NotApplicableReason.NOT_IN_RELEASE,
+                                 NotApplicableReason.OPTIMIZER_NOT_JUDGED,
+                                 NotApplicableReason.OPTIMIZER_CONFIG_REFUSED})
 #: Reasons that say the vendor's profile does not offer a capability every standard leaves
 #: optional: autocast in a lower-precision dtype (a device may autocast in bfloat16 only). A
 #: required test NOT_APPLICABLE for one of them is no required test that did not pass either;

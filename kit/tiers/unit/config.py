@@ -36,6 +36,17 @@ class Attribution:
 
 
 @dataclass(frozen=True)
+class Optimizers:
+    """``optimizers``: PyTorch's OptimizerInfos as unit tests (``kit.tiers.unit.optim_cases``):
+    each config of each optimizer, in each implementation it offers, ``steps`` steps in each of
+    ``dtypes``, judged under the op class ``comparison`` names."""
+
+    dtypes: tuple[str, ...]
+    steps: int
+    comparison: Comparison
+
+
+@dataclass(frozen=True)
 class UnitConfig:
     source: Path
     ops: tuple[OpEntry, ...]
@@ -47,6 +58,8 @@ class UnitConfig:
     inherited_op_specs_dirs: tuple[Path, ...] = ()
     #: None: the standard does not ask where ops ran (v1).
     attribution: Attribution | None = None
+    #: None: the standard runs no OptimizerInfo (v1).
+    optimizers: Optimizers | None = None
 
     @property
     def op_specs_dirs(self) -> tuple[Path, ...]:
@@ -96,18 +109,21 @@ def _with_op_specs_of(config: UnitConfig, directories: tuple[Path, ...]) -> Unit
 
 def check_op_classes(config: UnitConfig, known: frozenset[str]) -> None:
     """Every op names an op class the standard's numerics model defines (``known``)."""
-    for entry in config.ops:
-        op_class = entry.comparison.op_class
+    named = [(f"op {entry.key}", entry.comparison) for entry in config.ops]
+    if config.optimizers is not None:
+        named.append(("optimizers", config.optimizers.comparison))
+    for what, comparison in named:
+        op_class = comparison.op_class
         if op_class is not None and op_class not in known:
             raise InputError(
-                f"{config.source}: op {entry.key}: class {op_class!r} is not one of the "
+                f"{config.source}: {what}: class {op_class!r} is not one of the "
                 f"standard's numerics classes {sorted(known)}"
             )
 
 
 def parse_unit_config(data: Any, source: Path) -> UnitConfig:
     top = Node.of(data, source).section(
-        ("ops",), ("coverage", "op_specs", "attribution"), what="a mapping"
+        ("ops",), ("coverage", "op_specs", "attribution", "optimizers"), what="a mapping"
     )
     op_specs = top.optional(
         "op_specs", "ops", Node.text, expected="a directory relative to the file"
@@ -119,7 +135,17 @@ def parse_unit_config(data: Any, source: Path) -> UnitConfig:
             raise top["ops"].error(f"{key!r} is listed twice")
     coverage = parse_coverage(top.data.get("coverage"), str(source), tuple(keys))
     attribution = top.optional("attribution", None, _parse_attribution)
-    return UnitConfig(source, ops, source.parent / op_specs, coverage, attribution=attribution)
+    optimizers = top.optional("optimizers", None, _parse_optimizers)
+    return UnitConfig(source, ops, source.parent / op_specs, coverage, attribution=attribution,
+                      optimizers=optimizers)
+
+
+def _parse_optimizers(node: Node) -> Optimizers:
+    """``optimizers: {dtypes: [float32], steps: 3, class: optimizer, why: ...}``."""
+    section = node.section(("dtypes", "steps"), ("class", "why"))
+    dtypes = parse_dtypes(section["dtypes"])
+    steps = section["steps"].integer(minimum=1, maximum=100, what="a number of steps")
+    return Optimizers(dtypes, steps, parse_comparison(section, dtypes))
 
 
 def _parse_attribution(node: Node) -> Attribution:

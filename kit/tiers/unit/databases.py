@@ -17,6 +17,8 @@ from typing import TypedDict
 
 from kit.attribution.op_names import release_listing
 from kit.tiers.unit.dtypes import UNIT_DTYPES
+from kit.tiers.unit.optim_ids import SOURCE as OPTIM_SOURCE
+from kit.tiers.unit.optim_ids import UNJUDGED
 from kit.tiers.unit.unit_id import UnitId
 
 #: The child's program: one line per entry, tab-separated: the database, the entry's name, its
@@ -54,13 +56,15 @@ class Database:
 DATABASES = (
     Database("op_db", "OpInfos", "opinfo"),
     Database("module_db", "ModuleInfos", "moduleinfo"),
-    Database("optim_db", "OptimizerInfos", "optimizerinfo"),
+    Database("optim_db", "OptimizerInfos", OPTIM_SOURCE),
 )
 
 #: Why an entry is not run, one phrase each.
 NO_SOURCE = "the unit tier has no source of them"
 NO_UNIT_DTYPE = "no dtype the unit tier tests on CPU"
 NOT_LISTED = "not in the standard's unit list"
+#: An optimizer whose locked tests the kit decides NOT_APPLICABLE (``optim_ids.UNJUDGED``).
+NOT_JUDGED = "not judged by the kit"
 
 
 class DatabaseRowJson(TypedDict):
@@ -144,6 +148,8 @@ def _not_run_because(entry: Entry, run_keys: set[str] | None) -> str | None:
     """Why the standard does not run ``entry``; None where it does."""
     if run_keys is None:
         return NO_SOURCE
+    if entry.database == "optim_db" and entry.name in UNJUDGED:
+        return f"{NOT_JUDGED}: {UNJUDGED[entry.name].label}"
     if entry.key in run_keys:
         return None
     if entry.database == "op_db" and not entry.cpu_dtypes & set(UNIT_DTYPES):

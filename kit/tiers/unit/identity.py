@@ -50,11 +50,16 @@ def case_digest(case: UnitCase, extra: Any = ()) -> str:
 
 def unit_test_digest(standard: Standard, test_id: str) -> str:
     from kit.tiers.unit.cases import OPSPEC_PREFIX, unit_case_called_once
+    from kit.tiers.unit.optim_ids import OPTIM_PREFIX
 
     case = unit_case_called_once(standard, test_id)
     extra: Any = ()
     if test_id.startswith(OPSPEC_PREFIX):
         extra = _opspec_arguments(standard, test_id)
+    if test_id.startswith(OPTIM_PREFIX):
+        from kit.tiers.unit.optim_cases import optim_arguments
+
+        extra = optim_arguments(test_id)
     return case_digest(case, extra)
 
 

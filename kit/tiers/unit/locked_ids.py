@@ -2,7 +2,8 @@
 
 ``ckit standard lock --tier unit`` decides them (CPU ops, in the kit's process) and writes each
 beside the locked list, one id a line: which tests repeat their call
-(``kit.tiers.unit.repeat_choice``), which draw random numbers (``kit.tiers.unit.random_draws``).
+(``kit.tiers.unit.repeat_choice``), which draw random numbers (``kit.tiers.unit.random_draws``),
+which optimizer configs CPU refuses to construct (``kit.tiers.unit.optim_cases``).
 At run time the worker and the judge only read those files: a vendor's process runs no CPU op a
 vendor could patch to decide what a test does, and the judge watches no call to learn it.
 """
@@ -57,6 +58,14 @@ RANDOM_DRAWS = LockedIds(
     "tests/unit-random.txt",
     "the unit tests whose CPU call draws random numbers (coverage.random in unit.yaml)",
     "kit/tiers/unit/random_draws.py",
+)
+#: The optimizer tests whose optimizer CPU refuses to construct in their config and
+#: implementation on the standard's release (a Tensor ``lr`` with ``foreach``): NOT_APPLICABLE
+#: (``kit.tiers.unit.optim_ids``).
+OPTIM_REFUSED = LockedIds(
+    "tests/unit-optim-refused.txt",
+    "the optimizer tests whose optimizer CPU refuses to construct (optimizers in unit.yaml)",
+    "kit/tiers/unit/optim_cases.py",
 )
 
 

@@ -62,7 +62,8 @@ class UnitTier(Tier):
 
     def locked_files(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
         """The locked id sets the standard asks for (``locked_ids``): which tests repeat their
-        call (``coverage.repeat``), which draw random numbers (``coverage.random``); decided by
+        call (``coverage.repeat``), which draw random numbers (``coverage.random``), which
+        optimizer tests CPU refuses to construct (``optimizers``); decided by
         CPU ops here, in the kit's process, never in a vendor's or at judging time."""
         from kit.tiers.unit.config import load_unit_config
         from kit.tiers.unit.locked_ids import RANDOM_DRAWS, REPEATS
@@ -77,6 +78,13 @@ class UnitTier(Tier):
             from kit.tiers.unit.random_draws import drawing_ids
 
             files[RANDOM_DRAWS.file] = RANDOM_DRAWS.render(drawing_ids(standard, test_ids))
+        if config.optimizers is not None:
+            from kit.tiers.unit.locked_ids import OPTIM_REFUSED
+            from kit.tiers.unit.optim_cases import refused_ids
+            from kit.tiers.unit.optim_ids import OPTIM_PREFIX
+
+            optim = [test_id for test_id in test_ids if test_id.startswith(OPTIM_PREFIX)]
+            files[OPTIM_REFUSED.file] = OPTIM_REFUSED.render(refused_ids(standard, optim))
         return files
 
     def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
@@ -88,15 +96,19 @@ class UnitTier(Tier):
         self, standard: Standard, vendor: VendorProfile, test_id: str
     ) -> Inapplicable | None:
         """A dtype its operands use that the vendor does not claim (``operand_dtypes``), an
-        ``autocast`` test in a dtype the vendor claims no autocast in (``autocast_ids``), or a
-        ``scale`` test over the memory budget (``scale_budget``)."""
+        ``autocast`` test in a dtype the vendor claims no autocast in (``autocast_ids``), an
+        optimizer test the kit cannot judge (``optim_ids``), or a ``scale`` test over the memory
+        budget (``scale_budget``)."""
         from kit.tiers.unit.autocast_ids import autocast_dtype
         from kit.tiers.unit.operand_dtypes import operand_dtypes
+        from kit.tiers.unit.optim_ids import OPTIM_PREFIX, optim_inapplicable
 
         for dtype in operand_dtypes(test_id):
             unclaimed = unclaimed_dtype(vendor, dtype)
             if unclaimed is not None:
                 return unclaimed
+        if test_id.startswith(OPTIM_PREFIX):
+            return optim_inapplicable(standard, test_id)
         lowered = autocast_dtype(test_id)
         if lowered is not None and (unclaimed := unclaimed_autocast(vendor, lowered)):
             return unclaimed
@@ -122,10 +134,12 @@ class UnitTier(Tier):
         return {**details, **inputs_changed(context.standard, test_id)}
 
     def blame_dtype(self, test_id: str) -> str | None:
-        """An op spec calls several primitives in its dtype; an OpInfo test is a primitive."""
-        from kit.tiers.unit.cases import OPSPEC_PREFIX
+        """An op spec or an optimizer's steps call several primitives in its dtype; an OpInfo
+        test is a primitive."""
+        from kit.tiers.unit.cases import OPSPEC_PREFIX, OPTIM_PREFIX
 
-        return unit_dtype_of(test_id) if test_id.startswith(OPSPEC_PREFIX) else None
+        composite = test_id.startswith((OPSPEC_PREFIX, OPTIM_PREFIX))
+        return unit_dtype_of(test_id) if composite else None
 
     def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:
         from kit.aten_trace import ops_called

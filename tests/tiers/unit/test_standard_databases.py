@@ -12,7 +12,8 @@ from kit.attribution import op_names
 from kit.attribution.op_names import release_core_ops
 from kit.cli import main
 from kit.standard import load_standard
-from kit.tiers.unit.databases import NO_SOURCE, installed_entries
+from kit.tiers.unit.databases import NO_SOURCE, NOT_JUDGED, installed_entries
+from kit.tiers.unit.optim_ids import UNJUDGED
 from kit.tiers.unit.unit_id import UnitId
 
 
@@ -39,10 +40,17 @@ def test_show_counts_the_release_databases_against_the_locked_unit_list(
     assert core is not None and shown["core_aten_ops"] == len(core)
     assert main(["standard", "show"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert (f"  OptimizerInfos (optim_db): {optim_db['shipped']} shipped, 0 run, "
-            f"{optim_db['shipped']} not run ({NO_SOURCE}: {optim_db['shipped']})") in out
-    assert f"unit tests: {len(unit_ids)} in total ({shown['unit_tests']['opinfo']} opinfo, " \
-        f"{shown['unit_tests']['opspec']} opspec)" in out
+    # Every OptimizerInfo has locked tests; those the kit cannot judge are counted by reason.
+    locked_optimizers = {unit.op for t in unit_ids if (unit := UnitId.of(t)).source == "optim"}
+    assert len(locked_optimizers) == optim_db["shipped"]
+    assert optim_db["not_run"] == {f"{NOT_JUDGED}: {u.label}": 1 for u in UNJUDGED.values()}
+    assert optim_db["run"] == optim_db["shipped"] - len(UNJUDGED)
+    why = "; ".join(f"{reason}: {n}" for reason, n in optim_db["not_run"].items())
+    assert (f"  OptimizerInfos (optim_db): {optim_db['shipped']} shipped, {optim_db['run']} run, "
+            f"{len(UNJUDGED)} not run ({why})") in out
+    tests = shown["unit_tests"]
+    assert f"unit tests: {len(unit_ids)} in total ({tests['opinfo']} opinfo, " \
+        f"{tests['opspec']} opspec, {tests['optim']} optim)" in out
 
 
 def test_a_cache_file_of_another_format_lists_no_databases(
