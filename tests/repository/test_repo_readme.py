@@ -16,11 +16,11 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from repository_helpers import KIT_ROOT, SharedRepo, ckit, field, git
+from readme_clone import fresh_clone, readme_block, run_block
+from repository_helpers import SharedRepo, ckit, field, git
 
 from kit.formats.files import write_report_files
 from kit.rundir import report_files
@@ -34,12 +34,6 @@ AUDITOR_HEADING = "**For auditors**"
 #: What the walkthrough's keyring says cpu is (the README's `ckit keys vendor` line).
 KEYRING_NAME = "CPU reference"
 IMPOSTOR = "NVIDIA Corporation (H100)"
-
-
-def readme_block(heading: str) -> str:
-    """The first ``sh`` block after ``heading``: the commands as a reader copies them."""
-    section = (KIT_ROOT / "README.md").read_text(encoding="utf-8").split(heading, 1)[1]
-    return section.split("```sh\n", 1)[1].split("```", 1)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,27 +52,12 @@ class Walkthrough:
 
 
 def _fresh_clone(shared: SharedRepo, workspace: Path) -> None:
-    """This repository as committed, then what ``make setup`` and ``make certify`` add."""
-    git(["clone", "--quiet", str(KIT_ROOT), str(workspace)], workspace.parent)
-    # The standards as this kit runs them (the kit digest covers them): a clone of HEAD holds
-    # no uncommitted edit, and the session's runs were judged by the working tree's.
-    shutil.rmtree(workspace / "standards")
-    shutil.copytree(KIT_ROOT / "standards", workspace / "standards")
-    ckit_script = workspace / ".venv" / "bin" / "ckit"
-    ckit_script.parent.mkdir(parents=True)
-    # -P: the clone's own kit/ (cwd) must not shadow the code under test.
-    ckit_script.write_text(f'#!/bin/sh\nCKIT_HOME="{workspace}" exec "{sys.executable}" -P -m kit'
-                           ' "$@"\n', encoding="utf-8")
-    ckit_script.chmod(0o755)
+    """A fresh clone, then what ``make certify VENDOR=cpu`` adds: the session's cpu run."""
+    fresh_clone(workspace)
     shutil.copytree(shared.runs["cpu"], workspace / "results" / "cpu")
     (public,) = (shared.seed / "keyring" / "cpu").glob("*.pub.pem")
     (workspace / "signing" / "keyring" / "cpu").mkdir(parents=True)
     shutil.copy(public, workspace / "signing" / "keyring" / "cpu" / public.name)
-
-
-def _bash(block: str, workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-eu", "-c", block], cwd=workspace, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +69,8 @@ def walkthrough(shared: SharedRepo, tmp_path_factory: pytest.TempPathFactory) ->
     env = {**shared.env, "HOME": str(home),
            "GIT_AUTHOR_NAME": "Maintainer", "GIT_AUTHOR_EMAIL": "m@example.org",
            "GIT_COMMITTER_NAME": "Maintainer", "GIT_COMMITTER_EMAIL": "m@example.org"}
-    done = _bash(readme_block(HEADING), workspace, env)
-    audited = _bash(readme_block(AUDITOR_HEADING), workspace, env)
+    done = run_block(readme_block(HEADING), workspace, env)
+    audited = run_block(readme_block(AUDITOR_HEADING), workspace, env)
     return Walkthrough(workspace, home, env, done, audited)
 
 
