@@ -1,38 +1,38 @@
-"""The README's certify flow for the built-in vendor, for real: key, full run, verify, tamper."""
+"""The README's certify command for the built-in vendor, as written, in a fresh clone of the kit:
+``make certify VENDOR=cpu`` makes the key, runs every tier but deploy, verifies; then the report
+covers every locked test and one changed byte in any signed file fails verify."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from readme_clone import fresh_clone, readme_block, run_block
 from runner_helpers import run_ckit
 
 pytestmark = [pytest.mark.slow(seconds=300), pytest.mark.heavy]
 
+CERTIFY_HEADING = "## Certify the built-in default vendor (one command)"
+
 
 @pytest.fixture(scope="module")
 def certified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    import os
-
     base = tmp_path_factory.mktemp("certify")
-    env = dict(os.environ)
-    env["XDG_CONFIG_HOME"] = str(base / "config")
+    kit = fresh_clone(base / "kit")
+    # The private key's default home is the user's (~/.config/ckit/keys): the test's own.
+    env = {**os.environ, "HOME": str(base / "home"), "XDG_CONFIG_HOME": str(base / "config")}
     env.pop("CKIT_SIGNING_KEY", None)
-    keyring = base / "keyring"
-    key = base / "keys" / "cpu.pem"
-    generated = run_ckit(
-        ["keys", "generate", "--vendor", "cpu", "--out", str(key), "--keyring", str(keyring)], env
-    )
-    assert generated.returncode == 0, generated.stderr
-    out = base / "results"
-    # Two workers of one torch thread each: the same run, with less CPU than one worker whose
-    # torch spreads tiny ops over both cores.
-    run = run_ckit(["run", "--vendor", "cpu", "--key", str(key), "--workers", "2",
-                    "--out", str(out)], env, timeout=1800)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return {"out": out, "keyring": keyring, "base": base}
+    block = readme_block(CERTIFY_HEADING)
+    assert block == "make certify VENDOR=cpu\n"
+    done = run_block(block, kit, env, timeout=1800)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    (out,) = (kit / "results" / "cpu").iterdir()  # results/cpu/<UTC stamp>
+    assert f"certify: results/cpu/{out.name} (ckit run exit code 0)" in done.stdout
+    assert "OK: cpu report signed by" in done.stdout
+    return {"out": out, "keyring": kit / "signing" / "keyring", "base": base}
 
 
 def test_cpu_run_is_conformant_and_covers_every_locked_test(certified: dict[str, Path]) -> None:
@@ -55,7 +55,7 @@ def test_cpu_run_is_conformant_and_covers_every_locked_test(certified: dict[str,
 def test_verify_accepts_the_signed_report(certified: dict[str, Path]) -> None:
     result = run_ckit(
         ["verify", str(certified["out"] / "report.dsse.json"), "--keyring",
-         str(certified["keyring"])], {**__import__("os").environ},
+         str(certified["keyring"])], dict(os.environ),
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("OK: cpu report signed by")
@@ -72,7 +72,7 @@ def test_verify_rejects_one_changed_byte_in_each_file(
     (tampered / name).write_bytes(bytes(data))
     result = run_ckit(
         ["verify", str(tampered / "report.dsse.json"), "--keyring", str(certified["keyring"])],
-        {**__import__("os").environ},
+        dict(os.environ),
     )
     assert result.returncode == 4
     assert name in result.stderr
