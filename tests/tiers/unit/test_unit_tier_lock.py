@@ -27,7 +27,7 @@ locking_cpu = pytest.mark.skipif(
     reason="the unit tier's inputs are locked on AVX2/AVX-512 CPUs",
 )
 
-ID_SHAPE = re.compile(r"unit/(opinfo|opspec)/[A-Za-z0-9_.+-]+/[a-z0-9]+/[A-Za-z0-9_.+-]+\Z")
+ID_SHAPE = re.compile(r"unit/(opinfo|opspec|optim)/[A-Za-z0-9_.+-]+/[a-z0-9]+/[A-Za-z0-9_.+-]+\Z")
 
 
 @pytest.fixture(scope="module")
