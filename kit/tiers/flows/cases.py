@@ -71,9 +71,18 @@ def exportable_unit_ids(standard: Standard) -> list[str]:
 
 
 def _exports(standard: Standard, unit_id: str) -> bool:
+    """Whether ``torch.export`` takes the subject; never for a case whose indices repeat
+    (``duplicates:``): a flow is judged element by element against eager, and which duplicate
+    lands, or in which order they add, is no fact a lowered program must share."""
     import torch
 
-    subject = build_subject(standard, unit_id)
+    from kit.tiers.flows.subjects import unit_subject
+    from kit.tiers.unit.cases import unit_case
+
+    case = unit_case(standard, unit_id)
+    if case.comparison.duplicates is not None:
+        return False
+    subject = unit_subject(unit_id, case)
     try:
         torch.export.export(subject.module, subject.inputs, strict=False)
     except Exception:  # noqa: BLE001 - any failure to export leaves the sample out

@@ -140,6 +140,7 @@ def judge_unit_evidence(standard: Standard, test_id: str, evidence: UnitEvidence
     case is rebuilt here."""
     from kit.outcomes import numerics_details
     from kit.tiers.unit.checking import judge_case
+    from kit.tiers.unit.duplicates import details_of
     if case is None:
         case = unit_case(standard, test_id)
     claimed = None
@@ -147,6 +148,7 @@ def judge_unit_evidence(standard: Standard, test_id: str, evidence: UnitEvidence
         claimed = claimed_dispatch(evidence)
     details = numerics_details(judge_case(standard, case, evidence,
                                           draws_random=draws_random(standard, test_id)))
+    details.update(details_of(case.comparison.duplicates))
     if claimed is not None:
         details.update(dispatch_check(case, claimed))
     return details

@@ -53,6 +53,7 @@ from kit.outcomes import (
 from kit.results import NotApplicableReason
 from kit.standard import Standard, load_standard
 from kit.tiers.unit.centring import uncentred_magnitude
+from kit.tiers.unit.duplicates import details_of, judged
 from kit.tiers.unit.entries import FLOAT64_REFERENCE, Comparison
 from kit.tiers.unit.evidence import UnitEvidence
 from kit.tiers.unit.repeat import (
@@ -151,6 +152,7 @@ def check_case(ckit: KitContext, case: UnitCase) -> list[Measurement]:
     actual = execute_case(ckit.device, case)
     measurements = judge_case(ckit.standard, case, actual, references)
     ckit.notes.update(numerics_details(measurements))
+    ckit.notes.update(details_of(case.comparison.duplicates))
     return measurements
 
 
@@ -223,7 +225,11 @@ def judge_case(
     )
     assert_same_dtypes(actual, expected_like)
     bound = case_bound(standard, case, cpu_inputs, numel_of(actual))
+    duplicates = case.comparison.duplicates
     try:
+        if duplicates is not None:
+            return judged(duplicates, cpu_inputs, actual, reference,
+                          lambda got, wanted: assert_close(got, wanted, bound))
         return assert_close(actual, reference, bound)
     except (NumericMismatch, ResultMismatch):
         if case.repeat is not None:

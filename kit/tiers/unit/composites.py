@@ -56,3 +56,11 @@ def swiglu_mlp(
 ) -> torch.Tensor:
     """The gated MLP of Llama-family models: down(silu(gate(x)) * up(x))."""
     return F.linear(F.silu(F.linear(x, w_gate)) * F.linear(x, w_up), w_down)
+
+
+def index_put_rows(
+    x: torch.Tensor, index: torch.Tensor, values: torch.Tensor, accumulate: bool = False
+) -> torch.Tensor:
+    """``x.index_put((index,), values, accumulate)``: the rows of ``x`` one index tensor picks
+    (an op spec passes its tensors one by one, not in the tuple ``index_put`` takes)."""
+    return x.index_put((index,), values, accumulate=accumulate)

@@ -19,7 +19,14 @@ from kit.numerics.parsing import parse_overrides
 from kit.standard import Standard
 from kit.tiers.unit.coverage import Coverage, parse_coverage
 from kit.tiers.unit.dtypes import parse_dtypes
-from kit.tiers.unit.entries import FLOAT64_REFERENCE, REFERENCES, Comparison, OpEntry
+from kit.tiers.unit.entries import (
+    FLOAT64_REFERENCE,
+    REFERENCES,
+    Comparison,
+    Duplicates,
+    OpEntry,
+    Writes,
+)
 from kit.yamlio import load_yaml
 
 #: An ATen overload as the dispatcher names it: ``aten::add.Tensor``, ``aten::mm``.
@@ -182,7 +189,9 @@ def _parse_op(node: Node) -> OpEntry:
 
 
 #: The fields op entries and op spec templates share: how the result is judged.
-COMPARISON_FIELDS = ("reference", "compare_outputs", "class", "numerics", "mutates", "why")
+COMPARISON_FIELDS = (
+    "reference", "compare_outputs", "class", "numerics", "mutates", "duplicates", "why"
+)
 #: ``args[1]``, ``kwargs['weight']``: an input of the op's call.
 INPUT_PATH = re.compile(r"(?:args|kwargs)\[.*\]", re.DOTALL)
 
@@ -212,7 +221,29 @@ def parse_comparison(fields: Section, dtypes: tuple[str, ...]) -> Comparison:
             numerics.value, numerics.location, dtypes
         ),
         mutates=mutates,
+        duplicates=fields.optional("duplicates", None, _parse_duplicates),
     )
+
+
+def _parse_duplicates(node: Node) -> Duplicates:
+    """``duplicates: {nondeterministic: <PyTorch's word>, writes: {index, source, dim}}``."""
+    section = node.section((), ("nondeterministic", "writes"))
+    declared = section.optional("nondeterministic", "", Node.text,
+                                expected="how PyTorch declares the op's order")
+    writes = section.get("writes")
+    if writes is None:
+        return Duplicates(declared)
+    where = writes.section(("index", "source", "dim"))
+
+    def path(key: str) -> str:
+        return where[key].text(pattern=INPUT_PATH, expected="an input path like \"args[1]\"")
+
+    dim = where["dim"]
+    return Duplicates(declared, Writes(
+        path("index"),
+        path("source"),
+        None if dim.value is None else dim.integer(what="a dimension or null (flat positions)"),
+    ))
 
 
 def _positions(node: Node) -> tuple[int, ...]:

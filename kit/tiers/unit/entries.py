@@ -18,6 +18,32 @@ REFERENCES = (FLOAT64_REFERENCE, SAME_DTYPE_REFERENCE)
 
 
 @dataclass(frozen=True)
+class Writes:
+    """A write whose winner PyTorch leaves undefined where indices repeat (``index_copy``,
+    ``scatter``, ``index_put`` and ``put`` without accumulation): where the op writes ``source``
+    into its first input (``args[0]``), addressed by ``index`` along ``dim`` (None: flat
+    positions, as ``put``)."""
+
+    #: Input paths (``kwargs['index']``, ``args[2]``), as ``tensor_leaves`` names them.
+    index: str
+    source: str
+    dim: int | None
+
+
+@dataclass(frozen=True)
+class Duplicates:
+    """A case whose indices repeat (``duplicates:`` in an op spec): PyTorch's word on its
+    order, and for a write without accumulation, what it writes (``kit.tiers.unit.duplicates``).
+    The flows tier takes no such case as a subject."""
+
+    #: How PyTorch declares the op nondeterministic (torch.use_deterministic_algorithms); empty
+    #: where it declares nothing (``amax`` of duplicates does not depend on their order).
+    nondeterministic: str = ""
+    #: None: an accumulation, judged by its class's bound, which grows with the terms summed.
+    writes: Writes | None = None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """How one op or template is checked against its reference."""
 
@@ -35,6 +61,8 @@ class Comparison:
     widening: Widening | None = None
     #: Gradients: the least normwise scale (the largest ``|grad_output|``).
     scale_floor: float = 0.0
+    #: Duplicate indices: judged in any order of the duplicates (None: none declared).
+    duplicates: Duplicates | None = None
 
 
 @dataclass(frozen=True)

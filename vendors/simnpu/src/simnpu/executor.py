@@ -246,6 +246,8 @@ def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             functools.partial(faults.dropped_past, limit=limit), (host_args, host_kwargs))
     if bool(host_inputs) and faults.fires(rules, faults.Kind.DROP_SCALAR, call):
         host_args, host_kwargs = faults.scalars_dropped(func, host_args, host_kwargs)
+    if bool(host_inputs) and faults.fires(rules, faults.Kind.LOST_UPDATE, call):
+        host_args, host_kwargs = faults.lost_updates(func, host_args, host_kwargs)
     result = faults.computed(rules, call, lambda: _kernel(func, op_name, host_args, host_kwargs))
     if fresh:
         result = faults.into_fresh(result, host_inputs, before)

@@ -55,7 +55,11 @@ its result's shape). ``drop_scalar`` (the op runs with every scalar argument it 
 given, ``alpha``, ``value``, at its schema default, 1: a kernel binding that loses its scalar
 operand; on ``aten::addcdiv_`` it is a broken optimizer update, AdamW's
 ``param.addcdiv_(exp_avg, denom, value=-step_size)`` moving each parameter by the whole ratio,
-the wrong way, while the out-of-place ``addcdiv`` and every forward op stay right). Kinds that act
+the wrong way, while the out-of-place ``addcdiv`` and every forward op stay right).
+``lost_update`` (an accumulating index op, ``index_add`` or ``scatter_add``, whose
+read-modify-write is not atomic: where an index repeats, only the last duplicate's contribution
+survives, the classic last-writer-wins race; without duplicate indices the result is right).
+Kinds that act
 before the op computes: ``abort``, ``segfault``, ``hang``, ``missing``, ``slow``, ``poison``
 (raises a fatal device error; every later floating result in the process is garbage) and
 ``poison_half`` (the same error, but only float16/bfloat16 results are corrupted afterwards,
@@ -137,6 +141,7 @@ class Kind(enum.StrEnum):
     DROP_SCALAR = "drop_scalar"
     WRONG_DECOMPOSITION = "wrong_decomposition"
     STALL = "stall"
+    LOST_UPDATE = "lost_update"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -689,6 +694,70 @@ def scalars_dropped(
         elif argument.name in named:
             named[argument.name] = argument.default_value
     return tuple(positional), named
+
+
+# -- lost_update -----------------------------------------------------------------------------
+
+
+def _argument_position(func: Any, names: Sequence[str]) -> tuple[int, str] | None:
+    for position, argument in enumerate(func._schema.arguments):
+        if argument.name in names:
+            return position, argument.name
+    return None
+
+
+def _argument(args: list[Any], kwargs: dict[str, Any], where: tuple[int, str] | None) -> Any:
+    if where is None:
+        return None
+    position, name = where
+    return args[position] if position < len(args) else kwargs.get(name)
+
+
+def lost_updates(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call with every contribution but the last of each repeated index zeroed
+    (``lost_update``): what a racing read-modify-write leaves, the last writer winning.
+    ``index_add`` (a 1-D index of whole slices) and ``scatter_add`` (an index per element)."""
+    positional, named = list(args), dict(kwargs)
+    dim_at = _argument_position(func, ("dim",))
+    index_at = _argument_position(func, ("index",))
+    source_at = _argument_position(func, ("source", "src"))
+    dim, index = _argument(positional, named, dim_at), _argument(positional, named, index_at)
+    source = _argument(positional, named, source_at)
+    if not isinstance(index, torch.Tensor) or not isinstance(source, torch.Tensor):
+        return args, kwargs
+    dim = int(dim or 0) % max(1, source.dim())
+    if index.dim() <= 1:  # index_add: whole slices along dim
+        overwritten = _overwritten(index.reshape(-1))
+        if source.dim() > 1:
+            shape = [1] * source.dim()
+            shape[dim] = -1
+            overwritten = overwritten.view(shape).expand(source.shape)
+        else:
+            overwritten = overwritten.reshape(source.shape)
+    else:  # scatter_add: an index per element
+        overwritten = _overwritten(index.movedim(dim, 0)).movedim(0, dim)
+    region = tuple(slice(0, size) for size in overwritten.shape)
+    kept = source.clone()
+    kept[region] = torch.where(overwritten, torch.zeros_like(kept[region]), kept[region])
+    assert source_at is not None
+    position, name = source_at
+    if position < len(positional):
+        positional[position] = kept
+    else:
+        named[name] = kept
+    return tuple(positional), named
+
+
+def _overwritten(index: torch.Tensor) -> torch.Tensor:
+    """Along the first dim, whether a later entry of the same column holds the same index."""
+    if index.dim() == 0 or index.shape[0] < 2:
+        return torch.zeros(index.shape, dtype=torch.bool)
+    same = index.unsqueeze(1) == index.unsqueeze(0)
+    later = torch.ones(index.shape[0], index.shape[0], dtype=torch.bool).triu(1)
+    later = later.view(*later.shape, *([1] * (index.dim() - 1)))
+    return (same & later).any(dim=1)
 
 
 # -- saturate --------------------------------------------------------------------------------
