@@ -37,9 +37,10 @@ a graph; eager calls of the op are untouched.
 Kinds that compute the result and then change it (an op returning nothing, an in-place foreach
 op such as ``_foreach_addcmul_``, has the tensors it writes as its results): ``wrong_small``,
 ``wrong_large``, ``nan``, ``dtype_change``; ``saturate`` (integer results clamp to the dtype's
-min/max where the true, wrapping result overflowed: a saturating int32 add); ``write_input`` (the result is right, but
-the op also scribbles over its first device tensor input in place: an out-of-place op corrupting
-its read-only input; nothing happens when that input is also the op's output);
+min/max where the true, wrapping result overflowed: a saturating int32 add); ``write_input``
+(the result is right, but the op also scribbles over its first device tensor input in place: an
+out-of-place op corrupting its read-only input; nothing happens when that input is also the
+op's output);
 ``drop_nan`` (NaN results become 0, as a max or an activation whose comparisons skip NaN);
 ``fresh_result`` (the right result, but in a new tensor: an in-place or ``out=`` call leaves the
 tensor it should write as it was and returns another); ``tensor_dtype`` (a promoted result is
