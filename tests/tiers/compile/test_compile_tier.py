@@ -1,8 +1,8 @@
 """The compile tier end to end: one real ``ckit run`` of cpu (Inductor) and one of simnpu (its
 own dynamo backend, a wrong decomposition planted), each narrowed to a few compile ids, read by
 every test; the kit's own decisions (an unclaimed backend, a claimed name dynamo does not know)
-asked in this process. A compile that never ends is a test of the distributed tier's simnpu run
-(``tests/tiers/distributed``), whose limit no compile of its own has to fit in."""
+asked in this process. A compile that never ends is a heavy test of its own
+(``test_compile_never_ends.py``), whose short limit no legitimate compile has to fit in."""
 
 from __future__ import annotations
 
