@@ -5,13 +5,12 @@ module."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from kit_homes import kit_home_with
 
 from kit.cli import main
 from kit.errors import InputError
@@ -24,7 +23,7 @@ from kit.results import NotApplicableReason, Status, TestRecord
 from kit.runner.judge import judge_record, judged_apart
 from kit.runner.plan import make_plan
 from kit.standard import Standard, load_standard
-from kit.standard.catalogue import carried_versions, standard_directory
+from kit.standard.catalogue import carried_versions
 from kit.tiers.interface import Tier
 from kit.tiers.registry import (
     complete_run_tiers,
@@ -78,16 +77,13 @@ def smoke_tier() -> Iterator[Tier]:
 def kit_home_with_smoke_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A kit home whose current standard carries the extra tier's entries (list, timeout); a
     standard that extends another merges them over its parent's."""
-    root = tmp_path / "home" / "standards"
-    version = load_standard().version
-    shutil.copytree(standard_directory(version).parent, root)
-    source = root / version / "standard.yaml"
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    data.setdefault("test_lists", {})[EXTRA] = f"tests/{EXTRA}.txt"
-    data.setdefault("timeouts", {})[EXTRA] = 5
-    source.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    monkeypatch.setenv("CKIT_HOME", str(root.parent))
-    return root / version
+    def add_entries(data: dict[str, Any]) -> None:
+        data.setdefault("test_lists", {})[EXTRA] = f"tests/{EXTRA}.txt"
+        data.setdefault("timeouts", {})[EXTRA] = 5
+
+    current = kit_home_with(tmp_path / "home", add_entries)
+    monkeypatch.setenv("CKIT_HOME", str(tmp_path / "home"))
+    return current
 
 
 def test_the_standard_names_exactly_the_registered_tiers() -> None:

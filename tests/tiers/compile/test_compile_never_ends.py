@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-
-from kit.standard import load_standard
-from kit.standard.catalogue import standard_directory
+from kit_homes import kit_home_with_limits
 
 pytestmark = [pytest.mark.heavy, pytest.mark.slow(seconds=40)]
 
@@ -33,20 +29,9 @@ AFTER = "unit/opinfo/add/float32/0"
 FAULTS = [{"op": "compile::argmin", "kind": "hang"}]
 
 
-def _kit_home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    version = load_standard().version
-    shutil.copytree(standard_directory(version).parent, home / "standards")
-    source = home / "standards" / version / "standard.yaml"
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    data.setdefault("timeouts", {})["compile"] = LIMIT_S
-    source.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return home
-
-
 def test_a_compile_that_never_ends_is_a_timeout_and_the_run_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    env = {**os.environ, "CKIT_HOME": str(_kit_home(tmp_path)),
+    env = {**os.environ, "CKIT_HOME": str(kit_home_with_limits(tmp_path / "home", compile=LIMIT_S)),
            "CKIT_VENDORS_DIR": str(REPOSITORY / "vendors"), "SIMNPU_FAULTS": json.dumps(FAULTS),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
     done = subprocess.run(

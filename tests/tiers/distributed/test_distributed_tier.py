@@ -14,20 +14,18 @@ import dataclasses
 import datetime as dt
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from kit_homes import kit_home_with_limits
 
 from kit.context import KitContext
 from kit.outcomes import verdict_of
 from kit.results import Status
 from kit.standard import load_standard
-from kit.standard.catalogue import standard_directory
 from kit.tiers.distributed.cases import run_distributed_case
 from kit.tiers.distributed.ranks import RANKS_SHARE
 from kit.tiers.registry import kit_inapplicable
@@ -61,14 +59,7 @@ FAULTS = [
 @pytest.fixture(scope="module")
 def kit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The checkout's standards, the current one giving the distributed tier ``LIMIT_S``."""
-    home = tmp_path_factory.mktemp("distributed-home")
-    version = load_standard().version
-    shutil.copytree(standard_directory(version).parent, home / "standards")
-    source = home / "standards" / version / "standard.yaml"
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    data.setdefault("timeouts", {})["distributed"] = LIMIT_S
-    source.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return home
+    return kit_home_with_limits(tmp_path_factory.mktemp("distributed-home"), distributed=LIMIT_S)
 
 
 def _run(home: Path, vendor: str, ids: tuple[str, ...], **env: str) -> dict[str, dict[str, Any]]:
