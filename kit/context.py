@@ -13,6 +13,7 @@ from kit.numerics.criteria import Tolerance
 from kit.outcomes import not_applicable
 from kit.results import NotApplicableReason
 from kit.standard import Standard
+from kit.standard.limits import device_limit_s
 from kit.vendors import SkipManifest, VendorProfile
 
 
@@ -32,11 +33,18 @@ class KitContext:
     #: Under ``ckit run``: where the device half of a test leaves its evidence for the kit's
     #: judge (``kit.execution``); None: judge in this process (plain pytest).
     evidence_path: Path | None = None
+    #: ``ckit run --timeout``: the run's time per test in place of the standard's limits.
+    timeout_s: float | None = None
 
     @property
     def device(self) -> str:
         """The torch device string tests move tensors and modules to."""
         return self.vendor.device_type
+
+    def limit_s(self, tier: str) -> float:
+        """The time a test of ``tier`` gets before the run kills its worker (the run's
+        ``--timeout`` else the standard's limit): what a tier that names what hung plans within."""
+        return device_limit_s(self.standard.timeouts, tier, self.timeout_s)
 
     def tolerance(self, dtype: str) -> Tolerance:
         return self.standard.tolerance(dtype)

@@ -74,6 +74,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the flows the run claims, comma-separated, instead of the profile's `flows`",
     )
     group.addoption(
+        "--ckit-timeout",
+        default=None,
+        type=float,
+        metavar="SECONDS",
+        help="(ckit run's workers) the run's --timeout: each test's time on the device in "
+        "place of the standard's limit for its tier",
+    )
+    group.addoption(
         "--ckit-ids",
         default=None,
         metavar="FILE",
@@ -138,6 +146,7 @@ def build_context(
     today: dt.date,
     evidence_path: Path | None = None,
     flows: tuple[str, ...] | None = None,
+    timeout_s: float | None = None,
 ) -> KitContext:
     """Load everything a run needs; bad input raises ``KitError`` with a one-line message.
 
@@ -154,7 +163,8 @@ def build_context(
     except DeviceError as error:
         device_info, problem = None, str(error)
     return KitContext(
-        standard, vendor, skips, device_info, today, problem, evidence_path=evidence_path
+        standard, vendor, skips, device_info, today, problem, evidence_path=evidence_path,
+        timeout_s=timeout_s,
     )
 
 
@@ -169,6 +179,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _today(config),
             Path(evidence) if evidence else None,
             tuple(f for f in flows.split(",") if f) if flows is not None else None,
+            config.getoption("ckit_timeout"),
         )
     except KitError as error:
         raise pytest.UsageError(str(error)) from None

@@ -15,11 +15,9 @@ from kit.results import tier_of
 from kit.runner.config import RunConfig
 from kit.runner.plan import Durations, Plan, make_plan
 from kit.standard import Standard, load_standard
+from kit.standard.limits import device_limit_s
 from kit.vendors import SkipManifest, VendorProfile, load_skip_manifest, load_vendor
 from kit.vendors.skip_limits import all_locked_ids, refuse_disallowed_entries
-
-#: A tier the standard gives no time limit: the kit's own default, in seconds.
-DEFAULT_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -85,10 +83,10 @@ class Deadlines:
 
     def vendor(self, test_id: str) -> float:
         """The vendor's time for one test: ``--timeout``, else the standard's for its tier."""
-        return self.timeout_s if self.timeout_s is not None else self.standard(test_id)
+        return device_limit_s(self.timeouts, tier_of(test_id), self.timeout_s)
 
     def standard(self, test_id: str) -> float:
-        return self.timeouts.get(tier_of(test_id), DEFAULT_TIMEOUT_S)
+        return device_limit_s(self.timeouts, tier_of(test_id))
 
     def judge(self, test_id: str) -> float:
         """The kit's own time to judge a test: never shorter than the standard's, since a

@@ -53,6 +53,7 @@ class Orchestrator:
             dtypes=inputs.vendor.dtypes,
             flows=inputs.vendor.flows,
             planned_ids=write_planned_ids(run_dir, inputs.plan.tests),
+            timeout_s=config.timeout_s,
         )
         #: Where workers start from: a process that has imported what they import.
         self.forks = ForkServers(run_dir.workers, config.tiers)

@@ -61,6 +61,8 @@ class WorkerSpec:
     flows: tuple[str, ...] = ("eager",)
     #: The file listing the ids the run plans: the worker collects only these. None: all.
     planned_ids: Path | None = None
+    #: ``--timeout``: told to the worker, whose tiers plan within each test's time.
+    timeout_s: float | None = None
 
 
 class ChildProcess:
@@ -157,6 +159,7 @@ class WorkerProcess(ChildProcess):
             f"--dtypes={','.join(spec.dtypes)}", f"--evidence={self.evidence_path}",
             f"--flows={','.join(spec.flows)}",
             *([f"--ids={spec.planned_ids}"] if spec.planned_ids is not None else []),
+            *([f"--timeout={spec.timeout_s!r}"] if spec.timeout_s is not None else []),
             *spec.paths,
         ]
         super().__init__(argv, spec.log_dir / worker_log_name(number), spec.env, forks)

@@ -148,6 +148,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--flows", default=None, help="the flows the run claims, comma-separated")
     parser.add_argument("--ids", default=None, help="collect only the ids listed in this file")
+    parser.add_argument("--timeout", default=None, help="the run's --timeout (seconds a test)")
     parser.add_argument("paths", nargs="+")
     return parser.parse_args(argv)
 
@@ -175,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         f"--ckit-evidence={args.evidence}",
         *([f"--ckit-flows={args.flows}"] if args.flows is not None else []),
         *([f"--ckit-ids={args.ids}"] if args.ids is not None else []),
+        *([f"--ckit-timeout={args.timeout}"] if args.timeout is not None else []),
         "-p", "no:cacheprovider",
         "-q", "-s",
         "-W", "ignore::pytest.PytestAssertRewriteWarning",

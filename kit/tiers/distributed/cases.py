@@ -39,7 +39,7 @@ def run_distributed_case(ckit: KitContext, test_id: str) -> None:
     backend = str(ckit.vendor.process_group_backend)
     if ckit.vendor.process_group_transport is not None:  # on every record, passing or not
         ckit.notes[TRANSPORT_KEY] = ckit.vendor.process_group_transport.value
-    group = Group.within(backend, test.ranks, ckit.standard.timeouts.get(TIER, 60.0))
+    group = Group.within(backend, test.ranks, ckit.limit_s(TIER))
     job = _job(test, ckit.device)
     details = run_split(
         ckit.evidence_path,
