@@ -45,6 +45,10 @@ WORKER_MODULE = "kit.runner.worker"
 SERVE_OPTION = "--serve-forks"
 #: A request's worker arguments fit well within this (the paths of the run's tier suites).
 MAX_MESSAGE_BYTES = 1 << 16
+#: torch's in-tree device modules whose runtime a child forked after its initialization cannot
+#: use ("Cannot re-initialize CUDA in forked subprocess"). A preload can initialize one without
+#: asking: torch's own test databases query the CUDA device's capability while they are built.
+IN_TREE_DEVICE_MODULES = ("cuda", "xpu", "mtia")
 
 
 def preload(tiers: tuple[str, ...]) -> None:
@@ -58,6 +62,27 @@ def preload(tiers: tuple[str, ...]) -> None:
     for name in tiers:
         for module in get_tier(name).preloads:
             importlib.import_module(module)
+
+
+def initialized_device_runtimes(torch_module: Any) -> tuple[str, ...]:
+    """The in-tree device runtimes ``torch_module`` has initialized in this process (forked
+    workers could not use them)."""
+    found = []
+    for name in IN_TREE_DEVICE_MODULES:
+        is_initialized = getattr(getattr(torch_module, name, None), "is_initialized", None)
+        if callable(is_initialized) and is_initialized():
+            found.append(name)
+    return tuple(found)
+
+
+def _unforkable_reason() -> str | None:
+    """Why workers forked from this server would be broken, or None."""
+    torch_module = sys.modules.get("torch")
+    runtimes = initialized_device_runtimes(torch_module) if torch_module else ()
+    if not runtimes:
+        return None
+    return (f"the {', '.join(runtimes)} runtime was initialized while the tiers' modules were "
+            "preloaded; a forked worker could not use it, so workers start cold")
 
 
 def serve(server: socket.socket) -> None:
@@ -178,6 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     hold_collection()
     server = socket.socket(fileno=args.socket)
     preload(tuple(name for name in args.tiers.split(",") if name))
+    unforkable = _unforkable_reason()
+    if unforkable:
+        print(f"fork server: {unforkable}", file=sys.stderr, flush=True)
+        server.send(json.dumps({"ready": False, "why": unforkable}).encode())
+        return 0
     settle_heap()  # the heap the workers share, frozen: no collection copies its pages
     server.send(b'{"ready": true}')
     serve(server)

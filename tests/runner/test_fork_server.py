@@ -81,3 +81,22 @@ def test_workers_start_cold_when_switched_off_or_outside_a_run(
         monkeypatch.setenv(SWITCH_VARIABLE, "0")
         assert forks.server_for({}) is None
     assert not list(tmp_path.iterdir())
+
+
+def test_a_device_runtime_initialized_by_a_preload_makes_workers_start_cold() -> None:
+    """On CUDA, building torch's OpInfo database asks the device's capability, which initializes
+    the CUDA runtime in the server: a worker forked from it cannot use the device (seen on an
+    H200), so the server refuses to fork and workers start cold. CPU torch initializes none."""
+    import types
+
+    import torch
+
+    from kit.runner.fork_server import initialized_device_runtimes
+
+    def runtime(initialized: bool) -> types.SimpleNamespace:
+        return types.SimpleNamespace(is_initialized=lambda: initialized)
+
+    cuda_in_use = types.SimpleNamespace(cuda=runtime(True), xpu=runtime(False))
+    assert initialized_device_runtimes(cuda_in_use) == ("cuda",)
+    assert initialized_device_runtimes(types.SimpleNamespace()) == ()
+    assert initialized_device_runtimes(torch) == ()
