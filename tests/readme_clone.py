@@ -5,6 +5,11 @@ covers them: a clone of HEAD holds no uncommitted edit, and the suite's own runs
 working tree's) and a ``.venv/bin/ckit`` that runs the code under test with the clone as its
 checkout (``CKIT_HOME``): what the kit refuses to write inside its checkout is refused there, and
 the Makefile's targets (``make certify``) call it as they call an installed kit.
+
+A block is named by a marker (a heading, or any text of README.md before it: its first
+occurrence) and its number among the ``sh`` blocks after it, so editing the README changes what
+runs; ``tests/test_readme_blocks.py`` checks that every shell block is run by a test or listed
+there with why it is not.
 """
 
 from __future__ import annotations
@@ -12,15 +17,47 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 KIT_ROOT = Path(__file__).resolve().parents[1]
+README = KIT_ROOT / "README.md"
+#: The opening fence of a shell block (the only kind the README's commands are written in).
+SHELL_FENCE = "```sh\n"
+
+
+@dataclass(frozen=True)
+class ShellBlock:
+    #: Where its opening fence starts in README.md.
+    offset: int
+    text: str
+
+
+def shell_blocks(readme: str) -> list[ShellBlock]:
+    """Every ``sh`` block of ``readme``, in order."""
+    blocks, start = [], readme.find(SHELL_FENCE)
+    while start != -1:
+        body = start + len(SHELL_FENCE)
+        end = readme.index("```", body)
+        blocks.append(ShellBlock(start, readme[body:end]))
+        start = readme.find(SHELL_FENCE, end + 3)
+    return blocks
+
+
+def find_block(readme: str, marker: str, nth: int = 0) -> ShellBlock:
+    """The ``nth`` ``sh`` block after the first ``marker`` in ``readme`` (0: the first)."""
+    position = readme.find(marker)
+    if position == -1:
+        raise LookupError(f"README.md has no {marker!r}")
+    after = [block for block in shell_blocks(readme) if block.offset > position]
+    if nth >= len(after):
+        raise LookupError(f"README.md has {len(after)} sh block(s) after {marker!r}, not {nth + 1}")
+    return after[nth]
 
 
 def readme_block(heading: str, nth: int = 0) -> str:
     """The ``nth`` ``sh`` block after ``heading`` in README.md (0: the first)."""
-    section = (KIT_ROOT / "README.md").read_text(encoding="utf-8").split(heading, 1)[1]
-    return section.split("```sh\n")[nth + 1].split("```", 1)[0]
+    return find_block(README.read_text(encoding="utf-8"), heading, nth).text
 
 
 def fresh_clone(workspace: Path) -> Path:
@@ -44,3 +81,11 @@ def run_block(block: str, workspace: Path, env: dict[str, str],
     """``block`` as one ``bash -eu`` script in ``workspace``: a failing line stops it."""
     return subprocess.run(["bash", "-eu", "-c", block], cwd=workspace, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def untracked_files(workspace: Path) -> set[str]:
+    """What the blocks left in the clone that git would show a reader as new (ignored paths,
+    such as ``results/``, are not)."""
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                            cwd=workspace, capture_output=True, text=True, check=True).stdout
+    return {line[3:] for line in status.splitlines() if line.startswith("?? ")}

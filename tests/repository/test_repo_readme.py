@@ -1,7 +1,8 @@
 """The README's shared-repository walkthrough and auditor lines, run as written in a fresh clone
 of the kit, and what a vendor's report cannot say about its vendor.
 
-The block under "From `ckit repo init` to the portal", then the auditor's block, run in a
+The block under "From `ckit repo init` to the portal", then the auditor's and the release
+manager's blocks, run in a
 ``git clone`` of this repository as ``make certify VENDOR=cpu`` leaves it: ``.venv/bin/ckit``
 (this kit's code, with the clone as its checkout: ``CKIT_HOME``, so what the kit refuses to
 write inside its checkout is refused there), ``results/cpu`` (the session's real cpu run,
@@ -19,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from readme_clone import fresh_clone, readme_block, run_block
+from readme_clone import fresh_clone, readme_block, run_block, untracked_files
 from repository_helpers import SharedRepo, ckit, field, git
 
 from kit.formats.files import write_report_files
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.slow(seconds=60)
 
 HEADING = "### From `ckit repo init` to the portal"
 AUDITOR_HEADING = "**For auditors**"
+MANAGER_HEADING = "**For release managers:**"
 #: What the walkthrough's keyring says cpu is (the README's `ckit keys vendor` line).
 KEYRING_NAME = "CPU reference"
 IMPOSTOR = "NVIDIA Corporation (H100)"
@@ -45,10 +47,14 @@ class Walkthrough:
     done: subprocess.CompletedProcess[str]
     #: The auditor's block, run after the walkthrough in the same clone.
     audited: subprocess.CompletedProcess[str]
+    #: The release manager's block, run after the auditor's.
+    managed: subprocess.CompletedProcess[str]
+    #: What the three blocks left that ``git status`` shows as new in the kit's clone.
+    untracked: set[str]
 
     @property
     def checkout(self) -> Path:
-        return self.workspace / "checkout"
+        return self.workspace / "results" / "checkout"
 
 
 def _fresh_clone(shared: SharedRepo, workspace: Path) -> None:
@@ -71,7 +77,8 @@ def walkthrough(shared: SharedRepo, tmp_path_factory: pytest.TempPathFactory) ->
            "GIT_COMMITTER_NAME": "Maintainer", "GIT_COMMITTER_EMAIL": "m@example.org"}
     done = run_block(readme_block(HEADING), workspace, env)
     audited = run_block(readme_block(AUDITOR_HEADING), workspace, env)
-    return Walkthrough(workspace, home, env, done, audited)
+    managed = run_block(readme_block(MANAGER_HEADING), workspace, env)
+    return Walkthrough(workspace, home, env, done, audited, managed, untracked_files(workspace))
 
 
 def test_readme_repository_section_runs_as_written(walkthrough: Walkthrough) -> None:
@@ -79,7 +86,7 @@ def test_readme_repository_section_runs_as_written(walkthrough: Walkthrough) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASSED: 1 submission(s) audited, 0 failed; repository checks passed" in done.stdout
     assert "gate: CLOSED" in done.stdout and "gate closed: 7" in done.stdout
-    index = (walkthrough.workspace / "site" / "index.html").read_text(encoding="utf-8")
+    index = (walkthrough.workspace / "results" / "site" / "index.html").read_text(encoding="utf-8")
     assert "PyTorch 2.13: release gate CLOSED</h1>" in index
     assert f'<a href="vendors/cpu.html">{KEYRING_NAME}</a> <span class="required">' in index
     repo = walkthrough.checkout
@@ -91,6 +98,19 @@ def test_readme_repository_section_runs_as_written(walkthrough: Walkthrough) -> 
     # Nor the kit's checkout, where the walkthrough ran (its .gitignore would hide one there).
     pems = list(walkthrough.workspace.rglob("*.pem"))
     assert pems and not [p for p in pems if b"PRIVATE KEY" in p.read_bytes()]
+    # The walkthrough writes under results/ (ignored): git shows the reader's checkout as it was,
+    # but for cpu's public key, which the test put there as `make certify` does.
+    assert {Path(p).parent for p in walkthrough.untracked} == {Path("signing/keyring/cpu")}
+
+
+def test_readme_release_manager_lines_run_as_written(walkthrough: Walkthrough) -> None:
+    """The portal, then the gate: closed (exit 7) on the walkthrough's narrowed run."""
+    assert walkthrough.done.returncode == 0, walkthrough.done.stderr
+    managed = walkthrough.managed
+    assert managed.returncode == 7, managed.stdout + managed.stderr
+    assert "gate: CLOSED" in managed.stdout
+    index = (walkthrough.workspace / "results" / "site" / "index.html").read_text(encoding="utf-8")
+    assert "PyTorch 2.13: release gate CLOSED</h1>" in index
 
 
 #: When a submission entered the repository: the audit of the pull request says now, verify of
@@ -123,7 +143,7 @@ def test_readme_auditor_lines_run_as_written(walkthrough: Walkthrough) -> None:
     integrity = next(line for line in audit if line.startswith("  2. "))
     assert integrity.startswith("  2. ✓ ") and "not yet released when it ran" in integrity
     assert any(line.startswith("  8. ✓ acceptance policy: released-kit: the kit that judged the "
-                               "run is a released kit (checkout/ckit/released-kits.yaml)")
+                               "run is a released kit (results/checkout/ckit/released-kits.yaml)")
                for line in audit)
     assert "not a released kit" not in checklists
     assert "kit digest: " in version
@@ -149,7 +169,7 @@ def test_vendor_renaming_itself_in_its_report_shows_the_keyring_name(
     assert walkthrough.done.returncode == 0, walkthrough.done.stderr
     run = _renamed_run(walkthrough, shared)
     env, repo = walkthrough.env, walkthrough.checkout
-    origin = walkthrough.workspace / "results.git"
+    origin = walkthrough.workspace / "results" / "shared.git"
     config = ["--repo-config", str(repo / "ckit")]
     submitted = ckit(["submit", str(run), "--repo", str(origin), "--push", *config], env)
     assert submitted.returncode == 0, submitted.stderr
@@ -157,7 +177,7 @@ def test_vendor_renaming_itself_in_its_report_shows_the_keyring_name(
     git(["checkout", "--quiet", field(submitted.stdout, "branch")], repo)
     audited = ckit(["audit", str(repo), "--changed-since", "main", *config], env)
     assert audited.returncode == 0, audited.stdout + audited.stderr
-    site = walkthrough.workspace / "impostor-site"
+    site = walkthrough.workspace / "results" / "impostor-site"
     built = ckit(["portal", str(repo), *config, "-o", str(site)], env)
     assert built.returncode == 0, built.stderr
     pages = {p: p.read_text(encoding="utf-8") for p in site.rglob("*.html")}

@@ -1,33 +1,47 @@
 """The README's certify command for the built-in vendor, as written, in a fresh clone of the kit:
 ``make certify VENDOR=cpu`` makes the key, runs every tier but deploy, verifies; then the report
-covers every locked test and one changed byte in any signed file fails verify."""
+covers every locked test and one changed byte in any signed file fails verify. In the same clone,
+after it, the README's next blocks as written: everyday use (list, show, diff, rerun of the
+failures) and the two template blocks; the blocks left out are listed, with why, in
+``tests/test_readme_blocks.py``."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from readme_clone import fresh_clone, readme_block, run_block
+import yaml
+from readme_clone import fresh_clone, readme_block, run_block, untracked_files
 from runner_helpers import run_ckit
 
 pytestmark = [pytest.mark.slow(seconds=300), pytest.mark.heavy]
 
 CERTIFY_HEADING = "## Certify the built-in default vendor (one command)"
+EVERYDAY_HEADING = "### Everyday use"
+TEMPLATES_HEADING = "## Templates: GitHub Actions and Kubernetes"
+CANARY_HEADING = "### Canary CI modes"
+
+
+def _clone_env(base: Path) -> dict[str, str]:
+    """The reader's environment: the private key's default home (~/.config/ckit/keys) is the
+    test's own."""
+    env = {**os.environ, "HOME": str(base / "home"), "XDG_CONFIG_HOME": str(base / "config")}
+    env.pop("CKIT_SIGNING_KEY", None)
+    return env
 
 
 @pytest.fixture(scope="module")
 def certified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("certify")
     kit = fresh_clone(base / "kit")
-    # The private key's default home is the user's (~/.config/ckit/keys): the test's own.
-    env = {**os.environ, "HOME": str(base / "home"), "XDG_CONFIG_HOME": str(base / "config")}
-    env.pop("CKIT_SIGNING_KEY", None)
     block = readme_block(CERTIFY_HEADING)
     assert block == "make certify VENDOR=cpu\n"
-    done = run_block(block, kit, env, timeout=1800)
+    done = run_block(block, kit, _clone_env(base), timeout=1800)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     (out,) = (kit / "results" / "cpu").iterdir()  # results/cpu/<UTC stamp>
     assert f"certify: results/cpu/{out.name} (ckit run exit code 0)" in done.stdout
@@ -77,3 +91,60 @@ def test_verify_rejects_one_changed_byte_in_each_file(
     assert result.returncode == 4
     assert name in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def everyday(certified: dict[str, Path]) -> subprocess.CompletedProcess[str]:
+    """The README's everyday-use block, as written, in the clone ``make certify`` ran in."""
+    base = certified["base"]
+    return run_block(readme_block(EVERYDAY_HEADING), base / "kit", _clone_env(base))
+
+
+def test_readme_everyday_use_runs_as_written_after_certify(
+    certified: dict[str, Path], everyday: subprocess.CompletedProcess[str]
+) -> None:
+    """List, show and diff pass; the rerun of a conformant run's failures is refused in one line
+    (nothing failed), the block's last line."""
+    assert everyday.returncode == 3, everyday.stdout[-2000:] + everyday.stderr[-2000:]
+    assert everyday.stderr.strip().splitlines()[-1].endswith(
+        "no test to rerun: every test of that run (within --tier/--select) passed or was skipped")
+    assert re.search(r"^\d+ test\(s\): \d+ not-applicable, \d+ run$", everyday.stdout, re.MULTILINE)
+    run = f"results/cpu/{certified['out'].name}"
+    assert f"report: {run}/report.json" in everyday.stdout  # show
+    assert "grade: conformant" in everyday.stdout
+    records = len(json.loads((certified["out"] / "report.json").read_text())["records"])
+    # The run before the newest, after one certify, is itself.
+    assert (f"0 regressed, 0 improved, 0 changed, 0 appeared, 0 vanished, {records} unchanged"
+            in everyday.stdout)
+
+
+@pytest.fixture(scope="module")
+def templates(certified: dict[str, Path],
+              everyday: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    """The template and canary template blocks, as written, in the same clone (after everyday
+    use, so what the clone holds at the end is what every block left)."""
+    base = certified["base"]
+    block = readme_block(TEMPLATES_HEADING) + readme_block(CANARY_HEADING)
+    return run_block(block, base / "kit", _clone_env(base))
+
+
+def test_readme_template_blocks_run_as_written(
+    certified: dict[str, Path], templates: subprocess.CompletedProcess[str]
+) -> None:
+    assert templates.returncode == 0, templates.stderr
+    kit = certified["base"] / "kit"
+    jobs = list(yaml.safe_load_all((kit / "ckit-jobs.yaml").read_text(encoding="utf-8")))
+    assert [job["kind"] for job in jobs] == ["Job", "Job"]
+    assert "wrote ckit-jobs.yaml" in templates.stdout
+    for expected in ("name: ckit-acme", "repository_dispatch", "kind: CronJob", "#SCRON"):
+        assert expected in templates.stdout, expected
+
+
+def test_readme_blocks_leave_the_clone_clean_but_for_what_a_reader_keeps(
+    certified: dict[str, Path], templates: subprocess.CompletedProcess[str]
+) -> None:
+    """What git shows as new after every block: the vendor's public key (to commit) and the
+    Kubernetes jobs the template wrote; runs go under results/, which git ignores."""
+    (key,) = (certified["keyring"] / "cpu").glob("*.pub.pem")
+    assert untracked_files(certified["base"] / "kit") == {
+        f"signing/keyring/cpu/{key.name}", "ckit-jobs.yaml"}

@@ -1,0 +1,117 @@
+"""Every shell block of README.md is run as written by some test, or named below with why not.
+
+A test runs a block by calling ``readme_block(MARKER, N)`` (``tests/readme_clone.py``: the N-th
+``sh`` block after MARKER's first occurrence) with a literal or a module-level string; this
+module finds those calls in ``tests/`` by reading their source. A new block of the README is
+therefore either run by a test or added to this list, never untested in silence.
+
+Run as written, in a fresh ``git clone`` of the kit:
+``make certify VENDOR=cpu``, then everyday use and the two template blocks after it
+(``tests/runner/test_e2e_certify_cpu.py``, heavy); the repository walkthrough, the auditor's
+and the release manager's blocks (``tests/repository/test_repo_readme.py``).
+
+Not run ("marker" N: why):
+
+- "### A new PyTorch release" 0: its vendor (X) and corpus FILE are placeholders, and `standard
+  new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
+- "## Set up (two commands)" 0: `make install` and `make test` are CI itself (`.ci/run` runs
+  both from a fresh clone, about 17 minutes).
+- "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
+  second complete run (minutes); `make certify` runs each of them in the heavy test.
+- "To judge recorded outputs of real hardware" 0: 35 s, on a corpus kept outside the kit
+  (../shared); tests/numerics/test_numerics_corpus.py checks that corpus.
+- "Any single test reruns with plain pytest" 0: two pytest sessions collecting every tier
+  (35 s); the plugin's vendor mode is run by tests/test_pytest_plugin_narrowing.py.
+- "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
+- "### Worked example: simnpu" 0: reinstalls simnpu into the kit's own environment and runs
+  its complete standard (tests/runner/test_e2e_certify_simnpu.py runs that run).
+- "## Certify a C++ backend" 0: compiles cppnpu (minutes); tests/vendors/test_vendors_cppnpu.py
+  builds it in a fresh venv and runs narrowed selections.
+- "## Reference containers and the deploy tier" 0: Docker images built from scratch (minutes);
+  tests/container/ runs the same commands.
+- "## Scaling out: shards, several devices, merge" 0: a placeholder vendor (acme) and device
+  count; tests/runner/test_merge.py runs shards and their merge.
+- "## Running on a Slurm cluster" 0: a placeholder cluster and paths; tests/engines/test_slurm.py
+  runs a sharded run on the one-machine cluster of .ci/start-slurm.
+- "**For vendors:**" 0: a placeholder remote (git@example.org); the walkthrough's submit line
+  runs the same command against a bare clone.
+- "## Running the kit's own tests" 0: the heavy suite itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from readme_clone import KIT_ROOT, README, ShellBlock, find_block, shell_blocks
+
+TESTS = KIT_ROOT / "tests"
+_NOT_RUN = re.compile(r'^- "(?P<marker>[^"]+)" (?P<nth>\d+): ', re.MULTILINE)
+
+
+def _not_run() -> list[tuple[str, int]]:
+    assert __doc__ is not None
+    return [(m["marker"], int(m["nth"])) for m in _NOT_RUN.finditer(__doc__)]
+
+
+def _module_strings(tree: ast.Module) -> dict[str, str]:
+    return {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            for target in node.targets if isinstance(target, ast.Name)}
+
+
+def _literal(node: ast.expr, names: dict[str, str]) -> str | int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | int):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    raise AssertionError(f"readme_block takes a literal or a module-level string: "
+                         f"{ast.unparse(node)} (line {node.lineno})")
+
+
+def _calls_in(path: Path) -> list[tuple[str, int]]:
+    """The ``(marker, nth)`` of every ``readme_block`` call in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names, calls = _module_strings(tree), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "readme_block":
+            values = [_literal(arg, names) for arg in node.args]
+            values += [_literal(kw.value, names) for kw in node.keywords]
+            marker, nth = values[0], values[1] if len(values) > 1 else 0
+            assert isinstance(marker, str) and isinstance(nth, int), f"{path}: {values}"
+            calls.append((marker, nth))
+    return calls
+
+
+def _run_by_tests() -> dict[tuple[str, int], Path]:
+    return {call: path for path in sorted(TESTS.rglob("*.py"))
+            if "readme_block(" in path.read_text(encoding="utf-8")
+            for call in _calls_in(path) if path.name != "readme_clone.py"}
+
+
+def _where(readme: str, block: ShellBlock) -> str:
+    line = readme.count("\n", 0, block.offset) + 1
+    return f"README.md:{line}: {block.text.splitlines()[0]}"
+
+
+def test_every_readme_shell_block_is_run_or_named_with_why_not() -> None:
+    readme = README.read_text(encoding="utf-8")
+    run = _run_by_tests()
+    assert len(run) >= 7, run  # the certify, everyday, template, walkthrough, auditor... blocks
+    run_at = {find_block(readme, *key).offset for key in run}
+    not_run_at = [find_block(readme, *key).offset for key in _not_run()]
+    assert len(set(not_run_at)) == len(not_run_at), "a block is named twice in the list"
+    assert not run_at & set(not_run_at), "a block both run and named as not run: drop its line"
+    untested = [_where(readme, b) for b in shell_blocks(readme)
+                if b.offset not in run_at | set(not_run_at)]
+    assert not untested, f"run these in a test, or name them in {__file__}'s list: {untested}"
+
+
+def test_every_readme_command_block_is_an_sh_block() -> None:
+    """A fence spelled otherwise (bash, console, none) would escape the check above."""
+    readme = README.read_text(encoding="utf-8")
+    fences = re.findall(r"^```(\w*)$", readme, re.MULTILINE)
+    openings = fences[0::2]
+    assert set(openings) <= {"sh", "yaml", "toml"}, openings
+    assert not re.search(r"\n\n {4}\S", readme), "an indented code block: fence it as ```sh"
