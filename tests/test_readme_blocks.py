@@ -85,9 +85,9 @@ def _calls_in(path: Path) -> list[tuple[str, int]]:
 
 
 def _run_by_tests() -> dict[tuple[str, int], Path]:
-    return {call: path for path in sorted(TESTS.rglob("*.py"))
-            if "readme_block(" in path.read_text(encoding="utf-8")
-            for call in _calls_in(path) if path.name != "readme_clone.py"}
+    sources = [path for path in sorted(TESTS.rglob("*.py")) if path.name != "readme_clone.py"
+               and "readme_block(" in path.read_text(encoding="utf-8")]
+    return {call: path for path in sources for call in _calls_in(path)}
 
 
 def _where(readme: str, block: ShellBlock) -> str:
