@@ -6,7 +6,7 @@ import copy
 import enum
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, is_dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kit.test_ids import tier_of as tier_of  # re-exported: records name their tier by it
 
@@ -183,6 +183,31 @@ class TestRecord:
             message=data.get("message", ""),
             details=dict(data.get("details", {})),
         )
+
+    def to_record(self) -> TestRecord:
+        return self
+
+
+class RecordFields(Protocol):
+    """What grading and the summaries read of a record: a ``TestRecord``, or a body's record as
+    decoded (``kit.report.body.BodyRecord``), read without a typed copy of a whole run."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def status(self) -> Status: ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def details(self) -> dict[str, Any]: ...
+    @property
+    def tier(self) -> str: ...
+
+    def to_record(self) -> TestRecord:
+        """The record as a ``TestRecord`` (itself, for one)."""
+        ...
 
 
 #: The longest message a record keeps (a first line of an exception, a skip's reason).

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kit.formats.files import derived_of
-from kit.report.body import Body
+from kit.report.body import WrittenBody
 from kit.rundir import REPORT_JSON
 
 
@@ -36,7 +36,7 @@ def _first_line_apart(found: bytes, expected: bytes) -> str:
     return f"{len(found_lines)} lines where it renders {len(expected_lines)}"
 
 
-def body_derived(body: Body) -> dict[str, bytes]:
+def body_derived(body: WrittenBody) -> dict[str, bytes]:
     """junit.xml, results.csv and summary.md of a ``body``-format report, rendered on demand
     from its body: they are not signed, so there is nothing to compare them with."""
     return derived_of(body.document())

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.report.summary import tier_status_counts
-from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord, tier_of
+from kit.results import NA_REASON_KEY, NotApplicableReason, RecordFields, Status, tier_of
 from kit.tiers.registry import tier_order
 from kit.vendors import SkipManifest
 
@@ -52,7 +52,7 @@ class TierSkips:
 
 
 def unaccounted_tests(
-    records: Sequence[TestRecord], missing: Sequence[str], skips: SkipManifest, today: dt.date
+    records: Sequence[RecordFields], missing: Sequence[str], skips: SkipManifest, today: dt.date
 ) -> tuple[Unaccounted, ...]:
     found = [Unaccounted(test_id, MISSING, "no record at all") for test_id in missing]
     # Only a test that did not run can be unaccounted for: the others are not asked one by one.
@@ -65,7 +65,7 @@ def unaccounted_tests(
     return tuple(sorted(found, key=lambda u: u.test_id))
 
 
-def _why_unaccounted(record: TestRecord, skips: SkipManifest, today: dt.date) -> str | None:
+def _why_unaccounted(record: RecordFields, skips: SkipManifest, today: dt.date) -> str | None:
     if record.status is Status.NOT_APPLICABLE:
         return _not_applicable_problem(record.details)
     if record.status is Status.SKIPPED and not skips.decide(record.id, today).skip:
@@ -83,7 +83,7 @@ def _not_applicable_problem(details: dict[str, Any]) -> str | None:
     return f"not applicable for reason code {code!r}, not one of the kit's ({known})"
 
 
-def tier_skips(records: Sequence[TestRecord], missing: Sequence[str],
+def tier_skips(records: Sequence[RecordFields], missing: Sequence[str],
                counted: Mapping[tuple[str, Status], int] | None = None
                ) -> tuple[TierSkips, ...]:
     """Skipped and total tests per tier present, in the kit's tier order; ``counted``:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kit.aten_trace import EMPTY, FUSED, INPLACE, OUT, PLAIN, STRIDED
-from kit.results import FAILURE_STATUSES, Status, TestRecord
+from kit.results import FAILURE_STATUSES, RecordFields, Status, TestRecord
 from kit.standard import Standard
 from kit.tiers.registry import find_tier
 from kit.tiers.unit.unit_id import UnitId
@@ -156,7 +156,7 @@ def op_name(op_key: str) -> str:
     return op_key.removeprefix("nn.functional.").split(".")[0]
 
 
-def check_suspects(records: Sequence[TestRecord]) -> str | None:
+def check_suspects(records: Sequence[RecordFields]) -> str | None:
     """The first record whose suspects are not failing OpInfo tests of its dtype, or None."""
     failing: set[str] | None = None  # made at the first record naming suspects: most have none
     for record in records:

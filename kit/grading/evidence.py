@@ -21,6 +21,7 @@ from kit.results import (
     NA_REASON_KEY,
     OPTIONAL_CAPABILITY_REASONS,
     UNJUDGEABLE_REASONS,
+    RecordFields,
     Status,
     TestRecord,
 )
@@ -78,12 +79,12 @@ def report_evidence(standard: Standard, report: Report) -> Evidence:
         clock = report.run.run_date()
     except ValueError:
         raise _no_clock() from None
-    return _evidence(standard, list(report.records), missing=list(report.missing), clock=clock,
+    return _evidence(standard, list(report.read_records), missing=list(report.missing), clock=clock,
                      entries=report.skips.entries, violations=report.violations,
                      environment=report.environment, counted=report.tier_status_counts)
 
 
-def _evidence(standard: Standard, records: list[TestRecord], *, missing: list[str],
+def _evidence(standard: Standard, records: Sequence[RecordFields], *, missing: list[str],
               clock: RunDate, entries: tuple[SkipEntry, ...],
               violations: tuple[Mapping[str, str], ...],
               environment: Mapping[str, Any],
@@ -106,7 +107,7 @@ def _evidence(standard: Standard, records: list[TestRecord], *, missing: list[st
 
 
 def _required_not_passed(
-    standard: Standard, records: list[TestRecord], missing: list[str]
+    standard: Standard, records: Sequence[RecordFields], missing: list[str]
 ) -> tuple[tuple[str, str], ...]:
     passed = Status.PASS
     found = [(r.id, r.status.value) for r in records
@@ -116,7 +117,7 @@ def _required_not_passed(
     return tuple(sorted(found))
 
 
-def _exempt_from_required(record: TestRecord) -> bool:
+def _exempt_from_required(record: RecordFields) -> bool:
     """NOT_APPLICABLE for a reason that holds on every device (``UNJUDGEABLE_REASONS``), or for
     an optional capability the vendor does not claim (``OPTIONAL_CAPABILITY_REASONS``)."""
     return (record.status is Status.NOT_APPLICABLE

@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Collection, Sequence
 
 from kit.report.model import RunScope
-from kit.results import Status, TestRecord
+from kit.results import RecordFields, Status
 from kit.standard import Standard
 from kit.tiers.registry import complete_run_tiers
 from kit.vendors import SkipEntry, SkipManifest
@@ -51,7 +51,7 @@ def _has_locked_list(standard: Standard, tier: str) -> bool:
 
 
 def policy_violations(
-    records: Sequence[TestRecord],
+    records: Sequence[RecordFields],
     standard: Standard,
     skips: SkipManifest,
     run: RunScope,

@@ -51,13 +51,13 @@ def check_completeness(report: Report, standard: Standard) -> None:
     if run.complete != actual:
         raise ReportError(
             f"run says complete={str(run.complete).lower()}, but its records "
-            f"({len(report.records)}) make it complete={str(actual).lower()} under standard "
+            f"({len(report.read_records)}) make it complete={str(actual).lower()} under standard "
             f"{standard.version}"
         )
 
 
 def recomputed_violations(report: Report, standard: Standard) -> list[dict[str, str]]:
-    records = list(report.records)
+    records = list(report.read_records)
     return policy_violations(records, standard, report.skips, report.run.scope(),
                              report.run.today)
 
@@ -103,7 +103,7 @@ def _shown(value: Any) -> str:
 
 
 def check_summary(report: Report, standard: Standard) -> None:
-    actual = summarize(list(report.records), list(report.missing), report.run.tiers,
+    actual = summarize(list(report.read_records), list(report.missing), report.run.tiers,
                        standard.statuses, report.tier_status_counts)
     # Compared in their JSON form, so a mismatch is named by its path in report.json.
     mismatch = _first_mismatch(report.summary.to_json(), actual.to_json(), "summary")
@@ -127,7 +127,7 @@ def check_grade(report: Report, standard: Standard) -> None:
     violations = recomputed_violations(report, standard)
     check_violations(report, violations)
     check_summary(report, standard)
-    problem = check_suspects(report.records)
+    problem = check_suspects(report.read_records)
     if problem is not None:
         raise ReportError(problem)
     actual = recomputed_grade(report, standard)

@@ -16,7 +16,7 @@ from itertools import chain
 from typing import Any, TypedDict
 
 from kit.attribution.dispatch import Where
-from kit.results import DISPATCH_KEY, TestRecord
+from kit.results import DISPATCH_KEY, RecordFields
 
 #: What attribution is, said wherever it is shown: the dispatcher of the vendor's own process
 #: placed each op (``kit.attribution``), so it is the vendor's word, not the kit's measurement.
@@ -40,7 +40,7 @@ _PLACE_NAMES = tuple(where.value for where in Where)
 _PLACES = frozenset(_PLACE_NAMES)
 
 
-def attribution_summary(records: Sequence[TestRecord]) -> AttributionTotals | None:
+def attribution_summary(records: Sequence[RecordFields]) -> AttributionTotals | None:
     """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
     the tests attributed and those with a fallback; the native rate: native over native plus
     fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
@@ -73,7 +73,7 @@ def attribution_summary(records: Sequence[TestRecord]) -> AttributionTotals | No
 _PlaceLists = dict[str, list[list[str]]]
 
 
-def _gathered(records: Iterable[TestRecord]) -> tuple[list[Any], _PlaceLists | None]:
+def _gathered(records: Iterable[RecordFields]) -> tuple[list[Any], _PlaceLists | None]:
     """Every record's ``details.dispatch``, in order, and their lists per place; None for the
     lists where one is not a mapping of places of ``Where``."""
     found: list[Any] = []
@@ -120,7 +120,7 @@ def _lists_per_place(dispatches: list[Mapping[str, list[str]]]) -> _PlaceLists:
     return lists
 
 
-def recorded_dispatches(records: Iterable[TestRecord]) -> Iterator[Mapping[str, list[str]]]:
+def recorded_dispatches(records: Iterable[RecordFields]) -> Iterator[Mapping[str, list[str]]]:
     """The records' ``details.dispatch``, in order, those ``dispatch_places`` reads
     (``kit.attribution.dispatch``: places of ``Where``, each a list of op names); the others
     are left out."""

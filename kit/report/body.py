@@ -29,20 +29,19 @@ import msgspec
 
 from kit.errors import InputError, VerificationError
 from kit.outfiles import write_new_file
-from kit.results import NA_REASON_KEY, Status, TestRecord
+from kit.results import Status, TestRecord
 from kit.rundir import BODY_FILES, RECORDS_JSONL, REPORT_HEAD, finished_report_names
-from kit.test_ids import SEPARATOR
 
-__all__ = ["Body", "BodyDocument", "BodyRecord", "decode_body", "decode_head", "encode_body",
-           "encode_head", "records_typed", "records_typed_if_sound",
-           "write_body_files"]
+__all__ = ["Body", "BodyDocument", "BodyRecord", "RecordLine", "WrittenBody", "decode_body",
+           "decode_head", "encode_body", "encode_head", "write_body_files"]
 
 #: The report's key whose value ``records.jsonl`` holds; the head holds every other key.
 RECORDS_KEY = "records"
 
 
-class BodyRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
-    """One line of ``records.jsonl``: exactly a report record's fields (its schema's).
+class RecordLine(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+    """One line of ``records.jsonl``, its status as written: exactly a report record's fields
+    (its schema's).
 
     Not tracked by the cyclic collector (``gc=False``): a record read from JSON holds no cycle,
     and a whole run's records are tens of thousands of objects for it to walk again and again.
@@ -56,34 +55,54 @@ class BodyRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=Fal
     details: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "tier": self.tier, "status": self.status,
+        return {"id": self.id, "tier": self.tier, "status": str(self.status),
                 "duration_s": self.duration_s, "message": self.message, "details": self.details}
 
+
+class BodyRecord(RecordLine, frozen=True):
+    """A line of ``records.jsonl`` whose status is one of the kit's (``Status``, decoded in C):
+    what grading reads (``kit.results.RecordFields``), with no typed copy of a whole run; a
+    ``TestRecord`` is made only where a reader asks for one (``to_record``)."""
+
+    status: Status
+
     def to_record(self) -> TestRecord:
-        """The record typed; ``VerificationError`` for a status the kit does not have."""
-        status = _STATUSES.get(self.status)
-        if status is None:
-            raise VerificationError(f"record {self.id[:80]!r}: unknown status "
-                                    f"{self.status[:40]!r}")
-        return TestRecord(self.id, status, self.duration_s, self.message, self.details)
+        """The record as a ``TestRecord``, made as msgspec makes a dataclass it decodes: its
+        fields set at once, not through the frozen ``__init__`` (an ``object.__setattr__`` call
+        per field); by that ``__init__`` where ``TestRecord`` would not be the same made so."""
+        if not _FIELDS_SET_AT_ONCE:
+            return TestRecord(self.id, self.status, self.duration_s, self.message, self.details)
+        typed = _new_object(TestRecord)
+        _set_attribute(typed, "__dict__", {
+            "id": self.id, "status": self.status, "duration_s": self.duration_s,
+            "message": self.message, "details": self.details})
+        return typed
 
 
-#: Each status by its value: a dict lookup, not an enum call, for every record of a run.
-_STATUSES = {status.value: status for status in Status}
+_new_object, _set_attribute = object.__new__, object.__setattr__
+#: Whether ``BodyRecord.to_record`` may set a ``TestRecord``'s fields at once: the ones it sets
+#: are all there are, and nothing runs or is kept beyond them.
+_FIELDS_SET_AT_ONCE = (
+    tuple(field.name for field in dataclasses.fields(TestRecord))
+    == ("id", "status", "duration_s", "message", "details")
+    and not hasattr(TestRecord, "__post_init__") and not hasattr(TestRecord, "__slots__")
+)
 
 
 # One encoder for writer and reader: the canonical form is whatever it writes.
 _ENCODER = msgspec.json.Encoder(order="sorted")
 _HEAD_DECODER = msgspec.json.Decoder(dict[str, Any])
 _RECORDS_DECODER = msgspec.json.Decoder(BodyRecord)
+_LINES_DECODER = msgspec.json.Decoder(RecordLine)
 
 
 @dataclass(frozen=True)
-class Body:
-    """A body read strictly: the head (the report less its records) and the typed records."""
+class WrittenBody:
+    """A body read strictly, its records' statuses as written: a ``Body`` where each is one of
+    the kit's (``decode_body``)."""
 
     head: Mapping[str, Any]
-    records: tuple[BodyRecord, ...]
+    records: tuple[RecordLine, ...]
 
     def document(self) -> dict[str, Any]:
         """The report document the head and records make (what report.json would hold)."""
@@ -98,82 +117,26 @@ class Body:
         for no one."""
         return BodyDocument(self.head, self.records)
 
-
-    def typed_records(self) -> tuple[TestRecord, ...]:
-        """The records typed; ``VerificationError`` for a status the kit does not have."""
-        unknown = next((record for record in self.records if record.status not in _STATUSES),
-                       None)
-        if unknown is not None:
-            unknown.to_record()  # raises, naming it
-        return records_typed(self.records, _STATUSES)
+    def unknown_status(self) -> str | None:
+        """The first record whose status is not one of the kit's, in words; None for a
+        ``Body``."""
+        first = next((r for r in self.records if r.status not in _STATUS_VALUES), None)
+        return None if first is None else \
+            f"record {first.id[:80]!r}: unknown status {first.status[:40]!r}"
 
 
-def records_typed(records: Sequence[BodyRecord], statuses: Mapping[str, Status]
-                 ) -> tuple[TestRecord, ...]:
-    """Each record as a ``TestRecord``, its status the one ``statuses`` gives its value
-    (``KeyError`` for another).
+@dataclass(frozen=True)
+class Body(WrittenBody):
+    """A body read strictly, each record's status one of the kit's (``BodyRecord``)."""
 
-    Made as msgspec makes a dataclass it decodes: each instance's fields set at once, not
-    through the frozen ``__init__`` (an ``object.__setattr__`` call per field, a verifier's
-    largest cost per record); by that ``__init__`` where ``TestRecord`` would not be the same
-    made so (other fields, a ``__post_init__``, slots)."""
-    if not _FIELDS_SET_AT_ONCE:
-        return tuple(TestRecord(record.id, statuses[record.status], record.duration_s,
-                                record.message, record.details) for record in records)
-    made = []
-    for record in records:
-        typed = _new_object(TestRecord)
-        _set_attribute(typed, "__dict__", {
-            "id": record.id, "status": statuses[record.status], "duration_s": record.duration_s,
-            "message": record.message, "details": record.details})
-        made.append(typed)
-    return tuple(made)
-
-
-def records_typed_if_sound(records: Sequence[BodyRecord], statuses: Mapping[str, Status],
-                           prefixes: Mapping[str, str]) -> tuple[TestRecord, ...] | None:
-    """``records_typed`` where every record is sound, else None (the caller names the first
-    that is not): its status one of ``statuses``, its tier one of ``prefixes`` (tier -> its
-    ids' prefix, ``<tier>/``) whose test id it is (a segment follows the prefix, and no
-    empty one), its ``details.na_reason`` absent or a string.
-
-    One pass: each record asked and typed as it is read, a whole run's records touched once."""
-    made = []
-    for record in records:
-        test_id, details = record.id, record.details
-        prefix = prefixes.get(record.tier)
-        status = statuses.get(record.status)
-        reason = details.get(NA_REASON_KEY)
-        if status is None or prefix is None or not test_id.startswith(prefix) \
-                or test_id[len(prefix):len(prefix) + 1] in ("", SEPARATOR) \
-                or (reason is not None and not isinstance(reason, str)):
-            return None
-        if _FIELDS_SET_AT_ONCE:
-            typed = _new_object(TestRecord)
-            _set_attribute(typed, "__dict__", {
-                "id": test_id, "status": status, "duration_s": record.duration_s,
-                "message": record.message, "details": details})
-        else:
-            typed = TestRecord(test_id, status, record.duration_s, record.message, details)
-        made.append(typed)
-    return tuple(made)
-
-
-_new_object, _set_attribute = object.__new__, object.__setattr__
-#: Whether ``records_typed`` may set a ``TestRecord``'s fields at once: the ones it sets are all
-#: there are, and nothing runs or is kept beyond them.
-_FIELDS_SET_AT_ONCE = (
-    tuple(field.name for field in dataclasses.fields(TestRecord))
-    == ("id", "status", "duration_s", "message", "details")
-    and not hasattr(TestRecord, "__post_init__") and not hasattr(TestRecord, "__slots__")
-)
+    records: tuple[BodyRecord, ...]
 
 
 class BodyDocument(Mapping[str, Any]):
     """The report document of a body (``Body.document``), its records' documents made when
     ``records`` is first read, then kept."""
 
-    def __init__(self, head: Mapping[str, Any], records: tuple[BodyRecord, ...]) -> None:
+    def __init__(self, head: Mapping[str, Any], records: Sequence[RecordLine]) -> None:
         self._head = head
         self._records = records
         self._record_documents: list[dict[str, Any]] | None = None
@@ -193,10 +156,10 @@ class BodyDocument(Mapping[str, Any]):
         return len(self._head) + 1
 
 
-def _record(data: Mapping[str, Any]) -> BodyRecord:
+def _record(data: Mapping[str, Any]) -> RecordLine:
     # A record's duration may be built as an int: the body writes every duration as a float,
     # so that decoding it typed and encoding it again gives the same bytes.
-    return BodyRecord(id=data["id"], tier=data["tier"], status=data["status"],
+    return RecordLine(id=data["id"], tier=data["tier"], status=data["status"],
                       duration_s=float(data["duration_s"]), message=data["message"],
                       details=dict(data["details"]))
 
@@ -221,7 +184,7 @@ def encode_head(head: Mapping[str, Any]) -> bytes:
 def _refuse_unreadable(encoded: Mapping[str, bytes]) -> None:
     """What would not read back is never written (a non-finite float encodes as null)."""
     try:
-        decode_body(encoded)
+        decode_body(encoded)  # a status is the verifier's to refuse (step 9)
     except VerificationError as exc:
         raise InputError(f"report body would not verify: {exc}") from None
 
@@ -246,18 +209,38 @@ def decode_head(data: bytes) -> dict[str, Any]:
 
 
 def _decode_records(data: bytes) -> tuple[BodyRecord, ...]:
+    """The records, strictly; ``_UnknownStatuses`` where they are but for a record's status."""
     if data and not data.endswith(b"\n"):
         raise VerificationError(f"{RECORDS_JSONL}: the last line has no newline")
     try:
         records = _RECORDS_DECODER.decode_lines(data)
+    except (msgspec.DecodeError, RecursionError):
+        lines = _record_lines(data)  # the decode error, where a status is not what failed
+        _check_canonical(lines, data)
+        raise _UnknownStatuses(lines) from None
+    _check_canonical(records, data)
+    return tuple(records)
+
+
+def _record_lines(data: bytes) -> list[RecordLine]:
+    try:
+        return _LINES_DECODER.decode_lines(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise VerificationError(f"{RECORDS_JSONL}: {_one_line(exc)}") from None
+
+
+def _check_canonical(records: Sequence[RecordLine], data: bytes) -> None:
     canonical = _ENCODER.encode_lines(records)
     if canonical != data:
         line = _first_line_apart(data, canonical)
         raise VerificationError(f"{RECORDS_JSONL} line {line}: not canonical JSON (a duplicate "
                                 "key, another spelling of a value, or whitespace)")
-    return tuple(records)
+
+
+class _UnknownStatuses(Exception):
+    def __init__(self, records: list[RecordLine]) -> None:
+        super().__init__()
+        self.records = tuple(records)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -265,13 +248,22 @@ def _one_line(exc: BaseException) -> str:
     return text[:200]
 
 
-def decode_body(files: Mapping[str, bytes]) -> Body:
-    """The body of ``files`` (name -> bytes, as their digests were checked), read strictly;
+def decode_body(files: Mapping[str, bytes]) -> WrittenBody:
+    """The body of ``files`` (name -> bytes, as their digests were checked), read strictly:
+    a ``Body`` where every record's status is one of the kit's, else as written (the reader's
+    to refuse: the verifier's step 9 names the first record it refuses);
     ``VerificationError`` naming the file (and line) otherwise."""
     missing = [name for name in BODY_FILES if name not in files]
     if missing:
         raise VerificationError(f"the body lacks {missing[0]}")
-    return Body(decode_head(files[REPORT_HEAD]), _decode_records(files[RECORDS_JSONL]))
+    head = decode_head(files[REPORT_HEAD])
+    try:
+        return Body(head, _decode_records(files[RECORDS_JSONL]))
+    except _UnknownStatuses as unknown:
+        return WrittenBody(head, unknown.records)
+
+
+_STATUS_VALUES = frozenset(status.value for status in Status)
 
 
 def write_body_files(report: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:

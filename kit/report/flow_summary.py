@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from kit.results import TestRecord
+from kit.results import RecordFields
 
 #: How many undelegated op names a flow's summary lists (the most frequent first).
 TOP_UNDELEGATED = 10
 
 
-def flow_summary(records: Sequence[TestRecord]) -> dict[str, FlowTotals]:
+def flow_summary(records: Sequence[RecordFields]) -> dict[str, FlowTotals]:
     """Per flow (sorted): counts per stage, op totals, the most frequent undelegated ops,
     total lowering seconds and program bytes, over the records that ran through it."""
     by_flow: dict[str, list[Mapping[str, Any]]] = {}

@@ -15,7 +15,7 @@ import math
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kit.clock import RunDate
 from kit.errors import VerificationError
@@ -23,10 +23,12 @@ from kit.report.attribution_summary import AttributionTotals
 from kit.report.flow_summary import FlowTotals
 from kit.report.schema import schema_problem
 from kit.report.summary import Summary, tier_status_counts
-from kit.results import Status, TestRecord, tier_of
+from kit.results import RecordFields, Status, TestRecord, tier_of
 from kit.vendors import SkipEntry, SkipManifest, VendorInfo
 
 _ID = operator.attrgetter("id")
+_R = TypeVar("_R", bound=RecordFields)
+_TO_RECORD = operator.methodcaller("to_record")
 
 
 class ReportError(VerificationError):
@@ -151,7 +153,10 @@ class Report:
     run: RunInfo
     environment: Mapping[str, Any]
     skips: SkipManifest
-    records: tuple[TestRecord, ...]
+    #: The records as read, what grading reads: a report.json's ``TestRecord``s, or a body's
+    #: records as decoded (``kit.report.body.BodyRecord``), typed only when ``records`` is
+    #: asked for.
+    read_records: tuple[RecordFields, ...]
     missing: tuple[str, ...]
     violations: tuple[Mapping[str, str], ...]
     summary: Summary
@@ -173,15 +178,21 @@ class Report:
         return self.summary.attribution
 
     @functools.cached_property
+    def records(self) -> tuple[TestRecord, ...]:
+        """The records as ``TestRecord``s, made on first ask (a verifier's grading reads
+        ``read_records``: a whole run's typed copy is made for a reader that wants one)."""
+        return tuple(map(_TO_RECORD, self.read_records))
+
+    @functools.cached_property
     def recorded_ids(self) -> frozenset[str]:
         """The ids of the records, made once: the regrade's checks each ask for them."""
-        return frozenset(map(_ID, self.records))
+        return frozenset(map(_ID, self.read_records))
 
     @functools.cached_property
     def tier_status_counts(self) -> Mapping[tuple[str, Status], int]:
         """The records counted per (tier, status), made once: the regrade's summary and its
         grade's tier skips each ask for them."""
-        return tier_status_counts(self.records)
+        return tier_status_counts(self.read_records)
 
     @classmethod
     def from_json(cls, document: Any) -> Report:
@@ -192,11 +203,11 @@ class Report:
         return cls._typed(document)
 
     @classmethod
-    def from_body(cls, head: Mapping[str, Any], records: Sequence[TestRecord],
+    def from_body(cls, head: Mapping[str, Any], records: Sequence[RecordFields],
                   document: Mapping[str, Any]) -> Report:
         """A ``body``-format report: ``head`` (the document less its records) validated against
-        the schema; ``records`` already read typed (``kit.report.body``: the schema's fields,
-        status of the standard, id of its tier, finite duration), so only their uniqueness is
+        the schema; ``records`` already read typed (``kit.report.body.BodyRecord``: the schema's
+        fields, a status of the kit's, a finite duration), so only their uniqueness is
         checked here; ``document``: head and records as one document (``Body.report_document``);
         ``ReportError`` if not."""
         return cls.of_head(head).with_body_records(records, document)
@@ -210,12 +221,12 @@ class Report:
             raise ReportError(problem)
         return cls._typed({**head, "records": []})
 
-    def with_body_records(self, records: Sequence[TestRecord], document: Mapping[str, Any]
+    def with_body_records(self, records: Sequence[RecordFields], document: Mapping[str, Any]
                           ) -> Report:
         """This head's report with its records (read typed, as ``from_body`` takes them): the
         head is typed and validated once, not again with the records."""
         typed = tuple(records)
-        report = dataclasses.replace(self, document=document, records=typed)
+        report = dataclasses.replace(self, document=document, read_records=typed)
         if len(report.recorded_ids) != len(typed):
             _unique(typed)  # names the record that appears twice
         return report
@@ -229,7 +240,7 @@ class Report:
 
     @classmethod
     def _typed(cls, document: Mapping[str, Any],
-               records: tuple[TestRecord, ...] | None = None) -> Report:
+               records: tuple[RecordFields, ...] | None = None) -> Report:
         return cls(
             document=document,
             kit=_kit(document["kit"]),
@@ -243,7 +254,7 @@ class Report:
             skip_path=document["skip_manifest"]["path"],
             unaccounted=tuple(UnaccountedTest(e["test"], e["status"], e["why"])
                               for e in document.get("unaccounted", ())),
-            records=_records(document["records"]) if records is None else records,
+            read_records=_records(document["records"]) if records is None else records,
             missing=tuple(document["missing"]),
             violations=tuple(document["policy"]["violations"]),
             summary=Summary.from_json(document["summary"]),
@@ -349,7 +360,7 @@ def _records(items: list[Mapping[str, Any]]) -> tuple[TestRecord, ...]:
     return _unique(tuple(_record(item) for item in items))
 
 
-def _unique(records: tuple[TestRecord, ...]) -> tuple[TestRecord, ...]:
+def _unique(records: tuple[_R, ...]) -> tuple[_R, ...]:
     if len({record.id for record in records}) == len(records):
         return records
     seen: set[str] = set()

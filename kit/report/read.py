@@ -15,7 +15,7 @@ from pathlib import Path
 from kit.bounded_read import FileMissing, read_regular_file
 from kit.errors import InputError, VerificationError
 from kit.hashing import sha256_bytes
-from kit.report.body import Body, decode_body
+from kit.report.body import Body, WrittenBody, decode_body
 from kit.report.model import Report, ReportError
 from kit.rundir import BODY_FILES, MAX_SUBJECT_BYTES, REPORT_HEAD, REPORT_JSON, RunDir
 from kit.strict_json import loads_strict
@@ -46,7 +46,7 @@ def _body_files(directory: Path) -> dict[str, bytes]:
     return files
 
 
-def read_body(directory: Path) -> Body:
+def read_body(directory: Path) -> WrittenBody:
     """A ``body``-format run's body (``kit.report.body``), read as strictly as verify reads it;
     ``InputError`` in one line otherwise."""
     try:
@@ -61,7 +61,9 @@ def _read_body(directory: Path) -> LoadedReport:
     files = _body_files(directory)
     try:
         body = decode_body(files)
-        report = Report.from_body(body.head, body.typed_records(), body.report_document())
+        if not isinstance(body, Body):
+            raise VerificationError(body.unknown_status() or "a record's status is unknown")
+        report = Report.from_body(body.head, body.records, body.report_document())
     except VerificationError as exc:
         raise InputError(f"{directory}: not a report this kit can read: {exc}") from None
     return LoadedReport(path=directory / REPORT_HEAD, sha256=body_sha256(files), report=report)

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import collections
 import operator
-from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any, NotRequired, TypedDict, TypeVar
 
 from kit.report.attribution_summary import (
@@ -23,8 +21,8 @@ from kit.report.attribution_summary import (
 )
 from kit.report.core_aten import CoreAtenCoverage, core_aten_coverage
 from kit.report.flow_summary import FlowTotals, FlowTotalsJson, flow_summary
-from kit.results import Status, TestRecord, tier_of
-from kit.test_ids import SEPARATOR
+from kit.report.tier_runs import tier_runs
+from kit.results import RecordFields, Status, tier_of
 from kit.tiers.registry import tier_order
 
 #: Statuses that mean the test did not run, so they do not count towards the pass rate.
@@ -143,7 +141,7 @@ def summary_of(document: Mapping[str, Any]) -> Summary:
 
 
 def counts(
-    records: Sequence[TestRecord], missing: int = 0, declared: Collection[Status] = tuple(Status)
+    records: Sequence[RecordFields], missing: int = 0, declared: Collection[Status] = tuple(Status)
 ) -> Counts:
     """``declared``: the statuses the report's standard declares (``Standard.statuses``), one
     key each, whether or not a record holds it."""
@@ -167,7 +165,7 @@ def in_tier_order(tiers: Mapping[str, _T]) -> list[tuple[str, _T]]:
 
 
 def summarize(
-    records: Sequence[TestRecord],
+    records: Sequence[RecordFields],
     missing: Sequence[str],
     run_tiers: Iterable[str],
     declared: Collection[Status],
@@ -196,27 +194,20 @@ def summarize(
     )
 
 
-def tier_status_counts(records: Sequence[TestRecord]) -> collections.Counter[tuple[str, Status]]:
+def tier_status_counts(records: Sequence[RecordFields]
+                       ) -> collections.Counter[tuple[str, Status]]:
     """The records counted per (tier, status).
 
-    Verify counts every record of a report again. A report's records are sorted by id, so each
-    tier's records are one run of them: its end is found by bisection and its statuses counted
-    in C, with no call per record; records in another order are counted one by one."""
+    Verify counts every record of a report again: a tier's run of them at a time
+    (``kit.report.tier_runs``), its statuses counted in C; records in another order are
+    counted one by one."""
     ids = list(map(_ID, records))
-    if not all(map(operator.le, ids, islice(ids, 1, None))):
+    runs = tier_runs(ids)
+    if runs is None:
         return collections.Counter(zip(map(tier_of, ids), map(_STATUS, records), strict=True))
     counted: collections.Counter[tuple[str, Status]] = collections.Counter()
-    start = 0
-    while start < len(ids):
-        tier = tier_of(ids[start])
-        # Every id from ``<tier>/...`` up to ``<tier>`` and the character after the separator
-        # starts ``<tier>/``; an id without a separator is its own run.
-        stop = (start + 1 if ids[start] == tier
-                else bisect_left(ids, f"{tier}{_AFTER_SEPARATOR}", start))
-        for status, number in collections.Counter(map(_STATUS, records[start:stop])).items():
-            counted[tier, status] += number
-        start = stop
+    for run in runs:
+        for status, number in collections.Counter(map(_STATUS, records[run.start:run.stop])
+                                                  ).items():
+            counted[run.tier, status] += number
     return counted
-
-
-_AFTER_SEPARATOR = chr(ord(SEPARATOR) + 1)

@@ -28,14 +28,14 @@ from typing import NoReturn
 from kit.errors import VerificationError
 from kit.grading.regrade import check_grade
 from kit.grading.released import ReleasedKit
-from kit.report.body import Body, BodyRecord, decode_body, records_typed_if_sound
+from kit.report.body import Body, RecordLine, WrittenBody, decode_body
 from kit.report.model import Report
-from kit.results import NA_REASON_KEY, TestRecord
+from kit.results import NA_REASON_KEY
 from kit.rundir import REPORT_HEAD, REPORT_JSON
 from kit.signing.body_statement import BodyClaim
 from kit.standard import BODY_FORMAT, Standard
-from kit.test_ids import SEPARATOR
 from kit.tiers.registry import tier_names
+from kit.verification.body_records import records_sound
 from kit.verification.content import (
     check_op_names,
     check_run_times,
@@ -65,7 +65,9 @@ def _fail(step: int, message: str) -> NoReturn:
     raise VerificationError(f"step {step}: {message}")
 
 
-def step8_read_body(files: Mapping[str, bytes], claim: BodyClaim) -> Body:
+def step8_read_body(files: Mapping[str, bytes], claim: BodyClaim) -> WrittenBody:
+    """The body, read strictly, its head the claim; as written where a record's status is not
+    one of the kit's (step 9 names the first record it refuses)."""
     try:
         body = decode_body(files)
     except VerificationError as exc:
@@ -82,9 +84,9 @@ def step8_read_body(files: Mapping[str, bytes], claim: BodyClaim) -> Body:
     return body
 
 
-def _record_problem(record: BodyRecord, statuses: frozenset[str], tiers: frozenset[str]
+def _record_problem(record: RecordLine, statuses: frozenset[str], tiers: frozenset[str]
                     ) -> str | None:
-    """What the report schema says of one record beyond its fields' types (``BodyRecord``)."""
+    """What the report schema says of one record beyond its fields' types (``RecordLine``)."""
     if record.status not in statuses:
         return f"record {record.id[:80]!r}: status {record.status[:40]!r} is not one of the " \
                "standard's"
@@ -97,22 +99,22 @@ def _record_problem(record: BodyRecord, statuses: frozenset[str], tiers: frozens
     return None
 
 
-def _typed_records(records: Sequence[BodyRecord], standard: Standard
-                   ) -> tuple[TestRecord, ...]:
-    """The records typed once each holds what ``_record_problem`` asks of it (asked as each is
-    typed, in one pass); else ``VerificationError`` in its words for the first that does not."""
-    declared = {status.value: status for status in standard.statuses}
+def _sound_body(body: WrittenBody, standard: Standard) -> Body:
+    """The body whose every record holds what ``_record_problem`` asks (asked of all at once,
+    ``records_sound``, where their statuses are the kit's); else ``VerificationError`` in its
+    words for the first record it refuses."""
     tiers = frozenset(tier_names())
-    typed = records_typed_if_sound(records, declared,
-                                   {tier: f"{tier}{SEPARATOR}" for tier in tiers})
-    if typed is not None:
-        return typed
-    problem = next(filter(None, (_record_problem(record, frozenset(declared), tiers)
-                                 for record in records)), None)
-    raise VerificationError(problem or "a record is refused")
+    if isinstance(body, Body) and records_sound(body.records, standard.statuses, tiers):
+        return body
+    statuses = frozenset(status.value for status in standard.statuses)
+    problem = next(filter(None, (_record_problem(record, statuses, tiers)
+                                 for record in body.records)), None)
+    if problem is None and isinstance(body, Body):
+        return body  # not in a report's order, each record sound
+    raise VerificationError(problem or "a record's status is not one of the kit's")
 
 
-def _read_typed(body: Body) -> tuple[Report, Standard]:
+def _read_typed(body: WrittenBody) -> tuple[Report, Standard]:
     """Step 9's reading; ``VerificationError`` without the step (step 9 names it)."""
     head = Report.of_head(body.head)  # enough to name and load the standard
     standard = report_standard(head)
@@ -120,13 +122,13 @@ def _read_typed(body: Body) -> tuple[Report, Standard]:
         raise VerificationError(
             f"standard {standard.version} declares the {standard.report_format} format; its "
             f"reports are {REPORT_JSON} and the files it renders")
-    report = head.with_body_records(_typed_records(body.records, standard),
-                                    body.report_document())
+    sound = _sound_body(body, standard)
+    report = head.with_body_records(sound.records, sound.report_document())
     check_op_names(report)
     return report, standard
 
 
-def step9_read_report(body: Body) -> tuple[Report, Standard]:
+def step9_read_report(body: WrittenBody) -> tuple[Report, Standard]:
     try:
         return _read_typed(body)
     except VerificationError as exc:

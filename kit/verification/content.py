@@ -135,14 +135,14 @@ def check_op_names(report: Report) -> None:
     """Every op a record's ``details.dispatch`` names is an operator of the report's torch
     release: the list is written in the vendor's process, so one made up is refused. Checked
     where the installed torch is that release (another's operators are not known here)."""
-    if not any(DISPATCH_KEY in record.details for record in report.records):
+    if not any(DISPATCH_KEY in record.details for record in report.read_records):
         return  # a v1 report, or a v2 one without attribution: no torch asked
     release = report.standard.torch_release
     operators = release_op_names(release)
     if operators is None:
         return  # another release than the installed torch's: its operators are not known here
     # Every name at once (in C); which test named one is asked only of a refused report.
-    dispatches = recorded_dispatches(report.records)
+    dispatches = recorded_dispatches(report.read_records)
     unknown = operators.unknown(set(chain.from_iterable(chain.from_iterable(
         map(methodcaller("values"), dispatches)))))
     if unknown:
@@ -158,7 +158,7 @@ def check_op_names(report: Report) -> None:
 def _dispatch_op_names(report: Report) -> dict[str, str]:
     """Each op name the records' ``details.dispatch`` give, with the first test naming it."""
     named_by: dict[str, str] = {}
-    for record in report.records:
+    for record in report.read_records:
         places = dispatch_places(record.details.get(DISPATCH_KEY))
         for names in (places or {}).values():
             for name in names:

@@ -276,8 +276,9 @@ def test_verify_envelope_takes_a_body_and_checks_it_in_full(signed: SignedBody) 
 
 
 #: Run in a fresh interpreter (this test process froze its start-up heap, as kit children do),
-#: the collector paused as verify pauses it: whether a checked report's first and last records
-#: are in the collector's oldest generation when the checks return.
+#: the collector paused as verify pauses it: whether the checked report and its document are in
+#: the collector's oldest generation when the checks return, and whether its first and last
+#: records are left out of every collection (decoded untracked: they hold no cycle).
 _GENERATION_OF_RECORDS = """
 import datetime as dt, gc, sys
 from pathlib import Path
@@ -290,7 +291,8 @@ gc.disable()
 _, report = check_body_content(checked.files, checked.statement.claim,
                                now=dt.datetime.now(dt.UTC), released_kits=load_released_kits())
 oldest = gc.get_objects(generation=2)
-print(*(any(found is obj for found in oldest) for obj in (report.records[0], report.records[-1])))
+print(*(any(found is obj for found in oldest) for obj in (report, report.document)),
+      *(not gc.is_tracked(obj) for obj in (report.read_records[0], report.read_records[-1])))
 """
 
 
@@ -299,7 +301,7 @@ def test_checked_report_is_left_out_of_the_young_collections(signed: SignedBody)
     young collections after them never walk a whole run's records (a full one still may)."""
     found = subprocess.run([sys.executable, "-c", _GENERATION_OF_RECORDS, str(signed.envelope),
                             str(signed.keyring)], capture_output=True, text=True, check=True)
-    assert found.stdout.split() == ["True", "True"]
+    assert found.stdout.split() == ["True"] * 4
 
 
 def test_frozen_heap_stays_frozen_through_the_checks(signed: SignedBody) -> None:

@@ -97,23 +97,51 @@ def test_the_typed_report_document_is_the_body_document(report: dict[str, Any]) 
 
 
 @pytest.mark.parametrize("at_once", [True, False])
-def test_records_are_typed_alike_whichever_way_a_test_record_is_made(
+def test_a_record_is_typed_alike_whichever_way_a_test_record_is_made(
     monkeypatch: pytest.MonkeyPatch, at_once: bool
 ) -> None:
-    """The one-pass typing gives the frozen dataclass's own records, and refuses an unsound
-    record, whether it sets fields at once or (a ``TestRecord`` of another shape) calls
-    ``__init__``."""
+    """A body's record as a ``TestRecord`` (made only where a reader asks) is the frozen
+    dataclass's own, whether its fields are set at once or (a ``TestRecord`` of another
+    shape) ``__init__`` is called."""
     from kit.report import body
     from kit.results import Status, TestRecord
 
     monkeypatch.setattr(body, "_FIELDS_SET_AT_ONCE", at_once)
-    statuses = {status.value: status for status in Status}
-    prefixes = {"unit": "unit/"}
-    sound = body.BodyRecord("unit/opinfo/add/float32/0", "unit", "PASS", 0.5, "", {"k": 1})
-    typed = body.records_typed_if_sound([sound], statuses, prefixes)
-    assert typed == (TestRecord("unit/opinfo/add/float32/0", Status.PASS, 0.5, "", {"k": 1}),)
-    for unsound in (body.BodyRecord("unit//x", "unit", "PASS", 0.5, "", {}),
-                    body.BodyRecord("unit/x", "unit", "MAYBE", 0.5, "", {}),
-                    body.BodyRecord("models/x", "unit", "PASS", 0.5, "", {}),
-                    body.BodyRecord("unit/x", "unit", "PASS", 0.5, "", {"na_reason": 3})):
-        assert body.records_typed_if_sound([sound, unsound], statuses, prefixes) is None
+    record = body.BodyRecord("unit/opinfo/add/float32/0", "unit", Status.PASS, 0.5, "", {"k": 1})
+    assert record.to_record() == TestRecord("unit/opinfo/add/float32/0", Status.PASS, 0.5, "",
+                                            {"k": 1})
+
+
+def test_records_asked_at_once_refuse_what_one_by_one_refuses() -> None:
+    """``records_sound`` (all records in C, a tier's run at a time) refuses each unsound record
+    ``_record_problem`` names, sorted among sound ones; records out of order are left to the
+    one-by-one reading."""
+    from kit.report.body import BodyRecord
+    from kit.results import Status
+    from kit.verification.body_records import records_sound
+
+    def record(test_id: str, tier: str = "unit", details: dict[str, Any] | None = None
+               ) -> BodyRecord:
+        return BodyRecord(test_id, tier, Status.PASS, 0.5, "", details or {})
+
+    sound = [record("models/hf/x", "models"), record("unit/a"), record("unit/b", details={
+        "na_reason": "not-in-release"})]
+    assert records_sound(sound, Status, {"models", "unit"})
+    for unsound in (record("unit//x"), record("unit/"), record("unit"), record("units/x"),
+                    record("models/y"), record("unit/x", "nowhere"),
+                    record("unit/x", details={"na_reason": 3})):
+        records = sorted([*sound, unsound], key=lambda r: r.id)
+        assert not records_sound(records, Status, {"models", "unit"}), unsound
+    assert not records_sound(sound, {Status.FAIL_NUMERIC}, {"models", "unit"})
+    assert not records_sound(sound[::-1], Status, {"models", "unit"})
+
+
+def test_records_out_of_order_are_asked_one_by_one(report: dict[str, Any]) -> None:
+    """A body whose records are not in a report's order (the kit writes them sorted) is
+    checked record by record: passed when each is sound, its first unsound record named."""
+    reordered = copy.deepcopy(report)
+    reordered["records"].reverse()
+    assert checked(reordered).passed, checked(reordered).problem
+    bad = with_record(reordered, 2, details={"na_reason": 3})
+    assert checked(bad).problem == (f"step 9: record {bad['records'][2]['id']!r}: "
+                                    "details.na_reason is not a string")
