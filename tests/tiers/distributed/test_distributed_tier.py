@@ -1,8 +1,8 @@
 """The distributed tier through the real CLI: one ``ckit run`` each of cpu (gloo) and simnpu (its
 own process-group backend), narrowed to a few ids, simnpu's with planted faults: a rank whose
 contribution is dropped, a reduce op applied wrong, a rank that aborts, one that hangs before
-its collective and one that stalls inside it (half its buffer exchanged, its peer waiting in
-gloo for the rest).
+its collective and one that stalls inside it (half its buffers exchanged, its peer waiting in
+gloo for the rest: in an all_reduce, an all_gather and a ring of sends).
 
 simnpu's run is given ``--timeout 8``, far shorter than the standard's limit for the tier: the
 ranks' deadlines come from the run's limit, not the standard's, so the hung rank is named within
@@ -48,13 +48,18 @@ DROPPED = "distributed/all_reduce-sum/int64/small/2"
 WRONG_OP = "distributed/reduce_scatter-sum/float32/small/2"
 ABORTS = "distributed/all_to_all/float32/small/2"
 HANGS = "distributed/broadcast/bfloat16/small/2"
-STALLS = "distributed/all_reduce-min/float16/small/2"
+#: A rank stalling inside each kind of exchange simnpu's process group makes: a collective on
+#: one tensor, one on lists of them, a point-to-point ring.
+STALLS = ("distributed/all_reduce-min/float16/small/2", "distributed/all_gather/bfloat16/small/2",
+          "distributed/send_recv/int64/small/2")
 FAULTS = [
     {"op": "c10d::allreduce", "kind": "drop_rank", "dtype": "int64"},
     {"op": "c10d::reduce_scatter", "kind": "wrong_reduce"},
     {"op": "c10d::alltoall", "kind": "abort"},
     {"op": "c10d::broadcast", "kind": "hang", "dtype": "bfloat16"},
     {"op": "c10d::allreduce", "kind": "stall", "dtype": "float16"},
+    {"op": "c10d::allgather", "kind": "stall", "dtype": "bfloat16"},
+    {"op": "c10d::send", "kind": "stall", "dtype": "int64"},
 ]
 
 
@@ -90,7 +95,7 @@ def cpu_records(kit_home: Path) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def simnpu_records(kit_home: Path) -> dict[str, dict[str, Any]]:
     return _run(kit_home, "simnpu",
-                (*ON_SIMNPU, DROPPED, WRONG_OP, ABORTS, HANGS, STALLS),
+                (*ON_SIMNPU, DROPPED, WRONG_OP, ABORTS, HANGS, *STALLS),
                 "--timeout", str(LIMIT_S), SIMNPU_FAULTS=json.dumps(FAULTS))
 
 
@@ -127,9 +132,10 @@ def test_a_rank_that_hangs_is_a_timeout_naming_it_within_the_limit(
     assert record["duration_s"] < LIMIT_S
 
 
+@pytest.mark.parametrize("stalled", STALLS)
 def test_a_rank_stalling_inside_the_collective_is_a_timeout_naming_it_as_its_peer_gives_up(
-        simnpu_records: dict[str, Any]) -> None:
-    record = simnpu_records[STALLS]
+        simnpu_records: dict[str, Any], stalled: str) -> None:
+    record = simnpu_records[stalled]
     assert (record["status"], record["details"]["hung_ranks"]) == ("TIMEOUT", [1])
     assert "rank 1 of 2 still running" in record["message"]
     # its peer got the first half, then waited in gloo for the second until the group's timeout

@@ -7,7 +7,8 @@ real NPU's collectives library moves device buffers over its own links (the prof
 it: ``process_group_transport: host-copy``, so the kit never counts them native). The fault
 rules of ``SIMNPU_FAULTS`` naming ``c10d::<collective>`` fire on the last rank
 (``simnpu.faults``); a ``stall`` rule splits the exchange in two on every rank, the last one
-stalling between the halves.
+stalling between the halves: every collective reaches gloo through one method
+(``SimnpuProcessGroup._exchange``), which splits any of them.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def _finished(result: Any) -> Any:
 
 
 def _host(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    return [tensor.cpu() for tensor in tensors]
+    """Contiguous host copies: gloo reads and writes them, and any of them splits in halves."""
+    return [tensor.cpu().contiguous() for tensor in tensors]
 
 
 def _back(devices: Sequence[torch.Tensor], hosts: Sequence[torch.Tensor]) -> None:
@@ -52,27 +54,39 @@ def _back(devices: Sequence[torch.Tensor], hosts: Sequence[torch.Tensor]) -> Non
         device.copy_(host)
 
 
-def _halves(host: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """A host copy's first and second half of elements, as views gloo writes through (a
-    non-contiguous copy goes whole in the first, an empty tensor in the second)."""
-    if not host.is_contiguous():
-        return host, host.new_empty(0)
-    flat = host.view(-1)
-    middle = flat.numel() // 2
-    return flat[:middle], flat[middle:]
+#: What gloo's calls take: a host tensor, or a list of them (or of such lists).
+Buffers = Any
 
 
-class _CopiedBack(dist.Work):
-    """gloo's receive into host copies; waiting for it copies them back to the device."""
+def _half(buffers: Buffers, which: int) -> Buffers:
+    """The first (``which`` 0) or second half of every host tensor in ``buffers``, as views
+    gloo writes through, the nesting kept: a collective's inputs and outputs of the same size
+    split alike on every rank."""
+    if isinstance(buffers, torch.Tensor):
+        flat = buffers.view(-1)
+        middle = flat.numel() // 2
+        return flat[:middle] if which == 0 else flat[middle:]
+    return [_half(part, which) for part in buffers]
 
-    def __init__(self, work: Any, devices: list[torch.Tensor], hosts: list[torch.Tensor]
-                 ) -> None:
+
+def _tensors(buffers: Buffers) -> list[torch.Tensor]:
+    if isinstance(buffers, torch.Tensor):
+        return [buffers]
+    return [tensor for part in buffers for tensor in _tensors(part)]
+
+
+class _Waited(dist.Work):
+    """gloo's works of one exchange; waiting for them copies what they received back to the
+    device (``then``)."""
+
+    def __init__(self, works: list[Any], then: Callable[[], None] = lambda: None) -> None:
         super().__init__()
-        self._work, self._devices, self._hosts = work, devices, hosts
+        self._works, self._then = works, then
 
     def wait(self, timeout: dt.timedelta | None = None) -> bool:
-        self._work.wait()
-        _back(self._devices, self._hosts)
+        for work in self._works:
+            work.wait()
+        self._then()
         return True
 
 
@@ -119,20 +133,24 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         return next((rule for rule in faults.active_rules() if rule.kind is faults.Kind.STALL
                      and rule.matches_op(name, name) and rule.matches(call)), None)
 
-    def _exchanged(self, collective: str, hosts: list[torch.Tensor],
-                   exchange: Callable[[list[torch.Tensor]], None]) -> None:
-        """``exchange`` (gloo's collective, in place) of ``hosts``; where a ``stall`` rule
-        names the collective, of their first halves, then (the last rank stalling for ever
-        in between, its peers waiting in gloo) of their second halves."""
-        rule = self._stall_rule(collective, hosts)
+    def _exchange(self, collective: str, gloo_call: Callable[..., Any], *buffers: Buffers
+                  ) -> list[Any]:
+        """Every collective's one way to gloo: ``gloo_call(*buffers)`` on the host copies,
+        its works (not waited for). Where a ``stall`` rule names the collective, the call over
+        the buffers' first halves, then (the last rank stalling for ever in between, its peers
+        waiting in gloo) over their second halves; a barrier, holding no buffers, is two."""
+        rule = self._stall_rule(collective, _tensors(buffers))
         if rule is None:
-            exchange(hosts)
-            return
-        halves = [_halves(host) for host in hosts]
-        exchange([first for first, _ in halves])
+            return [gloo_call(*buffers)]
+        first = gloo_call(*_half(buffers, 0))
         if self._rank == self._size - 1:
             faults.stall(rule, f"c10d::{collective}")
-        exchange([second for _, second in halves])
+        return [first, gloo_call(*_half(buffers, 1))]
+
+    def _done(self, collective: str, gloo_call: Callable[..., Any], *buffers: Buffers
+              ) -> None:
+        """``_exchange``, waited for: a collective's results are on the host when it returns."""
+        _Waited(self._exchange(collective, gloo_call, *buffers)).wait()
 
     def _op(self, op: Any) -> Any:
         if not getattr(self, "_wrong_reduce", False):
@@ -145,14 +163,14 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         hosts = self._given("allreduce", _host(tensors))
         options = AllreduceOptions()
         options.reduceOp = self._op((opts or AllreduceOptions()).reduceOp)
-        self._exchanged("allreduce", hosts, lambda part: self._gloo.allreduce(part, options).wait())
+        self._done("allreduce", lambda part: self._gloo.allreduce(part, options), hosts)
         _back(tensors, hosts)
         return _finished(tensors)
 
     def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:  # type: ignore[override]
         hosts = self._given("broadcast", _host(tensors))
         options = opts or BroadcastOptions()
-        self._exchanged("broadcast", hosts, lambda part: self._gloo.broadcast(part, options).wait())
+        self._done("broadcast", lambda part: self._gloo.broadcast(part, options), hosts)
         _back(tensors, hosts)
         return _finished(tensors)
 
@@ -160,7 +178,9 @@ class SimnpuProcessGroup(dist.ProcessGroup):
                   opts: Any = None) -> Any:
         hosts = [_host(group) for group in outputs]
         given = self._given("allgather", _host(inputs))
-        self._gloo.allgather(hosts, given, opts or AllgatherOptions()).wait()
+        options = opts or AllgatherOptions()
+        self._done("allgather", lambda out, into: self._gloo.allgather(out, into, options),
+                   hosts, given)
         for group, host in zip(outputs, hosts, strict=True):
             _back(group, host)
         return _finished(outputs)
@@ -171,7 +191,8 @@ class SimnpuProcessGroup(dist.ProcessGroup):
         given = [self._given("reduce_scatter", _host(group)) for group in inputs]
         options = ReduceScatterOptions()
         options.reduceOp = self._op((opts or ReduceScatterOptions()).reduceOp)
-        self._gloo.reduce_scatter(hosts, given, options).wait()
+        self._done("reduce_scatter",
+                   lambda out, into: self._gloo.reduce_scatter(out, into, options), hosts, given)
         _back(outputs, hosts)
         return _finished(outputs)
 
@@ -179,21 +200,28 @@ class SimnpuProcessGroup(dist.ProcessGroup):
                  opts: Any = None) -> Any:
         hosts = _host(outputs)
         given = self._given("alltoall", _host(inputs))
-        self._gloo.alltoall(hosts, given, opts or AllToAllOptions()).wait()
+        options = opts or AllToAllOptions()
+        self._done("alltoall", lambda out, into: self._gloo.alltoall(out, into, options),
+                   hosts, given)
         _back(outputs, hosts)
         return _finished(outputs)
 
     def send(self, tensors: list[torch.Tensor], dst: int, tag: int) -> Any:  # type: ignore[override]
-        # gloo's own work: a send does not wait for its receiver (a ring of sends would hang)
-        return self._gloo.send(self._given("send", _host(tensors)), dst, tag)
+        # gloo's own works, not waited for: a send does not wait for its receiver (a ring of
+        # sends would hang)
+        given = self._given("send", _host(tensors))
+        return _Waited(self._exchange("send", lambda part: self._gloo.send(part, dst, tag),
+                                      given))
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> Any:  # type: ignore[override]
+        # named "send": a receive splits where the send it matches does
         hosts = _host(tensors)
-        return _CopiedBack(self._gloo.recv(hosts, src, tag), tensors, hosts)
+        works = self._exchange("send", lambda part: self._gloo.recv(part, src, tag), hosts)
+        return _Waited(works, lambda: _back(tensors, hosts))
 
     def barrier(self, opts: Any = None) -> Any:  # type: ignore[override]
         self._rules("barrier", [])
-        self._gloo.barrier(opts or BarrierOptions()).wait()
+        self._done("barrier", lambda: self._gloo.barrier(opts or BarrierOptions()))
         return _finished(None)
 
 

@@ -25,9 +25,9 @@ A collective of simnpu's process groups (``simnpu.distributed``) is named ``c10d
 tensor filters reading that rank's tensors: ``abort``, ``segfault`` and ``hang`` end or stop
 that rank before its collective starts, ``drop_rank`` drops its contribution (it sends zeros),
 ``wrong_reduce`` applies the wrong reduce op (``max`` for ``sum``, ``sum`` for any other), and
-``stall`` (``c10d::allreduce``, ``c10d::broadcast``) stops it inside the collective: every rank
-exchanges the first half of its host copies over gloo, then the last rank stalls for ever
-while its peers wait in gloo for the second half.
+``stall`` (any of them; a receive splits as the ``c10d::send`` it matches) stops it inside the
+collective: every rank exchanges the first half of its host copies over gloo, then the last rank
+stalls for ever while its peers wait in gloo for the second half.
 
 simnpu's dynamo backend (``simnpu.compile_backend``) names the compile of a graph holding an
 ATen op ``compile::<op>`` (``compile::argmin``): a rule of a kind that acts before the op
