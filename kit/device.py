@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 from dataclasses import dataclass
@@ -106,7 +107,12 @@ def use_ieee_float32() -> None:
     import torch
 
     torch.set_float32_matmul_precision("highest")
-    torch.backends.cudnn.allow_tf32 = False
+    # torch's test utilities (imported by the unit tier) freeze the cuDNN flags against bare
+    # assignment; this one is meant process-wide. The legacy switch, not the fp32_precision
+    # API: mixing the two makes torch refuse every later read of `allow_tf32`.
+    unfrozen = getattr(torch.backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
+    with unfrozen():
+        torch.backends.cudnn.allow_tf32 = False
 
 
 def enable_device(vendor: VendorProfile) -> DeviceInfo:

@@ -27,9 +27,12 @@ PACE_S = 5.0
 PAYOFF_S = 90.0
 
 
-def cores_to_spare(workers: int) -> bool:
-    """Whether every slot's worker and judge get a core of their own."""
-    return usable_cpus() >= 2 * workers
+def cores_to_spare(slots: int) -> bool:
+    """Whether the first ``slots`` slots' workers and judges each get a core of their own: a
+    slot within them starts at once, one beyond waits until it pays (12 slots asked on 16
+    cores: 8 at once; all 12 once taken as scarce, an H200 host's whole unit tier ran on one
+    worker)."""
+    return usable_cpus() >= 2 * slots
 
 
 def pays_off(remaining_s: float) -> bool:

@@ -205,13 +205,14 @@ class Orchestrator:
 
     def _extra_slot(self, pending: queue.SimpleQueue[str], slot: int) -> None:
         """A second or later slot: started when it pays (``kit.runner.extra_slots``)."""
-        if self._extra_slot_pays(pending):
+        if self._extra_slot_pays(pending, slot):
             self._work(None, None, pending, slot)
 
-    def _extra_slot_pays(self, pending: queue.SimpleQueue[str]) -> bool:
-        """At once with a core for each process, or a device assigned to each slot; else as
-        soon as the run's recent pace says it pays (``extra_slots.wait_until_paying``)."""
-        if self.config.devices is not None or cores_to_spare(self.workers):
+    def _extra_slot_pays(self, pending: queue.SimpleQueue[str], slot: int) -> bool:
+        """At once with a core for each process of the slots up to this one, or a device
+        assigned to each slot; else as soon as the run's recent pace says it pays
+        (``extra_slots.wait_until_paying``)."""
+        if self.config.devices is not None or cores_to_spare(slot + 1):
             return True
         assert self._care is not None
         progress = self._care.progress

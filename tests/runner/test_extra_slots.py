@@ -107,3 +107,15 @@ def test_another_worker_starts_when_slow_tests_follow_fast_ones() -> None:
 def test_no_worker_starts_once_nothing_is_left() -> None:
     progress = Progress(total=10, stream=open(os.devnull, "w"))  # noqa: SIM115
     assert not wait_until_paying(progress, lambda: True, lambda _: None)
+
+
+def test_slots_with_cores_of_their_own_start_at_once_and_only_those_beyond_wait() -> None:
+    """Each slot asks for itself and the slots before it: 12 slots asked on 16 cores start 8 at
+    once (a worker and a judge a core each), never all 12 judged scarce and run as one."""
+    from kit.host import usable_cpus
+    from kit.runner.extra_slots import cores_to_spare
+
+    within = usable_cpus() // 2
+    assert cores_to_spare(1)  # the first slot always has its cores (on one CPU: runs anyway)
+    assert cores_to_spare(max(within, 1)) or within == 0
+    assert not cores_to_spare(within + 1)
