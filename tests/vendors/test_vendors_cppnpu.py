@@ -93,20 +93,24 @@ print(json.dumps(checks))
 #: One test of each of the ops standard v2 requires to run natively (attribution).
 WHERE_ID = "unit/opinfo/where/float32/1"  # broadcasts all three operands
 INDEX_SELECT_ID = "unit/opinfo/index_select/float32/noncontiguous"
+#: where compiled with cppnpu's dynamo backend: its graph runs the native kernel (faulty or not).
+COMPILED_WHERE = "compile/opinfo/where/float32/0"
 #: A narrow run of the native ops and one fallback op (sub); add's promotions pass a Python
 #: number for its Tensor ``other`` (the dispatch mode sees the wrapped number as a scalar).
 CLEAN_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?",
                 "unit/opinfo/nn.functional.relu/float32/?", "unit/opinfo/sub/float32/?",
-                "unit/opinfo/add/int32/promotion-*", WHERE_ID, INDEX_SELECT_ID]
+                "unit/opinfo/add/int32/promotion-*", WHERE_ID, INDEX_SELECT_ID, COMPILED_WHERE]
 #: Composites that call the faulty kernels: they must fail too and blame add's and where's tests.
 BLAMING_IDS = ["unit/opspec/add_broadcast_both/float32/small",
                "unit/opspec/where_broadcast/float32/small"]
-FAULTY_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?", WHERE_ID, *BLAMING_IDS]
+FAULTY_SELECT = ["unit/opinfo/add/float32/?", "unit/opinfo/mul/float32/?", WHERE_ID, *BLAMING_IDS,
+                 COMPILED_WHERE]
 
 
 def _run_args(out: Path, select: list[str]) -> list[str]:
     selection = [arg for pattern in select for arg in ("--select", pattern)]
-    return ["-m", "kit", "run", "--vendor", "cppnpu", "--tier", "unit", *selection, "--no-sign",
+    return ["-m", "kit", "run", "--vendor", "cppnpu", "--tier", "unit,compile", *selection,
+            "--no-sign",
             "--out", str(out)]
 
 
@@ -250,6 +254,18 @@ def test_a_composite_through_a_faulty_kernel_fails_and_blames_its_op(
         suspects = record["details"]["suspects"]
         assert suspects and {suspect.split("/")[2] for suspect in suspects} == {op}, suspects
         assert all(records[suspect]["status"] == "FAIL_NUMERIC" for suspect in suspects)
+
+
+def test_compiled_graph_is_whole_and_runs_the_device_kernel(
+    finished: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    # a C++ tensor dynamo traces: one graph, no break, one more for the second input shape
+    whole = [{"backend": "cppnpu", "graphs": 1, "graph_breaks": 0, "recompiles": 1,
+              "stage": None}]
+    clean, faulty = (_records(finished, run)[COMPILED_WHERE] for run in ("clean", "faulty"))
+    assert (clean["status"], clean["details"]["compile"]) == ("PASS", whole)
+    # the compiled graph's where is the device's native kernel: CPPNPU_FAULTS reaches it
+    assert (faulty["status"], faulty["details"]["compile"]) == ("FAIL_NUMERIC", whole)
 
 
 def test_malformed_fault_switch_fails_the_import_in_one_line(

@@ -99,11 +99,12 @@ def test_simnpu_backend_compiled_its_graphs_and_its_graph_breaks_are_recorded(
 
 
 def test_a_vendor_claiming_no_backend_is_not_applicable_with_the_kits_reason() -> None:
-    # cppnpu's profile claims no torch.compile backend; cpu's claims inductor.
-    found = kit_inapplicable(load_standard(), load_vendor("cppnpu"), RSQRT)
+    # every vendor the kit carries claims one (cpu inductor); a profile without the key, none
+    cpu = load_vendor("cpu")
+    found = kit_inapplicable(load_standard(), replace(cpu, compile_backends=()), RSQRT)
     assert found is not None and found.reason == "unclaimed-compile-backend"
-    assert found.words == "vendor cppnpu claims no torch.compile backend"
-    assert kit_inapplicable(load_standard(), load_vendor("cpu"), RSQRT) is None
+    assert found.words == "vendor cpu claims no torch.compile backend"
+    assert kit_inapplicable(load_standard(), cpu, RSQRT) is None
 
 
 def test_a_claimed_backend_dynamo_does_not_know_is_one_line_error_at_lookup() -> None:
