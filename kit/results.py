@@ -108,6 +108,10 @@ class NotApplicableReason(enum.StrEnum):
     #: A unit optimizer test whose config and implementation CPU refuses to construct on the
     #: standard's release (a Tensor ``lr`` with ``foreach``), decided at lock time.
     OPTIMIZER_CONFIG_REFUSED = "optimizer-config-refused"
+    #: A unit error-parity test of an error input PyTorch's OpInfo gives for CPU alone (an index
+    #: out of range, which CUDA refuses with an asynchronous device-side assert), on another
+    #: device (``kit.tiers.unit.variants.errors``).
+    CPU_ONLY_ERROR_INPUT = "cpu-only-error-input"
 
 
 NA_REASON_KEY = "na_reason"

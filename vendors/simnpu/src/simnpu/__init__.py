@@ -9,7 +9,7 @@ dispatcher and compute on the host, except a few kernels with simnpu's own numer
 
 from __future__ import annotations
 
-from simnpu import faults
+from simnpu import faults, forks
 
 # Parse the fault rules first: a malformed SIMNPU_FAULTS fails the import before torch changes.
 faults.load_from_environment()
@@ -19,6 +19,7 @@ from simnpu.runtime import device_count, get_device_name, is_available  # noqa: 
 from simnpu.tensor import DEVICE_TYPE, SimTensor  # noqa: E402
 
 register()
+forks.install()
 
 __version__ = "0.1.0"
 

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from simnpu import faults, gaps, kernels
+from simnpu import faults, forks, gaps, kernels
 from simnpu.tensor import DEVICE_TYPE, SimTensor, host, replace_metadata, sync_metadata
 
 #: Ops that legitimately take tensors from two devices (transfers; CPU index tensors).
@@ -222,6 +222,7 @@ def _kernel(func: Any, op_name: str, host_args: Any, host_kwargs: Any) -> Any:
 
 
 def execute(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    forks.use()
     op_name = kernels.qualified_name(func)
     if op_name == "aten::set_data":  # metadata, not computation: see ``replace_metadata``
         replace_metadata(*args)

@@ -13,7 +13,7 @@ import os
 
 import torch
 
-from simnpu import faults
+from simnpu import faults, forks
 from simnpu.autocast import SUPPORTED_DTYPES
 from simnpu.tensor import DEVICE_TYPE
 
@@ -54,7 +54,9 @@ def is_initialized() -> bool:
 
 
 def _is_in_bad_fork() -> bool:
-    return False
+    """True in a child forked after its parent used simnpu, in fork-unsafe mode only
+    (``simnpu.forks``)."""
+    return forks.in_bad_fork()
 
 
 def device_count() -> int:
@@ -75,6 +77,7 @@ def set_device(device: int | str | torch.device) -> None:
 def get_device_name(device: int | str | torch.device | None = None) -> str:
     """The device name; says so when fault injection is active, so reports show it."""
     _check_index(device)
+    forks.use()  # naming the device initializes a real runtime (CUDA's does)
     name = DEVICE_NAME
     if os.environ.get(BOARDS_ENV) or os.environ.get(VISIBLE_ENV) is not None:
         name = f"{DEVICE_NAME} board {visible_boards()[_index(device)]}"
