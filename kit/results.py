@@ -108,6 +108,10 @@ class NotApplicableReason(enum.StrEnum):
     #: A unit optimizer test whose config and implementation CPU refuses to construct on the
     #: standard's release (a Tensor ``lr`` with ``foreach``), decided at lock time.
     OPTIMIZER_CONFIG_REFUSED = "optimizer-config-refused"
+    #: A unit module test whose module CPU refuses to construct or run on its sample, in the
+    #: tested dtype or in float64, on the standard's release (``kit.tiers.unit.module_ids``),
+    #: decided at lock time: no reference to judge against.
+    MODULE_REFUSED = "module-refused"
     #: A unit error-parity test of an error input PyTorch's OpInfo gives for CPU alone (an index
     #: out of range, which CUDA refuses with an asynchronous device-side assert), on another
     #: device (``kit.tiers.unit.variants.errors``).
@@ -137,7 +141,8 @@ WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY, TRANSPORT_KEY)
 UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS,
                                  NotApplicableReason.NOT_IN_RELEASE,
                                  NotApplicableReason.OPTIMIZER_NOT_JUDGED,
-                                 NotApplicableReason.OPTIMIZER_CONFIG_REFUSED})
+                                 NotApplicableReason.OPTIMIZER_CONFIG_REFUSED,
+                                 NotApplicableReason.MODULE_REFUSED})
 #: Reasons that say the vendor's profile does not offer a capability every standard leaves
 #: optional: autocast in a lower-precision dtype (a device may autocast in bfloat16 only). A
 #: required test NOT_APPLICABLE for one of them is no required test that did not pass either;

@@ -17,6 +17,7 @@ from typing import TypedDict
 from kit.attribution.op_names import release_core_ops
 from kit.standard import Standard
 from kit.tiers.unit.databases import DatabaseRow, DatabaseRowJson, database_rows, installed_entries
+from kit.tiers.unit.locked_ids import refused_ids
 from kit.tiers.unit.unit_id import TIER, UnitId
 
 
@@ -56,8 +57,9 @@ def database_table(standard: Standard) -> DatabaseTable | None:
     release, entries = listed
     unit_ids = standard.test_ids(TIER)
     sources = Counter(unit.source for t in unit_ids if (unit := UnitId.read(t)) is not None)
-    return DatabaseTable(standard, release, database_rows(entries, unit_ids),
-                         dict(sources.most_common()), release_core_ops(release))
+    rows = database_rows(entries, unit_ids, refused_ids(standard))
+    return DatabaseTable(standard, release, rows, dict(sources.most_common()),
+                         release_core_ops(release))
 
 
 def database_lines(table: DatabaseTable | None) -> list[str]:

@@ -21,6 +21,7 @@ from kit.standard import Standard
 from kit.tiers.unit.autocast_ids import autocast_dtype
 from kit.tiers.unit.config import Attribution, UnitConfig, load_unit_config
 from kit.tiers.unit.evidence import UnitEvidence
+from kit.tiers.unit.module_ids import MODULE_PREFIX
 from kit.tiers.unit.optim_ids import OPTIM_PREFIX
 from kit.tiers.unit.unit_id import UnitId
 
@@ -34,12 +35,14 @@ OPSPEC_PREFIX = "unit/opspec/"
 
 def all_test_ids(standard: Standard) -> list[str]:
     """Every unit test id of ``standard``, sorted (imports OpInfo's op_db: seconds)."""
+    from kit.tiers.unit.module_cases import module_test_ids
     from kit.tiers.unit.opinfo_cases import opinfo_test_ids
     from kit.tiers.unit.opspecs import opspec_test_ids
     from kit.tiers.unit.optim_cases import optim_test_ids
 
     config = load_unit_config(standard)
-    ids = opinfo_test_ids(config) + opspec_test_ids(config) + optim_test_ids(config)
+    ids = (opinfo_test_ids(config) + opspec_test_ids(config) + optim_test_ids(config)
+           + module_test_ids(config))
     return sorted(ids)
 
 
@@ -68,6 +71,10 @@ def unit_case_called_once(standard: Standard, test_id: str) -> UnitCase:
         from kit.tiers.unit.optim_cases import optim_unit_case
 
         return optim_unit_case(config, test_id)
+    if test_id.startswith(MODULE_PREFIX):
+        from kit.tiers.unit.module_cases import module_unit_case
+
+        return module_unit_case(config, test_id)
     raise InputError(f"not a unit test id: {test_id!r}")
 
 

@@ -54,6 +54,18 @@ class Optimizers:
 
 
 @dataclass(frozen=True)
+class Modules:
+    """``modules``: PyTorch's ModuleInfos as unit tests (``kit.tiers.unit.module_cases``): the
+    first ``samples`` module inputs of each ModuleInfo in each of its modes, in each of
+    ``dtypes``; the forward's result, the gradients and the buffers judged under the op class
+    ``comparison`` names, widened as the ``backward`` variant widens a gradient's bound."""
+
+    dtypes: tuple[str, ...]
+    samples: int
+    comparison: Comparison
+
+
+@dataclass(frozen=True)
 class UnitConfig:
     source: Path
     ops: tuple[OpEntry, ...]
@@ -67,6 +79,8 @@ class UnitConfig:
     attribution: Attribution | None = None
     #: None: the standard runs no OptimizerInfo (v1).
     optimizers: Optimizers | None = None
+    #: None: the standard runs no ModuleInfo (v1).
+    modules: Modules | None = None
 
     @property
     def op_specs_dirs(self) -> tuple[Path, ...]:
@@ -117,8 +131,9 @@ def _with_op_specs_of(config: UnitConfig, directories: tuple[Path, ...]) -> Unit
 def check_op_classes(config: UnitConfig, known: frozenset[str]) -> None:
     """Every op names an op class the standard's numerics model defines (``known``)."""
     named = [(f"op {entry.key}", entry.comparison) for entry in config.ops]
-    if config.optimizers is not None:
-        named.append(("optimizers", config.optimizers.comparison))
+    for section, settings in (("optimizers", config.optimizers), ("modules", config.modules)):
+        if settings is not None:
+            named.append((section, settings.comparison))
     for what, comparison in named:
         op_class = comparison.op_class
         if op_class is not None and op_class not in known:
@@ -130,7 +145,7 @@ def check_op_classes(config: UnitConfig, known: frozenset[str]) -> None:
 
 def parse_unit_config(data: Any, source: Path) -> UnitConfig:
     top = Node.of(data, source).section(
-        ("ops",), ("coverage", "op_specs", "attribution", "optimizers"), what="a mapping"
+        ("ops",), ("coverage", "op_specs", "attribution", "optimizers", "modules"), what="a mapping"
     )
     op_specs = top.optional(
         "op_specs", "ops", Node.text, expected="a directory relative to the file"
@@ -143,8 +158,9 @@ def parse_unit_config(data: Any, source: Path) -> UnitConfig:
     coverage = parse_coverage(top.data.get("coverage"), str(source), tuple(keys))
     attribution = top.optional("attribution", None, _parse_attribution)
     optimizers = top.optional("optimizers", None, _parse_optimizers)
+    modules = top.optional("modules", None, lambda node: _parse_modules(node, coverage))
     return UnitConfig(source, ops, source.parent / op_specs, coverage, attribution=attribution,
-                      optimizers=optimizers)
+                      optimizers=optimizers, modules=modules)
 
 
 def _parse_optimizers(node: Node) -> Optimizers:
@@ -153,6 +169,20 @@ def _parse_optimizers(node: Node) -> Optimizers:
     dtypes = parse_dtypes(section["dtypes"])
     steps = section["steps"].integer(minimum=1, maximum=100, what="a number of steps")
     return Optimizers(dtypes, steps, parse_comparison(section, dtypes))
+
+
+def _parse_modules(node: Node, coverage: Coverage) -> Modules:
+    """``modules: {dtypes: [float32], samples: 2, class: composite, why: ...}``. A module's
+    gradients are judged as the ``backward`` variant judges an op's: its rule's widening."""
+    section = node.section(("dtypes", "samples"), ("class", "why"))
+    dtypes = parse_dtypes(section["dtypes"])
+    samples = section["samples"].integer(minimum=1, maximum=1000, what="a number of samples")
+    rule = next((rule for rule in coverage.variants if rule.kind == "backward"), None)
+    if rule is None or rule.widening is None:
+        raise node.error("a module's gradients are judged as the backward variant's: the "
+                         "standard needs a coverage.variants rule of kind backward")
+    comparison = dataclasses.replace(parse_comparison(section, dtypes), widening=rule.widening)
+    return Modules(dtypes, samples, comparison)
 
 
 def _parse_attribution(node: Node) -> Attribution:

@@ -17,6 +17,7 @@ from typing import TypedDict
 
 from kit.attribution.op_names import release_listing
 from kit.tiers.unit.dtypes import UNIT_DTYPES
+from kit.tiers.unit.module_ids import SOURCE as MODULE_SOURCE
 from kit.tiers.unit.optim_ids import SOURCE as OPTIM_SOURCE
 from kit.tiers.unit.optim_ids import UNJUDGED
 from kit.tiers.unit.unit_id import UnitId
@@ -55,7 +56,7 @@ class Database:
 #: The databases, in the order shown.
 DATABASES = (
     Database("op_db", "OpInfos", "opinfo"),
-    Database("module_db", "ModuleInfos", "moduleinfo"),
+    Database("module_db", "ModuleInfos", MODULE_SOURCE),
     Database("optim_db", "OptimizerInfos", OPTIM_SOURCE),
 )
 
@@ -65,6 +66,9 @@ NO_UNIT_DTYPE = "no dtype the unit tier tests on CPU"
 NOT_LISTED = "not in the standard's unit list"
 #: An optimizer whose locked tests the kit decides NOT_APPLICABLE (``optim_ids.UNJUDGED``).
 NOT_JUDGED = "not judged by the kit"
+#: An entry each of whose locked tests CPU refuses on the standard's release
+#: (``locked_ids.REFUSALS``), NOT_APPLICABLE by the kit's reason.
+CPU_REFUSES = "CPU refuses every locked test of it"
 
 
 class DatabaseRowJson(TypedDict):
@@ -124,27 +128,35 @@ def installed_entries() -> tuple[str, tuple[Entry, ...]] | None:
     return release, tuple(entries)
 
 
-def database_rows(entries: Iterable[Entry], unit_ids: Iterable[str]) -> tuple[DatabaseRow, ...]:
-    """Each database's row against the locked ``unit_ids``."""
+def database_rows(entries: Iterable[Entry], unit_ids: Iterable[str],
+                  refused: Collection[str] = ()) -> tuple[DatabaseRow, ...]:
+    """Each database's row against the locked ``unit_ids``, of which CPU refuses ``refused``
+    (``locked_ids.refused_ids``)."""
     run_keys: dict[str, set[str]] = {}
     for test_id in unit_ids:
         unit = UnitId.read(test_id)
         if unit is not None:
-            run_keys.setdefault(unit.source, set()).add(unit.op)
+            run_keys.setdefault(unit.source, set())
+            if test_id not in refused:
+                run_keys[unit.source].add(unit.op)
     listed = tuple(entries)
     return tuple(_row(database, [e for e in listed if e.database == database.name],
-                      run_keys.get(database.source)) for database in DATABASES)
+                      run_keys.get(database.source),
+                      {unit.op for t in refused if (unit := UnitId.read(t)) is not None})
+                 for database in DATABASES)
 
 
-def _row(database: Database, entries: Collection[Entry], run_keys: set[str] | None) -> DatabaseRow:
+def _row(database: Database, entries: Collection[Entry], run_keys: set[str] | None,
+         refused_keys: set[str]) -> DatabaseRow:
     reasons = Counter(reason for entry in entries
-                      if (reason := _not_run_because(entry, run_keys)) is not None)
+                      if (reason := _not_run_because(entry, run_keys, refused_keys)) is not None)
     return DatabaseRow(database, shipped=len(entries),
                        names=len({entry.name for entry in entries}),
                        run=len(entries) - reasons.total(), not_run=dict(reasons.most_common()))
 
 
-def _not_run_because(entry: Entry, run_keys: set[str] | None) -> str | None:
+def _not_run_because(entry: Entry, run_keys: set[str] | None, refused_keys: set[str]
+                     ) -> str | None:
     """Why the standard does not run ``entry``; None where it does."""
     if run_keys is None:
         return NO_SOURCE
@@ -152,6 +164,8 @@ def _not_run_because(entry: Entry, run_keys: set[str] | None) -> str | None:
         return f"{NOT_JUDGED}: {UNJUDGED[entry.name].label}"
     if entry.key in run_keys:
         return None
+    if entry.key in refused_keys:
+        return CPU_REFUSES
     if entry.database == "op_db" and not entry.cpu_dtypes & set(UNIT_DTYPES):
         return NO_UNIT_DTYPE
     return NOT_LISTED

@@ -50,6 +50,7 @@ def case_digest(case: UnitCase, extra: Any = ()) -> str:
 
 def unit_test_digest(standard: Standard, test_id: str) -> str:
     from kit.tiers.unit.cases import OPSPEC_PREFIX, unit_case_called_once
+    from kit.tiers.unit.module_ids import MODULE_PREFIX
     from kit.tiers.unit.optim_ids import OPTIM_PREFIX
 
     case = unit_case_called_once(standard, test_id)
@@ -60,6 +61,10 @@ def unit_test_digest(standard: Standard, test_id: str) -> str:
         from kit.tiers.unit.optim_cases import optim_arguments
 
         extra = optim_arguments(test_id)
+    if test_id.startswith(MODULE_PREFIX):
+        from kit.tiers.unit.module_cases import module_arguments
+
+        extra = module_arguments(test_id)
     return case_digest(case, extra)
 
 

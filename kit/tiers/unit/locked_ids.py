@@ -3,7 +3,7 @@
 ``ckit standard lock --tier unit`` decides them (CPU ops, in the kit's process) and writes each
 beside the locked list, one id a line: which tests repeat their call
 (``kit.tiers.unit.repeat_choice``), which draw random numbers (``kit.tiers.unit.random_draws``),
-which optimizer configs CPU refuses to construct (``kit.tiers.unit.optim_cases``).
+which optimizer configs and module samples CPU refuses (``kit.tiers.unit.refusals``).
 At run time the worker and the judge only read those files: a vendor's process runs no CPU op a
 vendor could patch to decide what a test does, and the judge watches no call to learn it.
 """
@@ -43,10 +43,14 @@ class LockedIds:
 
     def holds(self, standard: Standard, test_id: str) -> bool:
         """Whether the standard's file lists ``test_id`` (read once per process)."""
+        return test_id in self.listed(standard)
+
+    def listed(self, standard: Standard) -> frozenset[str]:
+        """The ids the standard's file lists (read once per process)."""
         path = standard.file(self.file)
         if path not in _locked:
             _locked[path] = _read(path)
-        return test_id in _locked[path]
+        return _locked[path]
 
 
 REPEATS = LockedIds(
@@ -65,7 +69,15 @@ RANDOM_DRAWS = LockedIds(
 OPTIM_REFUSED = LockedIds(
     "tests/unit-optim-refused.txt",
     "the optimizer tests whose optimizer CPU refuses to construct (optimizers in unit.yaml)",
-    "kit/tiers/unit/optim_cases.py",
+    "kit/tiers/unit/refusals.py",
+)
+#: The module tests whose module CPU refuses to construct or run on their sample, in the
+#: tested dtype or in float64, on the standard's release: NOT_APPLICABLE
+#: (``kit.tiers.unit.module_ids``).
+MODULE_REFUSED = LockedIds(
+    "tests/unit-module-refused.txt",
+    "the module tests whose module CPU refuses to construct or run (modules in unit.yaml)",
+    "kit/tiers/unit/refusals.py",
 )
 
 
@@ -74,3 +86,13 @@ def _read(path: Path) -> frozenset[str]:
         raise InputError(f"{path}: missing; regenerate it with `{REGENERATE}`")
     lines = path.read_text(encoding="utf-8").splitlines()
     return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+#: The locked sets of tests CPU refuses, NOT_APPLICABLE by the kit's reason.
+REFUSALS = (OPTIM_REFUSED, MODULE_REFUSED)
+
+
+def refused_ids(standard: Standard) -> frozenset[str]:
+    """Every test the standard's refusal files list (none where it has no such file)."""
+    return frozenset().union(*(locked.listed(standard) for locked in REFUSALS
+                               if standard.file(locked.file).is_file()))

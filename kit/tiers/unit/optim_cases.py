@@ -213,17 +213,10 @@ def optim_arguments(test_id: str) -> Any:
 
 def refused_ids(standard: Standard, test_ids: list[str]) -> list[str]:
     """The optimizer tests among ``test_ids`` whose optimizer CPU refuses to construct (the
-    locked ``OPTIM_REFUSED``), decided here, in the kit's process, at lock time."""
+    locked ``OPTIM_REFUSED``), decided in the kit's process at lock time; those the kit does not
+    judge (``optim_ids.UNJUDGED``) are NOT_APPLICABLE already."""
+    from kit.tiers.unit.refusals import cpu_refused
+
     config = load_unit_config(standard)
-    refused = []
-    for test_id in test_ids:
-        optim_id = OptimId.of(test_id)
-        if optim_id.optimizer in UNJUDGED:
-            continue
-        case = optim_unit_case(config, test_id)
-        try:
-            with torch.no_grad():
-                case.call("cpu", False, case.make_inputs("cpu", False))
-        except (RuntimeError, ValueError, TypeError):
-            refused.append(test_id)
-    return refused
+    judged = [test_id for test_id in test_ids if OptimId.of(test_id).optimizer not in UNJUDGED]
+    return cpu_refused(judged, lambda test_id: optim_unit_case(config, test_id))

@@ -63,7 +63,7 @@ class UnitTier(Tier):
     def locked_files(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
         """The locked id sets the standard asks for (``locked_ids``): which tests repeat their
         call (``coverage.repeat``), which draw random numbers (``coverage.random``), which
-        optimizer tests CPU refuses to construct (``optimizers``); decided by
+        optimizer tests and module tests CPU refuses (``optimizers``, ``modules``); decided by
         CPU ops here, in the kit's process, never in a vendor's or at judging time."""
         from kit.tiers.unit.config import load_unit_config
         from kit.tiers.unit.locked_ids import RANDOM_DRAWS, REPEATS
@@ -85,6 +85,15 @@ class UnitTier(Tier):
 
             optim = [test_id for test_id in test_ids if test_id.startswith(OPTIM_PREFIX)]
             files[OPTIM_REFUSED.file] = OPTIM_REFUSED.render(refused_ids(standard, optim))
+        if config.modules is not None:
+            from kit.tiers.unit.locked_ids import MODULE_REFUSED
+            from kit.tiers.unit.module_cases import module_unit_case
+            from kit.tiers.unit.module_ids import MODULE_PREFIX
+            from kit.tiers.unit.refusals import cpu_refused
+
+            modules = [test_id for test_id in test_ids if test_id.startswith(MODULE_PREFIX)]
+            refused = cpu_refused(modules, lambda test_id: module_unit_case(config, test_id))
+            files[MODULE_REFUSED.file] = MODULE_REFUSED.render(refused)
         return files
 
     def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
@@ -97,9 +106,10 @@ class UnitTier(Tier):
     ) -> Inapplicable | None:
         """A dtype its operands use that the vendor does not claim (``operand_dtypes``), an
         ``autocast`` test in a dtype the vendor claims no autocast in (``autocast_ids``), an
-        optimizer test the kit cannot judge (``optim_ids``), or a ``scale`` test over the memory
-        budget (``scale_budget``)."""
+        optimizer test the kit cannot judge (``optim_ids``), a module test CPU refuses
+        (``module_ids``), or a ``scale`` test over the memory budget (``scale_budget``)."""
         from kit.tiers.unit.autocast_ids import autocast_dtype
+        from kit.tiers.unit.module_ids import MODULE_PREFIX, module_inapplicable
         from kit.tiers.unit.operand_dtypes import operand_dtypes
         from kit.tiers.unit.optim_ids import OPTIM_PREFIX, optim_inapplicable
 
@@ -109,6 +119,8 @@ class UnitTier(Tier):
                 return unclaimed
         if test_id.startswith(OPTIM_PREFIX):
             return optim_inapplicable(standard, test_id)
+        if test_id.startswith(MODULE_PREFIX):
+            return module_inapplicable(standard, test_id)
         lowered = autocast_dtype(test_id)
         if lowered is not None and (unclaimed := unclaimed_autocast(vendor, lowered)):
             return unclaimed
@@ -134,11 +146,11 @@ class UnitTier(Tier):
         return {**details, **inputs_changed(context.standard, test_id)}
 
     def blame_dtype(self, test_id: str) -> str | None:
-        """An op spec or an optimizer's steps call several primitives in its dtype; an OpInfo
-        test is a primitive."""
-        from kit.tiers.unit.cases import OPSPEC_PREFIX, OPTIM_PREFIX
+        """An op spec, an optimizer's steps or a module's forward and backward call several
+        primitives in its dtype; an OpInfo test is a primitive."""
+        from kit.tiers.unit.cases import MODULE_PREFIX, OPSPEC_PREFIX, OPTIM_PREFIX
 
-        composite = test_id.startswith((OPSPEC_PREFIX, OPTIM_PREFIX))
+        composite = test_id.startswith((OPSPEC_PREFIX, OPTIM_PREFIX, MODULE_PREFIX))
         return unit_dtype_of(test_id) if composite else None
 
     def primitives(self, standard: Standard, test_id: str) -> tuple[str, ...]:

@@ -12,7 +12,13 @@ from kit.attribution import op_names
 from kit.attribution.op_names import release_core_ops
 from kit.cli import main
 from kit.standard import load_standard
-from kit.tiers.unit.databases import NO_SOURCE, NOT_JUDGED, installed_entries
+from kit.tiers.unit.databases import (
+    CPU_REFUSES,
+    NOT_JUDGED,
+    Entry,
+    database_rows,
+    installed_entries,
+)
 from kit.tiers.unit.optim_ids import UNJUDGED
 from kit.tiers.unit.unit_id import UnitId
 
@@ -34,7 +40,10 @@ def test_show_counts_the_release_databases_against_the_locked_unit_list(
     op_keys = {entry.key for entry in listed[1] if entry.database == "op_db"}
     assert op_db["run"] == len(locked_ops & op_keys) > 100
     assert op_db["run"] + sum(op_db["not_run"].values()) == op_db["shipped"]
-    assert (module_db["run"], module_db["not_run"]) == (0, {NO_SOURCE: module_db["shipped"]})
+    # Every ModuleInfo has locked tests: run, or NOT_APPLICABLE where CPU refuses them all.
+    locked_modules = {unit.op for t in unit_ids if (unit := UnitId.of(t)).source == "module"}
+    assert len(locked_modules) == module_db["shipped"]
+    assert module_db["run"] + module_db["not_run"].get(CPU_REFUSES, 0) == module_db["shipped"]
     assert sum(shown["unit_tests"].values()) == len(unit_ids)
     core = release_core_ops(standard.torch_release)
     assert core is not None and shown["core_aten_ops"] == len(core)
@@ -49,8 +58,17 @@ def test_show_counts_the_release_databases_against_the_locked_unit_list(
     assert (f"  OptimizerInfos (optim_db): {optim_db['shipped']} shipped, {optim_db['run']} run, "
             f"{len(UNJUDGED)} not run ({why})") in out
     tests = shown["unit_tests"]
-    assert f"unit tests: {len(unit_ids)} in total ({tests['opinfo']} opinfo, " \
-        f"{tests['opspec']} opspec, {tests['optim']} optim)" in out
+    assert {"opinfo", "opspec", "optim", "module"} == set(tests)
+    per_source = ", ".join(f"{n} {source}" for source, n in tests.items())
+    assert f"unit tests: {len(unit_ids)} in total ({per_source})" in out
+
+
+def test_an_entry_whose_every_locked_test_cpu_refuses_is_counted_not_run_by_that_reason(
+) -> None:
+    entries = [Entry("module_db", name, "", frozenset()) for name in ("nn.Ran", "nn.Refused")]
+    locked = ["unit/module/nn.Ran/float32/train-0", "unit/module/nn.Refused/float32/train-0"]
+    rows = {row.database.name: row for row in database_rows(entries, locked, locked[1:])}
+    assert (rows["module_db"].run, rows["module_db"].not_run) == (1, {CPU_REFUSES: 1})
 
 
 def test_a_cache_file_of_another_format_lists_no_databases(

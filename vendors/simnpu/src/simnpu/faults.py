@@ -52,9 +52,11 @@ counter or index dropping the tail of a reduction, a scan or a gather); ``trunca
 floating result of less precision than the op's first input is that input rounded toward zero,
 not to nearest even: a truncating float32 to float16/bfloat16 conversion); ``wrong_shape``
 (the right values with a leading dimension of size 1 added: a kernel that loses track of
-its result's shape). ``drop_scalar`` (the op runs with every scalar argument it was
-given, ``alpha``, ``value``, at its schema default, 1: a kernel binding that loses its scalar
-operand; on ``aten::addcdiv_`` it is a broken optimizer update, AdamW's
+its result's shape); ``contiguous_result`` (the right values, in the default contiguous
+memory format whatever the inputs' format: a kernel that ignores channels-last inputs, as a
+convolution returning NCHW for NHWC inputs). ``drop_scalar`` (the op runs with every scalar
+argument it was given, ``alpha``, ``value``, at its schema default, 1: a kernel binding that
+loses its scalar operand; on ``aten::addcdiv_`` it is a broken optimizer update, AdamW's
 ``param.addcdiv_(exp_avg, denom, value=-step_size)`` moving each parameter by the whole ratio,
 the wrong way, while the out-of-place ``addcdiv`` and every forward op stay right).
 ``lost_update`` (an accumulating index op, ``index_add`` or ``scatter_add``, whose
@@ -143,6 +145,7 @@ class Kind(enum.StrEnum):
     WRONG_DECOMPOSITION = "wrong_decomposition"
     STALL = "stall"
     LOST_UPDATE = "lost_update"
+    CONTIGUOUS_RESULT = "contiguous_result"
 
 
 #: Kinds that act before the op computes; the others rewrite its result.
@@ -577,6 +580,11 @@ def _other_shape(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
     return tensor.unsqueeze(0)
 
 
+def _contiguous(tensor: torch.Tensor, rule: FaultRule) -> torch.Tensor:
+    """``contiguous_result``: every value right, in the default memory format."""
+    return tensor.contiguous()
+
+
 _AFTER: dict[Kind, Callable[[torch.Tensor, FaultRule], torch.Tensor]] = {
     Kind.DROP_NAN: _without_nan,
     Kind.WRONG_SMALL: _perturb,
@@ -584,6 +592,7 @@ _AFTER: dict[Kind, Callable[[torch.Tensor, FaultRule], torch.Tensor]] = {
     Kind.NAN: _with_nan,
     Kind.DTYPE_CHANGE: _other_dtype,
     Kind.WRONG_SHAPE: _other_shape,
+    Kind.CONTIGUOUS_RESULT: _contiguous,
 }
 
 

@@ -1,0 +1,109 @@
+"""Standard v2's module source (``unit/module/<module>/<dtype>/<mode>-<sample>``): PyTorch's
+ModuleInfos built on the device from seeded parameters, run forward and backward, and judged
+against the same module on CPU in float64. A wrong convolution backward on the device (simnpu's
+``wrong_small`` on ``convolution_backward``) fails the convolution's test naming a gradient
+while a linear layer passes; a convolution that ignores channels-last inputs (simnpu's
+``contiguous_result``) fails the ``channels_last`` test as metadata, its values right.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+from unit_helpers import on_clean_cpu, plant
+
+from kit.errors import InputError
+from kit.standard import load_standard
+from kit.tiers.unit.config import parse_unit_config
+from kit.tiers.unit.module_ids import MODES, ModuleId
+
+CONV_TRAIN = "unit/module/nn.Conv2d/float32/train-0"
+CONV_CHANNELS_LAST = "unit/module/nn.Conv2d/float32/channels_last-0"
+LINEAR = "unit/module/nn.Linear/float32/train-0"
+BATCH_NORM_TRAIN = "unit/module/nn.BatchNorm2d/float32/train-0"
+BATCH_NORM_EVAL = "unit/module/nn.BatchNorm2d/float32/eval-0"
+
+#: The convolution's backward off by 1% on the device, its forward right.
+WRONG_CONV_BACKWARD = {"op": "aten::convolution_backward", "kind": "wrong_small"}
+#: The convolution's forward right in values, returned contiguous for channels-last inputs.
+CONTIGUOUS_CONV = {"op": "convolution", "kind": "contiguous_result"}
+
+plant([WRONG_CONV_BACKWARD, CONTIGUOUS_CONV], [CONV_TRAIN, CONV_CHANNELS_LAST, LINEAR])
+on_clean_cpu([BATCH_NORM_TRAIN, BATCH_NORM_EVAL, CONV_CHANNELS_LAST])
+
+needs_simnpu = pytest.mark.skipif(importlib.util.find_spec("simnpu") is None,
+                                  reason="simnpu not installed")
+
+
+def _judged(record: dict[str, Any]) -> set[str]:
+    return {output["where"] for output in record["details"]["outputs"]}
+
+
+@needs_simnpu
+@pytest.mark.slow(seconds=90)
+def test_a_wrong_convolution_backward_fails_that_module_naming_a_gradient(
+    planted_run: dict[str, dict[str, Any]],
+) -> None:
+    caught = planted_run[CONV_TRAIN]
+    assert caught["status"] == "FAIL_NUMERIC", caught["message"]
+    assert "grad of" in caught["message"]
+    bound = caught["details"]["bound"]
+    assert bound["class"] == "composite" and bound["widening"]
+    linear = planted_run[LINEAR]
+    assert linear["status"] == "PASS", linear["message"]
+    # The output, the input's gradient and every parameter's gradient were judged.
+    judged = _judged(linear)
+    assert {"output['output']", "output['grad of weight']", "output['grad of bias']"} <= judged
+    assert any("grad of kwargs['input']" in where for where in judged), judged
+
+
+@needs_simnpu
+@pytest.mark.slow(seconds=90)
+def test_a_convolution_ignoring_channels_last_fails_as_metadata_not_values(
+    planted_run: dict[str, dict[str, Any]],
+) -> None:
+    caught = planted_run[CONV_CHANNELS_LAST]
+    assert caught["status"] == "FAIL_SEMANTIC", caught["message"]
+    assert caught["details"]["failure"] == "wrong-memory-format"
+    assert "output's memory format (contiguous, channels-last): (True, False) on the device, " \
+        "(False, True) on CPU" in caught["message"]
+
+
+@pytest.mark.slow(seconds=60)
+def test_running_statistics_and_channels_last_pass_on_cpu(
+    clean_cpu_run: dict[str, dict[str, Any]],
+) -> None:
+    for test_id in (BATCH_NORM_TRAIN, BATCH_NORM_EVAL, CONV_CHANNELS_LAST):
+        assert clean_cpu_run[test_id]["status"] == "PASS", clean_cpu_run[test_id]["message"]
+    # Training updates the running statistics: judged as values against float64's.
+    assert "output['buffers']['running_mean']" in _judged(clean_cpu_run[BATCH_NORM_TRAIN])
+
+
+def test_the_standard_locks_every_mode() -> None:
+    locked = [ModuleId.of(t) for t in load_standard("v2").test_ids("unit")
+              if t.startswith("unit/module/")]
+    assert {module.mode for module in locked} == set(MODES)
+    assert {module.module for module in locked if module.mode == "eval"} >= {"nn.BatchNorm2d"}
+
+
+@pytest.mark.parametrize("bad", [
+    "unit/module/nn.Linear/float32/0",
+    "unit/module/nn.Linear/float32/inference-0",
+    "unit/module/nn.Linear/float32/train-x",
+    "unit/optim/nn.Linear/float32/train-0",
+])
+def test_an_id_that_is_no_module_test_is_refused_in_one_line(bad: str) -> None:
+    with pytest.raises(InputError, match="not a module test id") as refused:
+        ModuleId.of(bad)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_modules_section_without_a_backward_rule_is_refused(tmp_path: Path) -> None:
+    data = {"ops": [{"op": "add", "dtypes": ["float32"]}],
+            "modules": {"dtypes": ["float32"], "samples": 2, "class": "composite"}}
+    with pytest.raises(InputError, match=r"unit.yaml: modules: .*backward") as refused:
+        parse_unit_config(data, tmp_path / "unit.yaml")
+    assert "\n" not in str(refused.value)
