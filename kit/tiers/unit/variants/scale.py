@@ -106,17 +106,24 @@ def _sample(*positional: Any) -> Any:
 
 
 def _period(n: int, period: int) -> torch.Tensor:
-    return torch.arange(n, dtype=torch.int32) % period
+    # In place where the values allow: each 2^24-element temporary is 64 MiB of fresh pages
+    # (a lock builds every scale input four times; the locked digests pin the values).
+    return torch.arange(n, dtype=torch.int32).remainder_(period)
+
+
+def _scaled(values: torch.Tensor, factor: float) -> torch.Tensor:
+    """``values * factor``, in place where the product keeps the dtype (a floating one)."""
+    return values.mul_(factor) if values.is_floating_point() else values * factor
 
 
 def _positive(n: int, dtype: torch.dtype) -> Any:
     """0.25, 0.5, 0.75, 1.0 repeated: every element adds to a sum (its tail too)."""
-    return _sample((_period(n, 4) + 1).to(dtype) * 0.25)
+    return _sample(_scaled(_period(n, 4).add_(1).to(dtype), 0.25))
 
 
 def _zero_mean(n: int, dtype: torch.dtype) -> torch.Tensor:
     """-3 .. 3 repeated: running sums stay small and exact."""
-    return (_period(n, 7) - 3).to(dtype)
+    return _period(n, 7).sub_(3).to(dtype)
 
 
 def _peak_near_end(n: int, dtype: torch.dtype) -> Any:
@@ -130,11 +137,11 @@ def _along_dim(n: int, dtype: torch.dtype) -> Any:
 
 
 def _softmax(n: int, dtype: torch.dtype) -> Any:
-    return _sample(_zero_mean(n, dtype) * 0.5, 0)
+    return _sample(_scaled(_zero_mean(n, dtype), 0.5), 0)
 
 
 def _pair(n: int, dtype: torch.dtype) -> Any:
-    return _sample(_zero_mean(n, dtype), (_period(n, 5) - 2).to(dtype))
+    return _sample(_zero_mean(n, dtype), _period(n, 5).sub_(2).to(dtype))
 
 
 def _indexed(n: int, dtype: torch.dtype) -> Any:
@@ -145,7 +152,7 @@ def _indexed(n: int, dtype: torch.dtype) -> Any:
 
 def _scatter_counts(n: int, dtype: torch.dtype) -> Any:
     """Ones added into BINS bins in turn: each bin counts n / BINS."""
-    bins = torch.arange(n, dtype=torch.int64) % BINS
+    bins = torch.arange(n, dtype=torch.int64).remainder_(BINS)
     return _sample(torch.zeros(BINS, dtype=dtype), 0, bins, torch.ones(n, dtype=dtype))
 
 
