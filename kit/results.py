@@ -132,9 +132,13 @@ COMPILE_KEY = "compile"
 #: ``process_group_transport`` (``kit.vendors.profile.CollectiveTransport``), which the worker
 #: ran under; ``host-copy`` is never counted as native on the device.
 TRANSPORT_KEY = "transport"
+#: ``details`` key of how a distributed test's ranks started: ``fork`` (from the worker) or
+#: ``forkserver`` (from a fresh interpreter, where the device's runtime does not survive a
+#: fork: ``kit.tiers.distributed.rank_start``).
+RANK_START_KEY = "rank_start"
 #: Details only the worker's process can know (a judge sees the evidence, not the call): the
 #: orchestrator keeps them on the record the judge returns.
-WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY, TRANSPORT_KEY)
+WORKER_DETAILS = (DISPATCH_KEY, PERFORMANCE_KEY, COMPILE_KEY, TRANSPORT_KEY, RANK_START_KEY)
 #: Reasons that say a test has nothing to judge on any device, not that this vendor lacks
 #: something: a required test NOT_APPLICABLE for one of them is no required test that did not
 #: pass (``kit.grading.evidence``).

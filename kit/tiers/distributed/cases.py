@@ -20,10 +20,11 @@ from kit.numerics.criteria import ErrorBound
 from kit.numerics.judging import Judgement
 from kit.numerics.model import dtype_name
 from kit.outcomes import ResultMismatch, not_applicable, numerics_details
-from kit.results import TRANSPORT_KEY
+from kit.results import RANK_START_KEY, TRANSPORT_KEY
 from kit.standard import Standard
 from kit.tiers.distributed import collectives, ddp
 from kit.tiers.distributed.ids import DDP, TIER, DistributedId
+from kit.tiers.distributed.rank_start import RankStart, rank_start
 from kit.tiers.distributed.ranks import Group, run_ranks
 
 
@@ -41,9 +42,11 @@ def run_distributed_case(ckit: KitContext, test_id: str) -> None:
         ckit.notes[TRANSPORT_KEY] = ckit.vendor.process_group_transport.value
     group = Group.within(backend, test.ranks, ckit.limit_s(TIER))
     job = _job(test, ckit.device)
+    start = rank_start(ckit.vendor)
+    ckit.notes[RANK_START_KEY] = start.method  # on every record, passing or not
     details = run_split(
         ckit.evidence_path,
-        lambda: _ran(group, job),
+        lambda: _ran(group, job, start),
         lambda evidence: judge_distributed_evidence(ckit.standard, test_id, evidence),
     )
     ckit.notes.update(details or {})
@@ -55,9 +58,9 @@ def _job(test: DistributedId, device: str) -> Any:
     return RankCollective(test, device)
 
 
-def _ran(group: Group, job: Any) -> dict[str, Any]:
+def _ran(group: Group, job: Any, start: RankStart) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ckit-ranks-") as scratch:
-        results = run_ranks(group, job, Path(scratch))
+        results = run_ranks(group, job, Path(scratch), start)
     return {"ranks": [result["outputs"] for result in results]}
 
 

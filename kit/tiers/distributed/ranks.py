@@ -1,19 +1,23 @@
-"""Local rank processes, forked from the worker: started, watched, killed, read.
+"""Local rank processes, forked from the worker or from a fresh interpreter: started, watched,
+killed, read.
 
-Each test forks its ranks from the worker (torch and the vendor's modules are already imported
-there, so a rank costs a fork, not an interpreter's start). A rank runs one job on the vendor's
-device in a ``torch.distributed`` process group over loopback and leaves what it computed (or the
-error it raised) in a file of the kit's evidence format. The worker watches them all: the first
-rank that dies ends the test as CRASH naming it, ranks still running at the limit end it as
-TIMEOUT naming them, and every rank left is killed (a rank also dies with its worker: the parent
-death signal), so no test leaves a hung run behind.
+Each test forks its ranks from the worker where the device's runtime survives a fork (torch and
+the vendor's modules are already imported there, so a rank costs a fork, not an interpreter's
+start). A real accelerator's runtime does not (CUDA, ROCm, XPU, Ascend's: "Cannot re-initialize
+CUDA in forked subprocess" once the worker used the device), so there each rank is forked from a
+fresh interpreter that never used it and enables the vendor's device as the worker did
+(``kit.tiers.distributed.rank_start``: decided once per worker, recorded on each test as
+``details.rank_start``). A rank runs one job on the vendor's device in a ``torch.distributed``
+process group over loopback and leaves what it computed (or the error it raised) in a file of
+the kit's evidence format. The worker watches them all: the first rank that dies ends the test
+as CRASH naming it, ranks still running at the limit end it as TIMEOUT naming them, and every
+rank left is killed (a rank also dies with its worker: the parent death signal), so no test
+leaves a hung run behind.
 """
 
 from __future__ import annotations
 
-import ctypes
 import datetime as dt
-import multiprocessing
 import os
 import signal
 import socket
@@ -27,6 +31,7 @@ from typing import Any
 
 from kit.outcomes import KitOutcome
 from kit.results import Status
+from kit.tiers.distributed.rank_start import RankStart, die_with_parent
 
 #: What a rank runs once its process group is up: its rank in, its outputs out (plain data).
 RankJob = Callable[[int], Any]
@@ -37,8 +42,6 @@ GRACE_S = 1.0
 #: in one collective before it gives up (so a rank that hangs is told from those waiting on it).
 RANKS_SHARE = 0.75
 GROUP_TIMEOUT_SHARE = 0.35
-#: ``prctl(PR_SET_PDEATHSIG)``: the rank is killed when the worker that forked it dies.
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -101,14 +104,16 @@ class RankRaised(KitOutcome):
         return {"rank": self.rank}
 
 
-def run_ranks(group: Group, job: RankJob, scratch: Path) -> list[Any]:
-    """Run ``job`` on every rank of ``group``; per rank, what it returned. Raises the test's
-    outcome where a rank died, hung or raised."""
+def run_ranks(group: Group, job: RankJob, scratch: Path, start: RankStart) -> list[Any]:
+    """Run ``job`` on every rank of ``group``, each started as ``start`` says (one from the fork
+    server unpickles the job); per rank, what it returned. Raises the test's outcome where a rank
+    died, hung or raised."""
     port = _free_port()
-    context = multiprocessing.get_context("fork")
+    context = start.context()
     processes = {
         rank: context.Process(target=_rank_main, name=f"rank-{rank}", daemon=True,
-                              args=(group, rank, port, job, _path(scratch, rank)))
+                              args=(group, rank, port, job, _path(scratch, rank), start,
+                                    os.getpid()))
         for rank in range(group.ranks)
     }
     try:
@@ -187,18 +192,23 @@ def _result(scratch: Path, rank: int) -> Any:
 # -- inside a rank ---------------------------------------------------------------------------
 
 
-def _rank_main(group: Group, rank: int, port: int, job: RankJob, result_path: Path) -> None:
-    """A rank's life: join the group, run the job, leave the result (or the error) behind."""
+def _rank_main(group: Group, rank: int, port: int, job: RankJob, result_path: Path,
+               start: RankStart, worker: int) -> None:
+    """A rank's life: the device enabled where it came from the fork server, join the group,
+    run the job, leave the result (or the error) behind."""
     import torch
     import torch.distributed as dist
 
     from kit.execution import save_evidence
     from kit.outcomes import classify_exception, failure_message
 
-    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    die_with_parent()  # the worker, or the fork server, which dies with the worker
+    if start.worker_died(worker):
+        os._exit(1)
     torch.set_num_threads(1)  # the ranks share the worker's cores
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     try:
+        start.enable_device()
         dist.init_process_group(group.backend, rank=rank, world_size=group.ranks,
                                 timeout=dt.timedelta(seconds=group.group_timeout_s))
         result: Any = {"outputs": job(rank)}

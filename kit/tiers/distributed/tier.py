@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kit.applicability import unclaimed_dtype, unclaimed_process_group
+from kit.tiers.distributed.rank_start import RANK_IMPORTS
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
@@ -19,11 +20,9 @@ class DistributedTier(Tier):
     name = "distributed"
     # ``distributed/<collective>[-<op>]/<dtype>/...``: the collective and its dtype.
     op_offset = 0
-    # DDP imports torch._dynamo on first use, a wrapper subclass's first copy under a process
-    # group torch.distributed.tensor (seconds each): the fork server imports them once, so the
-    # ranks forked from a worker do not each pay them; the judge needs none (``warm_up``).
-    preloads = ("torch.distributed", "torch.distributed.tensor", "torch.nn.parallel",
-                "torch._dynamo", "kit.tiers.distributed.cases")
+    # What the ranks import: the run's fork server imports it once for its workers, so the ranks
+    # forked from a worker do not each pay it; the judge needs none (``warm_up``).
+    preloads = RANK_IMPORTS
 
     def warm_up(self) -> None:
         import kit.tiers.distributed.cases  # noqa: F401

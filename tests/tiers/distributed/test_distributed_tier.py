@@ -151,6 +151,10 @@ def test_every_record_says_where_its_collectives_ran(
     # the profile's process_group_transport, on passing, failing, crashed and hung records alike
     assert {r["details"]["transport"] for r in cpu_records.values()} == {"native"}
     assert {r["details"]["transport"] for r in simnpu_records.values()} == {"host-copy"}
+    # and how their ranks started: forked from the worker, where the device survives a fork
+    # (test_rank_start.py: a device that does not)
+    records = (*cpu_records.values(), *simnpu_records.values())
+    assert {r["details"]["rank_start"] for r in records} == {"fork"}
 
 
 def test_show_and_summary_count_host_copy_collectives_as_not_native(
