@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import methodcaller
 from typing import Any, TypedDict
 
 from kit.attribution.dispatch import Where
@@ -118,6 +119,31 @@ def _lists_per_place(dispatches: list[Mapping[str, list[str]]]) -> _PlaceLists:
         for where, names in places.items():
             lists[where].append(names)
     return lists
+
+
+def dispatch_op_names(records: Sequence[RecordFields]) -> set[str]:
+    """Every op name the records' dispatches that ``recorded_dispatches`` reads give, at any
+    place: gathered and asked all at once, in C, where every dispatch is well formed as JSON
+    reads it (verify's op-name check of a whole run); else read one by one."""
+    found, lists = _gathered(records)
+    names = None if lists is None else _names_as_json(found, lists)
+    if names is not None:
+        return names
+    return set(chain.from_iterable(chain.from_iterable(
+        map(methodcaller("values"), recorded_dispatches(records)))))
+
+
+def _names_as_json(found: list[Any], lists: _PlaceLists) -> set[str] | None:
+    """The op names of every place where every dispatch is a dict of places, each a list of
+    str; else None."""
+    if not set(map(type, found)) <= {dict} \
+            or not set(map(type, chain.from_iterable(lists.values()))) <= {list}:
+        return None
+    try:
+        names = set(chain.from_iterable(chain.from_iterable(lists.values())))
+    except TypeError:  # a list or a dict as a name
+        return None
+    return names if set(map(type, names)) <= {str} else None
 
 
 def recorded_dispatches(records: Iterable[RecordFields]) -> Iterator[Mapping[str, list[str]]]:

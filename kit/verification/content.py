@@ -12,14 +12,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from itertools import chain
-from operator import methodcaller
 
 from kit.attribution.dispatch import dispatch_places
 from kit.attribution.op_names import release_op_names
 from kit.errors import InputError
 from kit.grading.released import ReleasedKit
-from kit.report.attribution_summary import recorded_dispatches
+from kit.report.attribution_summary import dispatch_op_names
 from kit.report.model import Report, ReportError, RunInfo
 from kit.results import DISPATCH_KEY
 from kit.standard import Standard, load_standard
@@ -142,9 +140,7 @@ def check_op_names(report: Report) -> None:
     if operators is None:
         return  # another release than the installed torch's: its operators are not known here
     # Every name at once (in C); which test named one is asked only of a refused report.
-    dispatches = recorded_dispatches(report.read_records)
-    unknown = operators.unknown(set(chain.from_iterable(chain.from_iterable(
-        map(methodcaller("values"), dispatches)))))
+    unknown = operators.unknown(dispatch_op_names(report.read_records))
     if unknown:
         named_by = _dispatch_op_names(report)
         raise ReportError(

@@ -21,6 +21,7 @@ from kit.report import validate_report
 from kit.report.attribution_summary import (
     AttributionTotals,
     attribution_summary,
+    dispatch_op_names,
     recorded_dispatches,
     well_formed_dispatch,
 )
@@ -161,6 +162,10 @@ def test_the_totals_count_the_well_formed_dispatches_alone(malformed: int) -> No
     assert list(recorded_dispatches(records)) == [
         places for places in map(dispatch_places, values) if places is not None]
     assert attribution_summary(records) == _one_by_one(records)
+    # Verify's op-name check: every name of every place, of the well-formed ones alone.
+    assert dispatch_op_names(records) == {
+        name for places in map(dispatch_places, values) if places is not None
+        for names in places.values() for name in names}
 
 
 def _one_by_one(records: list[TestRecord]) -> AttributionTotals | None:
