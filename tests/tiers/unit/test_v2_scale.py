@@ -19,6 +19,7 @@ from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.config import load_unit_config
 from kit.tiers.unit.identity import case_digest
 from kit.tiers.unit.opinfo_cases import parse_opinfo_id, selected_positions
+from kit.tiers.unit.samples import opinfo_samples
 from kit.tiers.unit.scale_budget import footprint_bytes, scale_elements
 from kit.tiers.unit.tier import UnitTier
 from kit.tiers.unit.variants import variant_samples
@@ -79,7 +80,8 @@ def test_a_reduction_dropping_elements_past_two_to_the_24_is_caught_on_simnpu(
 def test_a_run_builds_the_one_input_an_id_names_as_the_lock_built_it() -> None:
     """A run builds a scale id's input by its name, without CPU's check (``sample_named``):
     it must be the input ``build`` made with the check, and the one the lock digested (the
-    2^16 ids; the 2^24 ones are the heavy ``lock --check``'s)."""
+    2^16 ids; the 2^24 ones are the heavy ``lock --check``'s). A process that built the
+    samples (the lock's) reuses them: ``unit_case`` there names the same input."""
     config = load_unit_config(STANDARD)
     locked = locked_digests(STANDARD.test_list_path("unit"))
     small = sorted(test_id for test_id in LOCKED if test_id.endswith("/scale-2p16"))
@@ -91,10 +93,15 @@ def test_a_run_builds_the_one_input_an_id_names_as_the_lock_built_it() -> None:
                                                                                 parsed.dtype))
         assert rule is not None
         tested = selected_positions(config, entry, parsed.dtype)
+        kind = kind_named(rule.kind)
+        source = VariantSource(entry, parsed.dtype, rule, opinfo_samples(entry, parsed.dtype),
+                               tested)
+        by_name = kind.case(entry, parsed.dtype, kind.sample_named(source, str(parsed.sample)),
+                            test_id)
         built = variant_samples(entry, parsed.dtype, rule, tested)[str(parsed.sample)]
-        checked = kind_named(rule.kind).case(entry, parsed.dtype, built, test_id)
-        named = case_digest(unit_case(STANDARD, test_id))
-        assert named == case_digest(checked) == locked[test_id], test_id
+        checked = kind.case(entry, parsed.dtype, built, test_id)
+        reused = case_digest(unit_case(STANDARD, test_id))
+        assert case_digest(by_name) == case_digest(checked) == reused == locked[test_id], test_id
 
 
 def test_a_segment_the_scale_rule_does_not_name_builds_nothing() -> None:

@@ -57,11 +57,15 @@ def variant_case_of(entry: OpEntry, dtype: str, rule: VariantRule, segment: str,
     list, made where the check ran, holds the id only if CPU accepted it (a scale input is
     2^24 elements: its check is two CPU calls on it, in the worker and the judge alike)."""
     kind = kind_named(rule.kind)
-    if kind.builds_by_name:
+    built = _BUILT.get((entry.name, entry.variant, dtype, rule, tested))
+    if kind.builds_by_name and built is None:
         source = VariantSource(entry, dtype, rule, opinfo_samples(entry, dtype), tested)
         sample = kind.sample_named(source, segment)
     else:
-        sample = variant_samples(entry, dtype, rule, tested).get(segment)
+        # Built already in this process (``ckit standard lock`` generated the ids): the very
+        # samples, not a rebuild per digest, vacuity and random-draw check.
+        sample = (built if built is not None else variant_samples(entry, dtype, rule, tested)
+                  ).get(segment)
     if sample is None:
         return None
     return kind.case(entry, dtype, sample, f"{entry.key} sample {segment}")
