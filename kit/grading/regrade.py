@@ -104,7 +104,7 @@ def _shown(value: Any) -> str:
 
 def check_summary(report: Report, standard: Standard) -> None:
     actual = summarize(list(report.read_records), list(report.missing), report.run.tiers,
-                       standard.statuses, report.tier_status_counts)
+                       standard.statuses, report.tier_status_counts, report.gathered_dispatches)
     # Compared in their JSON form, so a mismatch is named by its path in report.json.
     mismatch = _first_mismatch(report.summary.to_json(), actual.to_json(), "summary")
     if mismatch is not None:

@@ -41,12 +41,14 @@ _PLACE_NAMES = tuple(where.value for where in Where)
 _PLACES = frozenset(_PLACE_NAMES)
 
 
-def attribution_summary(records: Sequence[RecordFields]) -> AttributionTotals | None:
+def attribution_summary(records: Sequence[RecordFields],
+                        gathered: GatheredDispatches | None = None) -> AttributionTotals | None:
     """Per op (sorted): in how many tests it ran natively, through the fallback or decomposed;
     the tests attributed and those with a fallback; the native rate: native over native plus
-    fallback (test, op) pairs (decomposed ops count through their parts), None without any."""
-    found, lists = _gathered(records)
-    counted = None if lists is None else _counted_as_json(found, lists)
+    fallback (test, op) pairs (decomposed ops count through their parts), None without any.
+    ``gathered``: ``gather_dispatches(records)``, where the caller has it."""
+    gathered = gather_dispatches(records) if gathered is None else gathered
+    found, lists, counted = gathered.found, gathered.lists, gathered.counted
     if lists is None or counted is None:
         found = list(recorded_dispatches(records))
         lists = _lists_per_place(found)
@@ -72,6 +74,26 @@ def attribution_summary(records: Sequence[RecordFields]) -> AttributionTotals | 
 
 #: Per place of ``Where``, the lists of op names the dispatches give it, in record order.
 _PlaceLists = dict[str, list[list[str]]]
+
+
+@dataclass(frozen=True)
+class GatheredDispatches:
+    """A run's dispatches gathered and counted once, for the attribution totals and verify's
+    op-name check alike (``kit.report.model.Report.gathered_dispatches``)."""
+
+    #: Every record's ``details.dispatch``, in order.
+    found: list[Any]
+    #: Their lists per place; None where one is not a mapping of places of ``Where``.
+    lists: _PlaceLists | None
+    #: The op names counted per counted place; None where a dispatch is not as JSON reads it
+    #: (``recorded_dispatches`` reads them one by one then).
+    counted: dict[str, Counter[str]] | None
+
+
+def gather_dispatches(records: Iterable[RecordFields]) -> GatheredDispatches:
+    found, lists = _gathered(records)
+    return GatheredDispatches(found, lists,
+                              None if lists is None else _counted_as_json(found, lists))
 
 
 def _gathered(records: Iterable[RecordFields]) -> tuple[list[Any], _PlaceLists | None]:
@@ -121,29 +143,20 @@ def _lists_per_place(dispatches: list[Mapping[str, list[str]]]) -> _PlaceLists:
     return lists
 
 
-def dispatch_op_names(records: Sequence[RecordFields]) -> set[str]:
+def dispatch_op_names(records: Sequence[RecordFields],
+                      gathered: GatheredDispatches | None = None) -> set[str]:
     """Every op name the records' dispatches that ``recorded_dispatches`` reads give, at any
-    place: gathered and asked all at once, in C, where every dispatch is well formed as JSON
-    reads it (verify's op-name check of a whole run); else read one by one."""
-    found, lists = _gathered(records)
-    names = None if lists is None else _names_as_json(found, lists)
-    if names is not None:
-        return names
+    place: the counted names and the other places' lists, where every dispatch is as JSON
+    reads it (verify's op-name check of a whole run); else read one by one. ``gathered``:
+    ``gather_dispatches(records)``, where the caller has it."""
+    gathered = gather_dispatches(records) if gathered is None else gathered
+    lists, counted = gathered.lists, gathered.counted
+    if lists is not None and counted is not None:
+        uncounted = (lists[where] for where in _PLACE_NAMES if where not in counted)
+        return set().union(*counted.values()).union(
+            chain.from_iterable(chain.from_iterable(uncounted)))
     return set(chain.from_iterable(chain.from_iterable(
         map(methodcaller("values"), recorded_dispatches(records)))))
-
-
-def _names_as_json(found: list[Any], lists: _PlaceLists) -> set[str] | None:
-    """The op names of every place where every dispatch is a dict of places, each a list of
-    str; else None."""
-    if not set(map(type, found)) <= {dict} \
-            or not set(map(type, chain.from_iterable(lists.values()))) <= {list}:
-        return None
-    try:
-        names = set(chain.from_iterable(chain.from_iterable(lists.values())))
-    except TypeError:  # a list or a dict as a name
-        return None
-    return names if set(map(type, names)) <= {str} else None
 
 
 def recorded_dispatches(records: Iterable[RecordFields]) -> Iterator[Mapping[str, list[str]]]:

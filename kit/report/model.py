@@ -19,7 +19,11 @@ from typing import Any, TypeVar
 
 from kit.clock import RunDate
 from kit.errors import VerificationError
-from kit.report.attribution_summary import AttributionTotals
+from kit.report.attribution_summary import (
+    AttributionTotals,
+    GatheredDispatches,
+    gather_dispatches,
+)
 from kit.report.flow_summary import FlowTotals
 from kit.report.schema import schema_problem
 from kit.report.summary import Summary, tier_status_counts
@@ -193,6 +197,12 @@ class Report:
         """The records counted per (tier, status), made once: the regrade's summary and its
         grade's tier skips each ask for them."""
         return tier_status_counts(self.read_records)
+
+    @functools.cached_property
+    def gathered_dispatches(self) -> GatheredDispatches:
+        """The records' dispatches gathered and counted once: verify's op-name check and the
+        regrade's attribution totals each read them."""
+        return gather_dispatches(self.read_records)
 
     @classmethod
     def from_json(cls, document: Any) -> Report:

@@ -17,6 +17,7 @@ from typing import Any, NotRequired, TypedDict, TypeVar
 from kit.report.attribution_summary import (
     AttributionJson,
     AttributionTotals,
+    GatheredDispatches,
     attribution_summary,
 )
 from kit.report.core_aten import CoreAtenCoverage, core_aten_coverage
@@ -170,11 +171,13 @@ def summarize(
     run_tiers: Iterable[str],
     declared: Collection[Status],
     counted: Mapping[tuple[str, Status], int] | None = None,
+    dispatches: GatheredDispatches | None = None,
 ) -> Summary:
     """Counts overall and for each tier the run asked for or produced a record in, one key per
     status the report's standard declares; per flow; where the device calls ran their ops,
-    when the records say. ``counted``: ``tier_status_counts(records)``, where the caller has
-    them already (``kit.report.model.Report.tier_status_counts``)."""
+    when the records say. ``counted``: ``tier_status_counts(records)``, ``dispatches``:
+    ``gather_dispatches(records)``, where the caller has them already
+    (``kit.report.model.Report``'s)."""
     by_tier = tier_status_counts(records) if counted is None else counted
     missing_by_tier = collections.Counter(map(tier_of, missing))
     present = set(run_tiers) | {tier for tier, _ in by_tier} | set(missing_by_tier)
@@ -190,7 +193,7 @@ def summarize(
         overall=_counts(overall, len(missing), declared),
         tiers=tiers,
         flows=flow_summary(records),
-        attribution=attribution_summary(records),
+        attribution=attribution_summary(records, dispatches),
     )
 
 

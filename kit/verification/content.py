@@ -140,7 +140,8 @@ def check_op_names(report: Report) -> None:
     if operators is None:
         return  # another release than the installed torch's: its operators are not known here
     # Every name at once (in C); which test named one is asked only of a refused report.
-    unknown = operators.unknown(dispatch_op_names(report.read_records))
+    unknown = operators.unknown(dispatch_op_names(report.read_records,
+                                                  report.gathered_dispatches))
     if unknown:
         named_by = _dispatch_op_names(report)
         raise ReportError(
