@@ -199,7 +199,7 @@ def module_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
     def call(device: str, upcast: bool, inputs: Mapping[str, Any]) -> dict[str, Any]:
         dtype = torch.float64 if upcast else TORCH_DTYPES[module_id.dtype]
         module = copy.deepcopy(template).to(device=device, dtype=dtype)
-        module.load_state_dict(inputs["state"])
+        holding(module, inputs["state"])
         return forward_backward(module, inputs, constants)
 
     label = f"module {info.name} sample {module_id.sample} ({sample.desc or 'no description'})" \
@@ -211,6 +211,19 @@ def module_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
     return UnitCase(label, module_id.dtype, comparison, make_inputs, call,
                     extra_operands=tuple(grad_outputs.values()),
                     observe=_memory_format_facts if laid_out else None, repeatable=False)
+
+
+def holding(module: torch.nn.Module, state: Mapping[str, torch.Tensor]) -> None:
+    """``module`` with copies of ``state``'s tensors as its parameters and buffers, set as
+    attributes: ``load_state_dict`` swaps a tensor subclass's parameters in place, which a
+    recurrent layer's weak references to its weights refuse."""
+    for name, value in state.items():
+        path, _, leaf = name.rpartition(".")
+        owner = module.get_submodule(path)
+        parameter = owner._parameters.get(leaf)
+        copied = value.detach().clone()
+        setattr(owner, leaf, copied if parameter is None else
+                torch.nn.Parameter(copied, requires_grad=parameter.requires_grad))
 
 
 def forward_backward(module: torch.nn.Module, inputs: Mapping[str, Any],
