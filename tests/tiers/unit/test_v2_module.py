@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from unit_helpers import on_clean_cpu, plant
 
 from kit.errors import InputError
 from kit.standard import load_standard
+from kit.tiers.unit.checking import UnitCase
 from kit.tiers.unit.config import parse_unit_config
+from kit.tiers.unit.entries import Comparison
 from kit.tiers.unit.module_ids import MODES, ModuleId
+from kit.tiers.unit.refusals import cpu_refused
 
 CONV_TRAIN = "unit/module/nn.Conv2d/float32/train-0"
 CONV_CHANNELS_LAST = "unit/module/nn.Conv2d/float32/channels_last-0"
@@ -107,3 +111,26 @@ def test_a_modules_section_without_a_backward_rule_is_refused(tmp_path: Path) ->
     with pytest.raises(InputError, match=r"unit.yaml: modules: .*backward") as refused:
         parse_unit_config(data, tmp_path / "unit.yaml")
     assert "\n" not in str(refused.value)
+
+
+def _linear_case(float32_only: bool) -> UnitCase:
+    """A linear layer's case; ``float32_only``: a module whose kernel CPU has in float32 alone,
+    so the judge would have no float64 reference."""
+    weight = torch.rand(3, 4, generator=torch.Generator().manual_seed(0))
+
+    def make_inputs(device: str, upcast: bool) -> Any:
+        dtype = torch.float64 if upcast else torch.float32
+        return {"weight": weight.to(device, dtype), "x": torch.ones(2, 4, device=device,
+                                                                   dtype=dtype)}
+
+    def call(device: str, upcast: bool, inputs: Any) -> Any:
+        if float32_only and inputs["x"].dtype == torch.float64:
+            raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Double'")
+        return torch.nn.functional.linear(inputs["x"], inputs["weight"])
+
+    return UnitCase("linear", "float32", Comparison(), make_inputs, call)
+
+
+def test_a_module_cpu_cannot_run_in_float64_is_refused_at_lock_time() -> None:
+    cases = {LINEAR: _linear_case(float32_only=True), CONV_TRAIN: _linear_case(False)}
+    assert cpu_refused([LINEAR, CONV_TRAIN], cases.__getitem__) == [LINEAR]
