@@ -108,14 +108,14 @@ class NotApplicableReason(enum.StrEnum):
     #: A unit optimizer test whose config and implementation CPU refuses to construct on the
     #: standard's release (a Tensor ``lr`` with ``foreach``), decided at lock time.
     OPTIMIZER_CONFIG_REFUSED = "optimizer-config-refused"
+    #: A unit error-parity test of an error input PyTorch's OpInfo gives for CPU alone (an index
+    #: out of range, which CUDA refuses with an asynchronous device-side assert), on another
+    #: device, decided at lock time (``kit.tiers.unit.locked_ids.CPU_ONLY_ERRORS``).
+    CPU_ONLY_ERROR_INPUT = "cpu-only-error-input"
     #: A unit module test whose module CPU refuses to construct or run on its sample, in the
     #: tested dtype or in float64, on the standard's release (``kit.tiers.unit.module_ids``),
     #: decided at lock time: no reference to judge against.
     MODULE_REFUSED = "module-refused"
-    #: A unit error-parity test of an error input PyTorch's OpInfo gives for CPU alone (an index
-    #: out of range, which CUDA refuses with an asynchronous device-side assert), on another
-    #: device (``kit.tiers.unit.variants.errors``).
-    CPU_ONLY_ERROR_INPUT = "cpu-only-error-input"
 
 
 NA_REASON_KEY = "na_reason"
@@ -146,6 +146,8 @@ UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS,
                                  NotApplicableReason.NOT_IN_RELEASE,
                                  NotApplicableReason.OPTIMIZER_NOT_JUDGED,
                                  NotApplicableReason.OPTIMIZER_CONFIG_REFUSED,
+                                 # judged on CPU alone: PyTorch declares no refusal elsewhere
+                                 NotApplicableReason.CPU_ONLY_ERROR_INPUT,
                                  NotApplicableReason.MODULE_REFUSED})
 #: Reasons that say the vendor's profile does not offer a capability every standard leaves
 #: optional: autocast in a lower-precision dtype (a device may autocast in bfloat16 only). A

@@ -3,7 +3,8 @@
 ``ckit standard lock --tier unit`` decides them (CPU ops, in the kit's process) and writes each
 beside the locked list, one id a line: which tests repeat their call
 (``kit.tiers.unit.repeat_choice``), which draw random numbers (``kit.tiers.unit.random_draws``),
-which optimizer configs and module samples CPU refuses (``kit.tiers.unit.refusals``).
+which optimizer configs and module samples CPU refuses (``kit.tiers.unit.refusals``), which
+error inputs OpInfo gives for CPU alone (``kit.tiers.unit.variants.errors``).
 At run time the worker and the judge only read those files: a vendor's process runs no CPU op a
 vendor could patch to decide what a test does, and the judge watches no call to learn it.
 """
@@ -78,6 +79,15 @@ MODULE_REFUSED = LockedIds(
     "tests/unit-module-refused.txt",
     "the module tests whose module CPU refuses to construct or run (modules in unit.yaml)",
     "kit/tiers/unit/refusals.py",
+)
+
+#: The error-parity tests whose error input OpInfo gives for CPU alone (an index out of range,
+#: which CUDA refuses with an asynchronous device-side assert): NOT_APPLICABLE on any other
+#: device (``kit.tiers.unit.tier``).
+CPU_ONLY_ERRORS = LockedIds(
+    "tests/unit-cpu-only-errors.txt",
+    "the error-parity tests whose error input OpInfo gives for CPU alone",
+    "kit/tiers/unit/variants/errors.py",
 )
 
 

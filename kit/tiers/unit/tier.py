@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kit.applicability import unclaimed_autocast, unclaimed_dtype
 from kit.outcomes import Inapplicable
 from kit.printable import printable
+from kit.results import NotApplicableReason
 from kit.tiers.interface import Tier
 from kit.tiers.unit.unit_id import TIER, UnitId
 
@@ -24,6 +25,18 @@ _REPRO_LOCK = threading.Lock()
 def unit_dtype_of(test_id: str) -> str:
     """``unit/opinfo/add/float32/0`` and ``unit/opspec/sdpa/bfloat16/long`` -> the dtype."""
     return UnitId.of(test_id).dtype
+
+
+#: Why a CPU-only error input is not tried elsewhere (``locked_ids.CPU_ONLY_ERRORS``).
+CPU_ONLY_ERROR_WORDS = ("PyTorch's OpInfo gives this error input for CPU only: another device "
+                        "may refuse it asynchronously, with a device-side assert")
+
+
+def _cpu_only_error(standard: Standard, test_id: str) -> bool:
+    from kit.tiers.unit.locked_ids import CPU_ONLY_ERRORS
+
+    return ("/error-" in test_id and standard.file(CPU_ONLY_ERRORS.file).is_file()
+            and CPU_ONLY_ERRORS.holds(standard, test_id))
 
 
 def _scale_over_budget(standard: Standard, vendor: VendorProfile, test_id: str
@@ -94,6 +107,12 @@ class UnitTier(Tier):
             modules = [test_id for test_id in test_ids if test_id.startswith(MODULE_PREFIX)]
             refused = cpu_refused(modules, lambda test_id: module_unit_case(config, test_id))
             files[MODULE_REFUSED.file] = MODULE_REFUSED.render(refused)
+        from kit.tiers.unit.cpu_only_errors import cpu_only_error_ids
+        from kit.tiers.unit.locked_ids import CPU_ONLY_ERRORS
+
+        cpu_only = cpu_only_error_ids(config, test_ids)
+        if cpu_only:  # a standard with error-parity tests (v2 on)
+            files[CPU_ONLY_ERRORS.file] = CPU_ONLY_ERRORS.render(cpu_only)
         return files
 
     def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
@@ -124,6 +143,8 @@ class UnitTier(Tier):
         lowered = autocast_dtype(test_id)
         if lowered is not None and (unclaimed := unclaimed_autocast(vendor, lowered)):
             return unclaimed
+        if vendor.device_type != "cpu" and _cpu_only_error(standard, test_id):
+            return Inapplicable(NotApplicableReason.CPU_ONLY_ERROR_INPUT, CPU_ONLY_ERROR_WORDS)
         return _scale_over_budget(standard, vendor, test_id)
 
     def absent_from_release(self, standard: Standard, test_id: str) -> Inapplicable | None:

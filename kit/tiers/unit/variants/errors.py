@@ -13,6 +13,11 @@ Any exception from the device passes: the type and message are PyTorch's front e
 devices legitimately word differently (a CUDA index error is a device-side assert raised as
 ``RuntimeError``). Returning a value fails as ``SemanticMismatch(failure="no-error")``; a crash
 stays a CRASH.
+
+An error input OpInfo gives for CPU alone (absent when it is asked for another device: an index
+out of range, which CUDA refuses with an asynchronous device-side assert that ends the
+process's use of the device) is NOT_APPLICABLE on any other device (``cpu-only-error-input``):
+on an H200 those were ERRORs of PyTorch's own CUDA backend, each costing a new worker.
 """
 
 from __future__ import annotations
@@ -83,6 +88,44 @@ class Errors(VariantKind):
         comparison = Comparison(reference=SAME_DTYPE_REFERENCE, op_class=plain.comparison.op_class)
         return UnitCase(label, dtype, comparison, plain.make_inputs, call,
                         observe=observe, repeatable=False, op=plain.op)
+
+
+def cpu_only_positions(op: Any) -> frozenset[int]:
+    """Positions of the op's error inputs that OpInfo gives for CPU but not for another device
+    (asked for ``meta``, which every torch has): matched by error, message and the shapes of
+    what the input holds (a device's preferred dtype may differ: multinomial's)."""
+    key = (op.name, op.variant_test_name)
+    if key not in _CPU_ONLY:
+        _CPU_ONLY[key] = _cpu_only_positions(op)
+    return _CPU_ONLY[key]
+
+
+#: ``cpu_only_positions`` by OpInfo (name, variant): OpInfos are not hashable.
+_CPU_ONLY: dict[tuple[str, str], frozenset[int]] = {}
+
+
+def _cpu_only_positions(op: Any) -> frozenset[int]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        elsewhere = {_shape_key(error) for error in op.error_inputs_func(op, "meta")}
+        on_cpu = list(op.error_inputs_func(op, "cpu"))
+    return frozenset(n for n, error in enumerate(on_cpu) if _shape_key(error) not in elsewhere)
+
+
+def _shape_key(error: Any) -> tuple[Any, ...]:
+    sample = error.sample_input
+    return (error.error_type.__name__, str(error.error_regex), _shapes(sample.input),
+            _shapes(sample.args), _shapes(sorted(sample.kwargs.items())))
+
+
+def _shapes(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape))
+    if isinstance(value, (list, tuple)):
+        return tuple(_shapes(item) for item in value)
+    if isinstance(value, torch.device):
+        return "device"
+    return repr(value)
 
 
 def device_agnostic(error: Any) -> bool:
