@@ -108,7 +108,9 @@ def test_readme_everyday_use_runs_as_written_after_certify(
     assert everyday.returncode == 3, everyday.stdout[-2000:] + everyday.stderr[-2000:]
     assert everyday.stderr.strip().splitlines()[-1].endswith(
         "no test to rerun: every test of that run (within --tier/--select) passed or was skipped")
-    assert re.search(r"^\d+ test\(s\): \d+ not-applicable, \d+ run$", everyday.stdout, re.MULTILINE)
+    # The plan (one line per test), then its count on stderr.
+    assert re.search(r"^\d+ test\(s\): \d+ not-applicable, \d+ run$", everyday.stderr, re.MULTILINE)
+    assert "run             unit/opinfo/add/float32/0\n" in everyday.stdout
     run = f"results/cpu/{certified['out'].name}"
     assert f"report: {run}/report.json" in everyday.stdout  # show
     assert "grade: conformant" in everyday.stdout
