@@ -2,12 +2,11 @@
 of the kit, and what a vendor's report cannot say about its vendor.
 
 The block under "From `ckit repo init` to the portal", then the auditor's and the release
-manager's blocks, run in a
-``git clone`` of this repository as ``make certify VENDOR=cpu`` leaves it: ``.venv/bin/ckit``
-(this kit's code, with the clone as its checkout: ``CKIT_HOME``, so what the kit refuses to
-write inside its checkout is refused there), ``results/cpu`` (the session's real cpu run,
-``conftest.py``) and ``signing/keyring/cpu/`` (its public key). ``HOME`` is the test's own: the
-walkthrough keeps the root key under ``~``, outside the checkout.
+manager's blocks, run in a ``git clone`` of this repository as the walkthrough's narrowed run
+leaves it: ``.venv/bin/ckit`` (this kit's code, with the clone as its checkout: ``CKIT_HOME``,
+so what the kit refuses to write inside its checkout is refused there), ``results/cpu-pilot``
+(the session's real cpu run, ``conftest.py``) and ``signing/keyring/cpu/`` (its public key).
+``HOME`` is the test's own: the walkthrough keeps the root key under ``~``, outside the checkout.
 """
 
 from __future__ import annotations
@@ -58,9 +57,9 @@ class Walkthrough:
 
 
 def _fresh_clone(shared: SharedRepo, workspace: Path) -> None:
-    """A fresh clone, then what ``make certify VENDOR=cpu`` adds: the session's cpu run."""
+    """A fresh clone, then the walkthrough's narrowed run: the session's cpu run, and its key."""
     fresh_clone(workspace)
-    shutil.copytree(shared.runs["cpu"], workspace / "results" / "cpu")
+    shutil.copytree(shared.runs["cpu"], workspace / "results" / "cpu-pilot")
     (public,) = (shared.seed / "keyring" / "cpu").glob("*.pub.pem")
     (workspace / "signing" / "keyring" / "cpu").mkdir(parents=True)
     shutil.copy(public, workspace / "signing" / "keyring" / "cpu" / public.name)
@@ -151,7 +150,8 @@ def test_readme_auditor_lines_run_as_written(walkthrough: Walkthrough) -> None:
 
 def _renamed_run(walkthrough: Walkthrough, shared: SharedRepo) -> Path:
     """cpu's run with the report's vendor renamed, its files rewritten, re-signed by cpu."""
-    report = json.loads((walkthrough.workspace / "results" / "cpu" / "report.json").read_text())
+    pilot = walkthrough.workspace / "results" / "cpu-pilot"
+    report = json.loads((pilot / "report.json").read_text())
     report["vendor"].update(display_name=IMPOSTOR, contact="Jensen <security@nvidia.example>",
                             docs_url="https://nvidia.example/ckit")
     run = walkthrough.workspace / "results" / "impostor"
