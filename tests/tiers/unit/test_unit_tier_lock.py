@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from unit_helpers import REGENERATES_THE_UNIT_TIER
 
 from kit.cli import main
 from kit.errors import ExitCode
@@ -37,6 +38,7 @@ def locked() -> list[str]:
 
 #: On a locking CPU `test_lock_check_passes_on_the_checkout` compares the whole locked file
 #: (ids and digests) with a regeneration: a second regeneration here would only cost time.
+@REGENERATES_THE_UNIT_TIER
 @pytest.mark.heavy
 @pytest.mark.skipif(
     torch.backends.cpu.get_cpu_capability() in LOCKING_CAPABILITIES,
@@ -77,6 +79,7 @@ def test_both_halves_and_the_never_skip_core_are_present(locked: list[str]) -> N
     assert any(i.startswith("unit/opspec/") for i in ids)
 
 
+@REGENERATES_THE_UNIT_TIER
 @pytest.mark.heavy
 @locking_cpu
 def test_lock_check_passes_on_the_checkout(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import torch
-from unit_helpers import cpu_context
+from unit_helpers import REGENERATES_THE_UNIT_TIER, cpu_context
 
 from kit.cli import main
 from kit.errors import InputError
@@ -237,6 +237,7 @@ def test_the_locked_list_records_each_tests_input_digest() -> None:
         assert digests[test_id] == unit_test_digest(STANDARD, test_id)
 
 
+@REGENERATES_THE_UNIT_TIER
 @pytest.mark.heavy  # two regenerations of the whole unit tier
 def test_lock_refuses_an_id_whose_regenerated_inputs_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

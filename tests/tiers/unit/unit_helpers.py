@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from planting_helpers import PlantedRun
 
 from kit.context import KitContext
@@ -23,6 +24,11 @@ from kit.pytest_plugin import build_context
 from kit.standard import load_standard
 
 TODAY = dt.date(2026, 11, 22)
+
+#: Heavy tests regenerating the whole unit tier in the test's own process (``ckit standard
+#: lock`` called in-process): one xdist worker runs them one after the other, so each later one
+#: finds OpInfo's samples and the built variants in memory instead of generating them again.
+REGENERATES_THE_UNIT_TIER = pytest.mark.xdist_group("regenerates-the-unit-tier")
 
 #: A small, valid op spec; tests derive broken ones from it.
 VALID_SPEC = """\
