@@ -208,8 +208,9 @@ def decode_head(data: bytes) -> dict[str, Any]:
     return head
 
 
-def _decode_records(data: bytes) -> tuple[BodyRecord, ...]:
-    """The records, strictly; ``_UnknownStatuses`` where they are but for a record's status."""
+def _read_records(head: dict[str, Any], data: bytes) -> WrittenBody:
+    """The body of ``head`` and the records of ``data``, strictly: a ``Body``, or as written
+    where the records read but for a record's status."""
     if data and not data.endswith(b"\n"):
         raise VerificationError(f"{RECORDS_JSONL}: the last line has no newline")
     try:
@@ -217,9 +218,9 @@ def _decode_records(data: bytes) -> tuple[BodyRecord, ...]:
     except (msgspec.DecodeError, RecursionError):
         lines = _record_lines(data)  # the decode error, where a status is not what failed
         _check_canonical(lines, data)
-        raise _UnknownStatuses(lines) from None
+        return WrittenBody(head, tuple(lines))
     _check_canonical(records, data)
-    return tuple(records)
+    return Body(head, tuple(records))
 
 
 def _record_lines(data: bytes) -> list[RecordLine]:
@@ -237,12 +238,6 @@ def _check_canonical(records: Sequence[RecordLine], data: bytes) -> None:
                                 "key, another spelling of a value, or whitespace)")
 
 
-class _UnknownStatuses(Exception):
-    def __init__(self, records: list[RecordLine]) -> None:
-        super().__init__()
-        self.records = tuple(records)
-
-
 def _one_line(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:200]
@@ -256,11 +251,7 @@ def decode_body(files: Mapping[str, bytes]) -> WrittenBody:
     missing = [name for name in BODY_FILES if name not in files]
     if missing:
         raise VerificationError(f"the body lacks {missing[0]}")
-    head = decode_head(files[REPORT_HEAD])
-    try:
-        return Body(head, _decode_records(files[RECORDS_JSONL]))
-    except _UnknownStatuses as unknown:
-        return WrittenBody(head, unknown.records)
+    return _read_records(decode_head(files[REPORT_HEAD]), files[RECORDS_JSONL])
 
 
 _STATUS_VALUES = frozenset(status.value for status in Status)

@@ -145,3 +145,19 @@ def test_records_out_of_order_are_asked_one_by_one(report: dict[str, Any]) -> No
     bad = with_record(reordered, 2, details={"na_reason": 3})
     assert checked(bad).problem == (f"step 9: record {bad['records'][2]['id']!r}: "
                                     "details.na_reason is not a string")
+
+
+def test_a_reader_refuses_a_body_with_a_status_not_the_kits(report: dict[str, Any],
+                                                             tmp_path: Path) -> None:
+    """``ckit show`` and the other readers (``kit.report.read``) refuse, in one line, a body
+    whose records read but for a status the kit does not have; it is written as it was."""
+    from kit.errors import InputError
+    from kit.report.body import write_body_files
+    from kit.report.read import read_report
+
+    forged = with_record(report, 1, status="PASSED")
+    write_body_files(forged, tmp_path / "run")
+    with pytest.raises(InputError) as caught:
+        read_report(tmp_path / "run")
+    assert str(caught.value).endswith(
+        f"record {forged['records'][1]['id']!r}: unknown status 'PASSED'")
