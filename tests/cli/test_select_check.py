@@ -36,4 +36,4 @@ def test_a_misspelt_op_is_shown_the_closest_ids(
     err = _run(tmp_path, capsys, "unit/opinfo/adds/float32/*")
     assert ("'unit/opinfo/adds/float32/*': closest: unit/opinfo/add/float32/0, "
             "unit/opinfo/add/float32/1, unit/opinfo/add/float32/2") in err
-    assert "ids look like unit/opinfo/" in err
+    assert "ids look like unit/" in err  # the list's first id, of whichever source sorts first
