@@ -106,13 +106,21 @@ def use_ieee_float32() -> None:
     reduced-precision switches (its modules') are the vendor's to document."""
     import torch
 
-    torch.set_float32_matmul_precision("highest")
+    # Each switch only where this torch has it: a vendor recipe that replaced torch must still
+    # reach the deploy tier's pinned-torch check, which names what it found.
+    set_precision = getattr(torch, "set_float32_matmul_precision", None)
+    if callable(set_precision):
+        set_precision("highest")
+    backends = getattr(torch, "backends", None)
+    cudnn = getattr(backends, "cudnn", None)
+    if cudnn is None or not hasattr(cudnn, "allow_tf32"):
+        return
     # torch's test utilities (imported by the unit tier) freeze the cuDNN flags against bare
     # assignment; this one is meant process-wide. The legacy switch, not the fp32_precision
     # API: mixing the two makes torch refuse every later read of `allow_tf32`.
-    unfrozen = getattr(torch.backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
+    unfrozen = getattr(backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
     with unfrozen():
-        torch.backends.cudnn.allow_tf32 = False
+        cudnn.allow_tf32 = False
 
 
 def enable_device(vendor: VendorProfile) -> DeviceInfo:
