@@ -139,6 +139,11 @@ def _cast_like(result: Any, expected: Any) -> Any:
 
 def run(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Compute ``func`` on host tensors with simnpu's kernel where it has one."""
+    from simnpu import recurrent
+
+    recurrent_kernel = recurrent.KERNELS.get(qualified_name(func))
+    if recurrent_kernel is not None:  # no host kernel to fall back on: CPU has none
+        return recurrent_kernel(bind(func, args, kwargs))
     native = NATIVE.get(qualified_name(func))
     if native is None:
         return func(*args, **kwargs)

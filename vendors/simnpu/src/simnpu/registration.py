@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-from simnpu import autocast, executor, faults, runtime
+from simnpu import autocast, executor, faults, recurrent, runtime
 from simnpu.tensor import DEVICE_TYPE
 
 
@@ -66,7 +66,8 @@ def _per_op_kernel(name: str) -> Callable[..., Any]:
 
 def device_kernel_ops() -> list[str]:
     """The ops simnpu registers a kernel of its own for, like a real backend: every ATen op
-    with a CPU kernel (the executor runs it), less those a ``fallback`` fault leaves to the
+    with a CPU kernel (the executor runs it) and the fused recurrent cells CPU has none of
+    (``simnpu.recurrent``), less those a ``fallback`` fault leaves to the
     boxed fallback. Not a CompositeImplicitAutograd op: a backend kernel would take its
     autograd (which it gets from its decomposition) away. Registered per op, so that PyTorch's
     dispatcher says truthfully which ops the device has (``torch._C.
@@ -78,7 +79,7 @@ def device_kernel_ops() -> list[str]:
         for name in torch._C._dispatch_get_all_op_names()
         if name.startswith("aten::")
         and name.removeprefix("aten::") not in PYTHON_EXCLUDED_OPS
-        and has_kernel(name, _KEY.CPU)
+        and (has_kernel(name, _KEY.CPU) or name in recurrent.KERNELS)
         and not has_kernel(name, _KEY.CompositeImplicitAutograd)
         and not faults.falls_back(name)
     ]
