@@ -599,6 +599,69 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
   return {out.to(device), save_mean.to(device), save_invstd.to(device)};
 }
 
+// --- 6b. fused recurrent cells ---------------------------------------------------------------
+// ATen's LSTM and GRU cells take a fused path on every non-CPU tensor, and CPU has no kernel for
+// it, so the CPU fallback cannot serve them: composed here from the device's own ops. The
+// workspace is this backend's own: the LSTM's activated gates (input, forget, cell, output);
+// the GRU's reset, update and new gates, the previous hidden state and the new gate's hidden part.
+
+at::Tensor biased(const at::Tensor& gates, const std::optional<at::Tensor>& bias) {
+  return bias.has_value() && bias->defined() ? gates + *bias : gates;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(
+    const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& cx,
+    const std::optional<at::Tensor>& input_bias, const std::optional<at::Tensor>& hidden_bias) {
+  auto gates = (biased(input_gates, input_bias) + biased(hidden_gates, hidden_bias)).chunk(4, 1);
+  at::Tensor in = gates[0].sigmoid(), forget = gates[1].sigmoid(), cell = gates[2].tanh(),
+             out = gates[3].sigmoid();
+  at::Tensor cy = forget * cx + in * cell;
+  return {out * cy.tanh(), cy, at::cat({in, forget, cell, out}, 1)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell_backward(
+    const std::optional<at::Tensor>& grad_hy_in, const std::optional<at::Tensor>& grad_cy_in,
+    const at::Tensor& cx, const at::Tensor& cy, const at::Tensor& workspace, bool has_bias) {
+  auto gates = workspace.chunk(4, 1);
+  const at::Tensor &in = gates[0], &forget = gates[1], &cell = gates[2], &out = gates[3];
+  at::Tensor grad_hy = grad_hy_in.has_value() && grad_hy_in->defined() ? *grad_hy_in
+                                                                        : at::zeros_like(cy);
+  at::Tensor grad_cy = grad_cy_in.has_value() && grad_cy_in->defined() ? *grad_cy_in
+                                                                        : at::zeros_like(cy);
+  at::Tensor tanh_cy = cy.tanh();
+  at::Tensor grad_c = grad_hy * out * (1 - tanh_cy * tanh_cy) + grad_cy;
+  at::Tensor grad_gates = at::cat({grad_c * cell * in * (1 - in),
+                                   grad_c * cx * forget * (1 - forget),
+                                   grad_c * in * (1 - cell * cell),
+                                   grad_hy * tanh_cy * out * (1 - out)}, 1);
+  at::Tensor grad_bias = has_bias ? grad_gates.sum(0) : at::Tensor();
+  return {grad_gates, grad_c * forget, grad_bias};
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_gru_cell(
+    const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& hx,
+    const std::optional<at::Tensor>& input_bias, const std::optional<at::Tensor>& hidden_bias) {
+  auto in = biased(input_gates, input_bias).chunk(3, 1);
+  auto hid = biased(hidden_gates, hidden_bias).chunk(3, 1);
+  at::Tensor reset = (in[0] + hid[0]).sigmoid(), update = (in[1] + hid[1]).sigmoid();
+  at::Tensor fresh = (in[2] + reset * hid[2]).tanh();
+  return {fresh + update * (hx - fresh), at::cat({reset, update, fresh, hx, hid[2]}, 1)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_gru_cell_backward(
+    const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias) {
+  auto parts = workspace.chunk(5, 1);
+  const at::Tensor &reset = parts[0], &update = parts[1], &fresh = parts[2], &hx = parts[3],
+                   &hid_new = parts[4];
+  at::Tensor grad_new = grad_hy * (1 - update) * (1 - fresh * fresh);
+  at::Tensor grad_update = grad_hy * (hx - fresh) * update * (1 - update);
+  at::Tensor grad_reset = grad_new * hid_new * reset * (1 - reset);
+  at::Tensor grad_input = at::cat({grad_reset, grad_update, grad_new}, 1);
+  at::Tensor grad_hidden = at::cat({grad_reset, grad_update, grad_new * reset}, 1);
+  return {grad_input, grad_hidden, grad_hy * update,
+          has_bias ? grad_input.sum(0) : at::Tensor(), has_bias ? grad_hidden.sum(0) : at::Tensor()};
+}
+
 // --- 7. everything else: the CPU fallback ----------------------------------------------------
 
 void fallback_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -638,6 +701,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
   m.impl("native_batch_norm", native_batch_norm);
+  m.impl("_thnn_fused_lstm_cell", fused_lstm_cell);
+  m.impl("_thnn_fused_lstm_cell_backward_impl", fused_lstm_cell_backward);
+  m.impl("_thnn_fused_gru_cell", fused_gru_cell);
+  m.impl("_thnn_fused_gru_cell_backward", fused_gru_cell_backward);
   // The CPU kernels through the fallback, instead of the generic kernels (see section 6).
   m.impl("native_group_norm", torch::CppFunction::makeFromBoxedFunction<&fallback_to_cpu>());
   m.impl("native_layer_norm", torch::CppFunction::makeFromBoxedFunction<&fallback_to_cpu>());
