@@ -9,15 +9,22 @@ from kit.tiers.unit.unit_id import UnitId
 from kit.tiers.unit.variants.errors import Errors, cpu_only_positions
 
 
-def cpu_only_error_ids(config: UnitConfig, test_ids: list[str]) -> list[str]:
-    """The OpInfo error-parity tests among ``test_ids`` whose input OpInfo gives for CPU
-    alone (``kit.tiers.unit.variants.errors.cpu_only_positions``)."""
+def error_parity_ids(test_ids: list[str]) -> list[str]:
+    """The OpInfo error-parity tests (``error-<n>``) among ``test_ids``."""
     found = []
     for test_id in test_ids:
         unit = UnitId.read(test_id)
-        rule, position = unit.variant() if unit else ("", "")
-        if unit is None or unit.source != "opinfo" or rule != Errors.name:
-            continue
-        if int(position) in cpu_only_positions(find_opinfo(config.op(unit.op))):
+        if unit is not None and unit.source == "opinfo" and unit.variant()[0] == Errors.name:
+            found.append(test_id)
+    return found
+
+
+def cpu_only_error_ids(config: UnitConfig, test_ids: list[str]) -> list[str]:
+    """The error-parity tests among ``test_ids`` (``error_parity_ids``) whose input OpInfo
+    gives for CPU alone (``kit.tiers.unit.variants.errors.cpu_only_positions``)."""
+    found = []
+    for test_id in error_parity_ids(test_ids):
+        unit = UnitId.of(test_id)
+        if int(unit.variant()[1]) in cpu_only_positions(find_opinfo(config.op(unit.op))):
             found.append(test_id)
     return found

@@ -53,6 +53,10 @@ class LockedIds:
             _locked[path] = _read(path)
         return _locked[path]
 
+    def listed_if_locked(self, standard: Standard) -> frozenset[str]:
+        """``listed``, or none where the standard has no such file (one older than the set)."""
+        return self.listed(standard) if standard.file(self.file).is_file() else frozenset()
+
 
 REPEATS = LockedIds(
     "tests/unit-repeats.txt",
@@ -104,5 +108,4 @@ REFUSALS = (OPTIM_REFUSED, MODULE_REFUSED)
 
 def refused_ids(standard: Standard) -> frozenset[str]:
     """Every test the standard's refusal files list (none where it has no such file)."""
-    return frozenset().union(*(locked.listed(standard) for locked in REFUSALS
-                               if standard.file(locked.file).is_file()))
+    return frozenset().union(*(locked.listed_if_locked(standard) for locked in REFUSALS))

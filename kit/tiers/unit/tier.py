@@ -35,8 +35,7 @@ CPU_ONLY_ERROR_WORDS = ("PyTorch's OpInfo gives this error input for CPU only: a
 def _cpu_only_error(standard: Standard, test_id: str) -> bool:
     from kit.tiers.unit.locked_ids import CPU_ONLY_ERRORS
 
-    return ("/error-" in test_id and standard.file(CPU_ONLY_ERRORS.file).is_file()
-            and CPU_ONLY_ERRORS.holds(standard, test_id))
+    return test_id in CPU_ONLY_ERRORS.listed_if_locked(standard)
 
 
 def _scale_over_budget(standard: Standard, vendor: VendorProfile, test_id: str
@@ -107,12 +106,13 @@ class UnitTier(Tier):
             modules = [test_id for test_id in test_ids if test_id.startswith(MODULE_PREFIX)]
             refused = cpu_refused(modules, lambda test_id: module_unit_case(config, test_id))
             files[MODULE_REFUSED.file] = MODULE_REFUSED.render(refused)
-        from kit.tiers.unit.cpu_only_errors import cpu_only_error_ids
+        from kit.tiers.unit.cpu_only_errors import cpu_only_error_ids, error_parity_ids
         from kit.tiers.unit.locked_ids import CPU_ONLY_ERRORS
 
-        cpu_only = cpu_only_error_ids(config, test_ids)
-        if cpu_only:  # a standard with error-parity tests (v2 on)
-            files[CPU_ONLY_ERRORS.file] = CPU_ONLY_ERRORS.render(cpu_only)
+        errors = error_parity_ids(test_ids)
+        if errors:  # a standard with error-parity tests (v2 on): its list, even an empty one
+            files[CPU_ONLY_ERRORS.file] = CPU_ONLY_ERRORS.render(cpu_only_error_ids(config,
+                                                                                    errors))
         return files
 
     def unfailable_ids(self, standard: Standard, test_ids: list[str]) -> list[str]:
