@@ -14,6 +14,8 @@ there with why it is not.
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -24,6 +26,8 @@ KIT_ROOT = Path(__file__).resolve().parents[1]
 README = KIT_ROOT / "README.md"
 #: The opening fence of a shell block (the only kind the README's commands are written in).
 SHELL_FENCE = "```sh\n"
+#: What only a shell does: an environment assignment first, pipes, lists, redirections, expansions.
+SHELL_SYNTAX = re.compile(r"^\w+=|[|&;<>`$]")
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,17 @@ def find_block(readme: str, marker: str, nth: int = 0) -> ShellBlock:
 def readme_block(heading: str, nth: int = 0) -> str:
     """The ``nth`` ``sh`` block after ``heading`` in README.md (0: the first)."""
     return find_block(README.read_text(encoding="utf-8"), heading, nth).text
+
+
+def block_commands(block: str) -> list[list[str]]:
+    """Each command of ``block`` as the argv bash would give it: continued lines joined, comments
+    dropped. For a test that runs a block's commands in its own process (``.venv/bin/ckit`` as
+    ``kit.cli.main``): plain commands only, so nothing the shell would do is left undone."""
+    lines = block.replace("\\\n", " ").splitlines()
+    commands = [argv for argv in (shlex.split(line, comments=True) for line in lines) if argv]
+    for argv in commands:
+        assert not SHELL_SYNTAX.search(" ".join(argv)), f"not a plain command: {argv}"
+    return commands
 
 
 def fresh_clone(workspace: Path) -> Path:

@@ -10,6 +10,10 @@ Run as written, in a fresh ``git clone`` of the kit:
 (``tests/runner/test_e2e_certify_cpu.py``, heavy); the repository walkthrough, the auditor's
 and the release manager's blocks (``tests/repository/test_repo_readme.py``).
 
+Run as written, from the kit's checkout, its commands in the test's own process
+(``readme_clone.block_commands``): check-corpus on the shared corpus
+(``tests/numerics/test_numerics_corpus.py``).
+
 Not run ("marker" N: why):
 
 - "### A new PyTorch release" 0: its vendor (X) and corpus FILE are placeholders, and `standard
@@ -18,8 +22,6 @@ Not run ("marker" N: why):
   both from a fresh clone, about 17 minutes).
 - "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
   second complete run (minutes); `make certify` runs each of them in the heavy test.
-- "To judge recorded outputs of real hardware" 0: 35 s, on a corpus kept outside the kit
-  (../shared); tests/numerics/test_numerics_corpus.py checks that corpus.
 - "Any single test reruns with plain pytest" 0: two pytest sessions collecting every tier
   (35 s); the plugin's vendor mode is run by tests/test_pytest_plugin_narrowing.py.
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).

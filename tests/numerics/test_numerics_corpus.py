@@ -8,25 +8,22 @@ half of the contract: one wrong value is rejected, naming the test.
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from readme_clone import KIT_ROOT, block_commands, readme_block
 
-from kit import paths
 from kit.cli import main
 from kit.numerics.model import ClassSpec
 from kit.standard import load_standard
 from kit.tiers.unit.cases import unit_case
 from kit.tiers.unit.vacuity import unfailable_tests
 
-SHARED_CORPUS = Path(
-    os.environ.get(
-        "CKIT_CORPUS", paths.kit_home().parent / "shared" / "corpus" / "cuda-h100-unit.npz"
-    )
-)
+#: The README's check-corpus line, run as written from the kit's root: the shared corpus is
+#: kept outside the kit, beside it.
+CORPUS_MARKER = "To judge recorded outputs of real hardware"
 RECORDED = [
     "unit/opinfo/mm/float32/0",
     "unit/opinfo/cos/int64/0",
@@ -35,9 +32,16 @@ RECORDED = [
 ]
 
 
-@pytest.mark.skipif(not SHARED_CORPUS.is_file(), reason=f"no shared corpus at {SHARED_CORPUS}")
-def test_the_h100_corpus_has_no_false_failures(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["standard", "check-corpus", str(SHARED_CORPUS)])
+def test_the_h100_corpus_has_no_false_failures(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's block, in this process: the corpus and the CPU-only inputs are loaded once."""
+    ((program, *args),) = block_commands(readme_block(CORPUS_MARKER))
+    assert program == ".venv/bin/ckit" and args[:2] == ["standard", "check-corpus"], args
+    if not (KIT_ROOT / args[-1]).is_file():
+        pytest.skip(f"no shared corpus at {args[-1]} (from the kit's root)")
+    monkeypatch.chdir(KIT_ROOT)
+    code = main(args)
     out = capsys.readouterr().out
     assert code == 0, out[-3000:]
     assert out.strip().endswith("FAIL, 0 UNKNOWN") and " 0 FAIL" in out
