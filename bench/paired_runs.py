@@ -37,7 +37,7 @@ def timed_cpu_run(out: Path, tiers: str, workers: int, select: list[str],
 def describe(label: str, out: Path, wall: float) -> Report:
     """Print the run's test count, wall time and statuses; its report."""
     report = read_report(out).report
-    counted = report.summary["overall"]["statuses"]
+    counted = report.summary.overall.statuses
     statuses = ", ".join(f"{status} {n}" for status, n in counted.items() if n)
     print(f"{label}: {sum(counted.values())} tests in {wall:.1f} s ({statuses})")
     return report
