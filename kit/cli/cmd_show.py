@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 from kit.cli import add_command
 from kit.cli.comment_baseline import check_baseline, with_baseline_check
+from kit.cli.run_choice import choose_run
 from kit.errors import ExitCode, InputError
 from kit.report.read import read_report
 from kit.rundir import REPORT_JSON
@@ -23,10 +25,15 @@ DEFAULT_LIMIT = 20
 def _show(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise InputError("--limit must be at least 1")
-    source = read_report(args.report)
+    chosen = choose_run(args.report)
+    source = read_report(chosen.path)
     view = show_view(source, args.limit, previous_run_of(source.path.parent))
     if args.against is not None and args.format != "comment":
         raise InputError("--against goes with --format comment (`ckit diff` compares two runs)")
+    if chosen.note is not None:
+        # The text's first line; JSON and the comment stay what they are: the note goes aside.
+        plain = args.format == "text" and not args.json
+        print(chosen.note, file=sys.stdout if plain else sys.stderr)
     if args.format == "comment":
         baseline = read_report(args.against) if args.against is not None else None
         links = ci_links(os.environ, source.report.standard.version)
@@ -53,7 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
          "ckit show results/canary --format comment --against results/cpu"],
     )
     parser.add_argument("report", type=Path, metavar="DIR|REPORT",
-                        help=f"a run's output directory, or its {REPORT_JSON}")
+                        help=f"a run's output directory, or its {REPORT_JSON}; a directory of runs "
+                        "(results/cpu, where make certify writes results/cpu/<UTC stamp>): its "
+                        "newest run, named on the first line")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
                         help=f"failure groups and top errors shown (default {DEFAULT_LIMIT})")
     parser.add_argument("--json", action="store_true", help="print the view as JSON")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,46 @@ def test_comment_rounds_the_regressions_worst_ratio_and_names_the_first_id_in_na
     assert regressed == [f"- `unit/opinfo/add` `float32`: 2 test(s) (FAIL_NUMERIC 2); worst "
                          f"ratio to bound 1.05e+04; e.g. `{HUGE}`"]  # 2 before 10
     assert "10485.77" not in out
+
+
+def _runs_under(parent: Path, run: Path, *names: str) -> list[Path]:
+    """Copies of ``run`` as runs under ``parent``, as ``make certify`` leaves results/cpu."""
+    copies = [parent / name for name in names]
+    for copy in copies:
+        shutil.copytree(run, copy)
+    return copies
+
+
+def test_a_directory_of_stamped_runs_shows_the_newest_and_says_so_first(
+    failing_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent = tmp_path / "results" / "cpu"
+    _, newest = _runs_under(parent, failing_run, "20261128T235959Z", "20261129T001500Z")
+    code, out, _ = _show(capsys, str(parent))
+    assert code == ExitCode.OK
+    lines = out.splitlines()
+    assert lines[0] == f"showing {newest}, the newest of the 2 runs in {parent}"
+    assert f"report: {newest / 'report.json'}" in lines
+    code, out, err = _show(capsys, str(parent), "--json")
+    assert code == ExitCode.OK and err == f"{lines[0]}\n"  # aside: stdout stays JSON
+    assert json.loads(out)["report"] == str(newest / "report.json")
+
+
+def test_a_directory_of_runs_in_no_known_order_is_one_line_naming_them(
+    failing_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _runs_under(tmp_path / "results", failing_run, "cpu-pilot", "cpu-retry")
+    code, out, err = _show(capsys, str(tmp_path / "results"))
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err == (f"ckit: error: {tmp_path / 'results'}: no report, but 2 runs (cpu-pilot, "
+                   f"cpu-retry); name one, e.g. ckit show {tmp_path / 'results' / 'cpu-retry'}\n")
+
+
+def test_a_directory_with_neither_report_nor_run_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "results" / "cpu" / "workers").mkdir(parents=True)  # not a run: no report
+    code, out, err = _show(capsys, str(tmp_path / "results" / "cpu"))
+    assert code == ExitCode.INPUT_ERROR and out == ""
+    assert err == (f"ckit: error: {tmp_path / 'results' / 'cpu' / 'report.json'}: not found; "
+                   "give a run directory or its report.json\n")
