@@ -12,7 +12,8 @@ and the release manager's blocks (``tests/repository/test_repo_readme.py``).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
-(``tests/numerics/test_numerics_corpus.py``).
+(``tests/numerics/test_numerics_corpus.py``); in a subprocess, the plain-pytest rerun of add's
+float32 tests (``tests/tiers/unit/test_unit_tier_pytester.py``).
 
 Not run ("marker" N: why):
 
@@ -22,8 +23,8 @@ Not run ("marker" N: why):
   both from a fresh clone, about 17 minutes).
 - "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
   second complete run (minutes); `make certify` runs each of them in the heavy test.
-- "Any single test reruns with plain pytest" 0: two pytest sessions collecting every tier
-  (35 s); the plugin's vendor mode is run by tests/test_pytest_plugin_narrowing.py.
+- "Any single test reruns with plain pytest" 1: `-k` after collecting every tier (about 15 s
+  more than the narrowed line before it, which tests/tiers/unit/test_unit_tier_pytester.py runs).
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
 - "### Worked example: simnpu" 0: reinstalls simnpu into the kit's own environment and runs
   its complete standard (tests/runner/test_e2e_certify_simnpu.py runs that run).

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from readme_clone import KIT_ROOT, block_commands, readme_block
 
 from kit import paths
 from kit.standard import load_standard
@@ -14,6 +19,8 @@ from kit.standard import load_standard
 pytest_plugins = ["pytester"]
 
 UNIT_TIER = paths.package_dir() / "tiers" / "unit"
+#: The README's block that reruns single tests with plain pytest.
+PLAIN_PYTEST = "Any single test reruns with plain pytest"
 
 #: A plugin the subprocess loads (-p) to log the kit status the plugin gave each test phase.
 STATUS_RECORDER = """
@@ -57,21 +64,29 @@ def status_log(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Pa
     return log
 
 
-def test_cpu_passes_real_opinfo_and_opspec_tests(
-    pytester: pytest.Pytester, status_log: Path
-) -> None:
+def test_cpu_passes_real_opinfo_and_opspec_tests(tmp_path: Path) -> None:
+    """The README's plain-pytest line as written, from the kit's checkout (``.venv/bin/pytest``:
+    the interpreter under test); the status recorder and an op spec's tests added to it through
+    ``PYTEST_ADDOPTS``."""
+    ((program, *args),) = block_commands(readme_block(PLAIN_PYTEST))
+    assert program == ".venv/bin/pytest" and "--ckit-select" in args, args
     add_ids = locked("unit/opinfo/add/float32/")
     spec_ids = locked("unit/opspec/layer_norm_module/float32/")
     # Every OpInfo sample of add (the alpha=2 one is 9) and its variants, e.g. empty inputs.
     assert {"unit/opinfo/add/float32/9", "unit/opinfo/add/float32/empty"} <= set(add_ids)
     assert spec_ids
+    (tmp_path / "unit_status_recorder.py").write_text(STATUS_RECORDER, encoding="utf-8")
+    log = tmp_path / "statuses.jsonl"
+    env = {**os.environ, "UNIT_TIER_STATUS_LOG": str(log), "PYTHONPATH": str(tmp_path),
+           "PYTEST_ADDOPTS": "-p no:randomly -p unit_status_recorder "
+                             "--ckit-select=unit/opspec/layer_norm_module/float32/*"}
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=KIT_ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
 
-    result = run_tier(
-        pytester, "cpu", "unit/opinfo/add/float32/*", "unit/opspec/layer_norm_module/float32/*"
-    )
-
-    result.assert_outcomes(passed=len(add_ids) + len(spec_ids))
-    assert statuses(status_log) == {i: ("PASS", "") for i in add_ids + spec_ids}
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    summary = done.stdout.splitlines()[-1]  # e.g. "=== 39 passed, 3 deselected in 7.07s ==="
+    assert re.match(rf"=+ {len(add_ids) + len(spec_ids)} passed[, ]", summary), summary
+    assert statuses(log) == {i: ("PASS", "") for i in add_ids + spec_ids}
 
 
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
