@@ -7,8 +7,10 @@ therefore either run by a test or added to this list, never untested in silence.
 
 Run as written, in a fresh ``git clone`` of the kit:
 ``make certify VENDOR=cpu``, then everyday use and the two template blocks after it
-(``tests/runner/test_e2e_certify_cpu.py``, heavy); the repository walkthrough, the auditor's
-and the release manager's blocks (``tests/repository/test_repo_readme.py``).
+(``tests/runner/test_e2e_certify_cpu.py``, heavy); simnpu's worked example, its complete run and
+a faulty narrowed one (``tests/runner/test_e2e_certify_simnpu.py``, heavy); the repository
+walkthrough, the auditor's and the release manager's blocks
+(``tests/repository/test_repo_readme.py``).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
@@ -26,8 +28,6 @@ Not run ("marker" N: why):
 - "Any single test reruns with plain pytest" 1: `-k` after collecting every tier (about 15 s
   more than the narrowed line before it, which tests/tiers/unit/test_unit_tier_pytester.py runs).
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
-- "### Worked example: simnpu" 0: reinstalls simnpu into the kit's own environment and runs
-  its complete standard (tests/runner/test_e2e_certify_simnpu.py runs that run).
 - "## Certify a C++ backend" 0: compiles cppnpu (minutes); tests/vendors/test_vendors_cppnpu.py
   builds it in a fresh venv and runs narrowed selections.
 - "## Reference containers and the deploy tier" 0: Docker images built from scratch (minutes);
