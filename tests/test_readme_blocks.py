@@ -28,8 +28,9 @@ Not run ("marker" N: why):
 - "Any single test reruns with plain pytest" 1: `-k` after collecting every tier (about 15 s
   more than the narrowed line before it, which tests/tiers/unit/test_unit_tier_pytester.py runs).
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
-- "## Certify a C++ backend" 0: compiles cppnpu (minutes); tests/vendors/test_vendors_cppnpu.py
-  builds it in a fresh venv and runs narrowed selections.
+- "## Certify a C++ backend" 0: tests/vendors/test_vendors_cppnpu.py (heavy) runs its install
+  line in a fresh venv, then narrower runs of its own; the block's validate and two runs would
+  add about 36 s (2.7 + 16.5 + 17.2 s measured) to a heavy suite whose budget is spent.
 - "## Reference containers and the deploy tier" 0: Docker images built from scratch (minutes);
   tests/container/ runs the same commands.
 - "## Scaling out: shards, several devices, merge" 0: a placeholder vendor (acme) and device
