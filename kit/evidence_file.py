@@ -139,7 +139,11 @@ def _dense_bytes(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.layout != torch.strided:
         raise TypeError(f"evidence cannot hold a {tensor.layout} tensor")
     plain = tensor.detach().cpu().resolve_conj().resolve_neg().contiguous().reshape(-1)
-    return plain.view(torch.uint8) if plain.numel() else torch.empty(0, dtype=torch.uint8)
+    if not plain.numel():
+        return torch.empty(0, dtype=torch.uint8)
+    if plain.stride(0) != 1:  # one element keeps any stride through contiguous() and reshape
+        plain = torch.empty_like(plain, memory_format=torch.contiguous_format).copy_(plain)
+    return plain.view(torch.uint8)
 
 
 def _tensors(table: Any, data: bytearray, offset: int) -> list[torch.Tensor]:

@@ -31,9 +31,8 @@ from kit.aten_trace import EMPTY, FUSED, INPLACE, OUT, PLAIN, STRIDED
 from kit.results import FAILURE_STATUSES, RecordFields, Status, TestRecord
 from kit.standard import Standard
 from kit.tiers.registry import find_tier
-from kit.tiers.unit.unit_id import UnitId
+from kit.tiers.unit.unit_id import OPINFO_PREFIXES, UnitId
 
-OPINFO_PREFIX = "unit/opinfo/"
 SUSPECTS = "suspects"
 #: At most this many suspects per record: the first failing tests of each suspected op.
 MAX_SUSPECTS = 8
@@ -68,7 +67,7 @@ def _failing_opinfo(records: Iterable[TestRecord]) -> dict[tuple[str, str], list
     """(op name, dtype) -> its failing OpInfo tests, sorted by id."""
     failing: dict[tuple[str, str], list[_Failure]] = {}
     for record in records:
-        if record.status.is_failure and record.id.startswith(OPINFO_PREFIX):
+        if record.status.is_failure and record.id.startswith(OPINFO_PREFIXES):
             unit_id = UnitId.of(record.id)
             failure = _Failure(record.id, failure_way(record.status, record.details),
                                _VARIANT_USES.get(unit_id.variant()[0],
@@ -165,7 +164,7 @@ def check_suspects(records: Sequence[RecordFields]) -> str | None:
             continue
         if failing is None:
             failing = {r.id for r in records
-                       if r.status in FAILURE_STATUSES and r.id.startswith(OPINFO_PREFIX)}
+                       if r.status in FAILURE_STATUSES and r.id.startswith(OPINFO_PREFIXES)}
         dtype = blame_dtype(record.id)
         if dtype is None or not isinstance(suspects, list) or not all(
             isinstance(s, str) and s in failing and _dtype_of(s) == dtype for s in suspects

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kit.tiers.unit.unit_id import UnitId
+from kit.tiers.unit.unit_id import OPINFO_SOURCE, SWEEP_SOURCE, UnitId
 
 if TYPE_CHECKING:
     import torch
@@ -152,10 +152,12 @@ class ProbeReport:
 
 
 def suspect_of(test_id: str) -> str | None:
-    """The op a failing test puts under suspicion: ``unit/opinfo/<op>/<dtype>/<n>`` gives the
-    OpInfo name, ``unit/opspec/<template>/<dtype>/<case>`` the template; other tiers none."""
+    """The op a failing test puts under suspicion: ``unit/opinfo/<op>/<dtype>/<n>`` (or
+    ``unit/sweep/...``) gives the OpInfo name, ``unit/opspec/<template>/<dtype>/<case>`` the
+    template; other tiers none."""
     unit_id = UnitId.read(test_id)
-    return unit_id.op if unit_id is not None and unit_id.source in ("opinfo", "opspec") else None
+    named = (OPINFO_SOURCE, SWEEP_SOURCE, "opspec")
+    return unit_id.op if unit_id is not None and unit_id.source in named else None
 
 
 def implicated(suspects: Iterable[str]) -> frozenset[str]:

@@ -23,13 +23,14 @@ from kit.tiers.unit.config import Attribution, UnitConfig, load_unit_config
 from kit.tiers.unit.evidence import UnitEvidence
 from kit.tiers.unit.module_ids import MODULE_PREFIX
 from kit.tiers.unit.optim_ids import OPTIM_PREFIX
-from kit.tiers.unit.unit_id import UnitId
+from kit.tiers.unit.unit_id import OPINFO_PREFIXES, SWEEP_SOURCE, UnitId
 
 if TYPE_CHECKING:
     from kit.json_shape import RecordDetails
     from kit.tiers.unit.checking import UnitCase
 
 OPINFO_PREFIX = "unit/opinfo/"
+SWEEP_PREFIX = f"unit/{SWEEP_SOURCE}/"
 OPSPEC_PREFIX = "unit/opspec/"
 
 
@@ -59,7 +60,7 @@ def unit_case_called_once(standard: Standard, test_id: str) -> UnitCase:
     """The inputs and call of one unit test, without repeat calls: what its input digest and
     vacuity read when the standard is locked, before its repeat file exists."""
     config = load_unit_config(standard)
-    if test_id.startswith(OPINFO_PREFIX):
+    if test_id.startswith(OPINFO_PREFIXES):
         from kit.tiers.unit.opinfo_cases import opinfo_unit_case
 
         return opinfo_unit_case(config, test_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from kit.errors import InputError
 from kit.numerics.parsing import parse_overrides
 from kit.standard import Standard
 from kit.tiers.unit.coverage import Coverage, parse_coverage
-from kit.tiers.unit.dtypes import parse_dtypes
+from kit.tiers.unit.dtypes import UNIT_DTYPES, parse_dtypes
 from kit.tiers.unit.entries import (
     FLOAT64_REFERENCE,
     REFERENCES,
@@ -27,6 +28,9 @@ from kit.tiers.unit.entries import (
     OpEntry,
     Writes,
 )
+from kit.tiers.unit.sweep import Exclusion, Sweep, sweep_entries
+from kit.tiers.unit.unit_id import OPINFO_SOURCE, SWEEP_SOURCE
+from kit.tiers.unit.variants.rules import VariantRule
 from kit.yamlio import load_yaml
 
 #: An ATen overload as the dispatcher names it: ``aten::add.Tensor``, ``aten::mm``.
@@ -81,16 +85,46 @@ class UnitConfig:
     optimizers: Optimizers | None = None
     #: None: the standard runs no ModuleInfo (v1).
     modules: Modules | None = None
+    #: None: the standard runs no OpInfo beyond its unit list (v1).
+    sweep: Sweep | None = None
 
     @property
     def op_specs_dirs(self) -> tuple[Path, ...]:
         return (self.op_specs_dir, *self.inherited_op_specs_dirs)
 
-    def op(self, key: str) -> OpEntry:
-        for entry in self.ops:
+    @functools.cached_property
+    def sweep_ops(self) -> tuple[OpEntry, ...]:
+        """The sweep's ops on the installed release (``kit.tiers.unit.sweep``); listed once."""
+        if self.sweep is None:
+            return ()
+        return sweep_entries(self.sweep, {entry.key for entry in self.ops})
+
+    @property
+    def all_op_entries(self) -> tuple[OpEntry, ...]:
+        """The unit list's OpInfo ops, then the sweep's."""
+        return (*self.ops, *self.sweep_ops)
+
+    def op(self, key: str, source: str = OPINFO_SOURCE) -> OpEntry:
+        """The op ``key`` of the id source ``source`` (``unit/<source>/<key>/...``)."""
+        entries = self.sweep_ops if source == SWEEP_SOURCE else self.ops
+        for entry in entries:
             if entry.key == key:
                 return entry
-        raise InputError(f"{self.source}: no op {key!r} in the unit tier")
+        raise InputError(f"{self.source}: no op {key!r} in the unit tier's {source} ops")
+
+    def samples_cap(self, entry: OpEntry) -> int | None:
+        """How many of its OpInfo samples the op runs per dtype (None: every one)."""
+        if entry.source == SWEEP_SOURCE and self.sweep is not None:
+            return self.sweep.samples
+        return self.coverage.samples_cap(entry.key)
+
+    def variants_of(self, entry: OpEntry, dtype: str) -> tuple[VariantRule, ...]:
+        """The variant rules the op gets in ``dtype``: a sweep op those the sweep names."""
+        if entry.source == SWEEP_SOURCE and self.sweep is not None:
+            named = self.sweep.variants_of(entry.key)
+            return tuple(rule for rule in self.coverage.variants if rule.name in named
+                         and (rule.dtypes is None or dtype in rule.dtypes))
+        return self.coverage.variants_of(entry.key, dtype)
 
 
 @functools.lru_cache(maxsize=8)
@@ -131,6 +165,8 @@ def _with_op_specs_of(config: UnitConfig, directories: tuple[Path, ...]) -> Unit
 def check_op_classes(config: UnitConfig, known: frozenset[str]) -> None:
     """Every op names an op class the standard's numerics model defines (``known``)."""
     named = [(f"op {entry.key}", entry.comparison) for entry in config.ops]
+    if config.sweep is not None:
+        named += [(f"sweep op {key}", comparison) for key, comparison in config.sweep.comparisons]
     for section, settings in (("optimizers", config.optimizers), ("modules", config.modules)):
         if settings is not None:
             named.append((section, settings.comparison))
@@ -145,7 +181,8 @@ def check_op_classes(config: UnitConfig, known: frozenset[str]) -> None:
 
 def parse_unit_config(data: Any, source: Path) -> UnitConfig:
     top = Node.of(data, source).section(
-        ("ops",), ("coverage", "op_specs", "attribution", "optimizers", "modules"), what="a mapping"
+        ("ops",), ("coverage", "op_specs", "attribution", "optimizers", "modules", "sweep"),
+        what="a mapping"
     )
     op_specs = top.optional(
         "op_specs", "ops", Node.text, expected="a directory relative to the file"
@@ -159,8 +196,53 @@ def parse_unit_config(data: Any, source: Path) -> UnitConfig:
     attribution = top.optional("attribution", None, _parse_attribution)
     optimizers = top.optional("optimizers", None, _parse_optimizers)
     modules = top.optional("modules", None, lambda node: _parse_modules(node, coverage))
+    sweep = top.optional("sweep", None, _parse_sweep,
+                         {rule.name for rule in coverage.variants}, keys)
     return UnitConfig(source, ops, source.parent / op_specs, coverage, attribution=attribution,
-                      optimizers=optimizers, modules=modules)
+                      optimizers=optimizers, modules=modules, sweep=sweep)
+
+
+def _parse_sweep(node: Node, rule_names: Collection[str], listed: Collection[str]) -> Sweep:
+    """``sweep: {samples, variants, excluded: [{reason, ops, why}], ops: {key: {...}}}``."""
+    section = node.section(("samples", "variants"), ("excluded", "ops"))
+    samples = section["samples"].integer(minimum=1, maximum=100, what="a number of samples")
+    variants = section["variants"].choices(sorted(rule_names), unique=True)
+    excluded = section.get("excluded")
+    items = () if excluded is None else excluded.items(what="a list of {reason, ops, why}")
+    exclusions = tuple(_parse_exclusion(item) for item in items)
+    reasons: dict[str, str] = {}
+    for exclusion, item in zip(exclusions, items, strict=True):
+        for op in exclusion.ops:
+            if op in reasons or op in listed:
+                already = f"excluded already, as {reasons[op]!r}" if op in reasons else (
+                    "in the unit list (ops)")
+                raise item.error(f"{op!r} is {already}")
+            reasons[op] = exclusion.reason
+    ops = section.get("ops")
+    judged = () if ops is None else ops.entries(what="a mapping of OpInfo keys to judgements")
+    comparisons, limits, variant_limits = [], [], []
+    for key, entry in judged:
+        fields = entry.section((), ("dtypes", "variants", *COMPARISON_FIELDS))
+        dtypes = fields.optional("dtypes", UNIT_DTYPES, parse_dtypes)
+        if dtypes != UNIT_DTYPES:
+            limits.append((key, dtypes))
+        if "variants" in fields.data:
+            variant_limits.append((key, fields["variants"].choices(variants, unique=True)))
+        limited = dtypes != UNIT_DTYPES or "variants" in fields.data
+        if limited and not fields.optional("why", "", Node.text, empty_ok=True).strip():
+            raise entry.child("why", None).error("say why the op's dtypes or variants are limited")
+        comparisons.append((key, parse_comparison(fields, dtypes)))
+    return Sweep(samples, variants, exclusions, tuple(comparisons), tuple(limits),
+                 tuple(variant_limits))
+
+
+def _parse_exclusion(node: Node) -> Exclusion:
+    section = node.section(("reason", "ops", "why"))
+    reason = section["reason"].text(expected="a short phrase, e.g. 'output not unique'")
+    ops = section["ops"].strings(expected="OpInfo keys (name, or name.variant)", non_empty=True,
+                                 unique=True)
+    why = section["why"].text(expected="one line saying why the kit cannot judge them")
+    return Exclusion(reason, ops, why)
 
 
 def _parse_optimizers(node: Node) -> Optimizers:
@@ -280,3 +362,12 @@ def _positions(node: Node) -> tuple[int, ...]:
     """Result positions compared, e.g. sort's values (0) but not its indices."""
     items = node.items(non_empty=True, what="a list of result positions, e.g. [0]")
     return tuple(item.integer(minimum=0, what="a result position") for item in items)
+
+
+def sweep_exclusions(standard: Standard) -> dict[str, str] | None:
+    """The OpInfo keys the standard's sweep excludes, each with its reason; None where the
+    standard has no sweep (it runs only its unit list)."""
+    sweep = load_unit_config(standard).sweep
+    if sweep is None:
+        return None
+    return {op: exclusion.reason for exclusion in sweep.exclusions for op in exclusion.ops}

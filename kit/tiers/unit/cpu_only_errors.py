@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kit.tiers.unit.config import UnitConfig
 from kit.tiers.unit.samples import find_opinfo
-from kit.tiers.unit.unit_id import UnitId
+from kit.tiers.unit.unit_id import OPINFO_PREFIXES, UnitId
 from kit.tiers.unit.variants.errors import Errors, cpu_only_positions
 
 
@@ -14,7 +14,8 @@ def error_parity_ids(test_ids: list[str]) -> list[str]:
     found = []
     for test_id in test_ids:
         unit = UnitId.read(test_id)
-        if unit is not None and unit.source == "opinfo" and unit.variant()[0] == Errors.name:
+        if (unit is not None and test_id.startswith(OPINFO_PREFIXES)
+                and unit.variant()[0] == Errors.name):
             found.append(test_id)
     return found
 
@@ -25,6 +26,7 @@ def cpu_only_error_ids(config: UnitConfig, test_ids: list[str]) -> list[str]:
     found = []
     for test_id in error_parity_ids(test_ids):
         unit = UnitId.of(test_id)
-        if int(unit.variant()[1]) in cpu_only_positions(find_opinfo(config.op(unit.op))):
+        entry = config.op(unit.op, unit.source)
+        if int(unit.variant()[1]) in cpu_only_positions(find_opinfo(entry)):
             found.append(test_id)
     return found

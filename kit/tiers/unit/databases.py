@@ -20,7 +20,7 @@ from kit.tiers.unit.dtypes import UNIT_DTYPES
 from kit.tiers.unit.module_ids import SOURCE as MODULE_SOURCE
 from kit.tiers.unit.optim_ids import SOURCE as OPTIM_SOURCE
 from kit.tiers.unit.optim_ids import UNJUDGED
-from kit.tiers.unit.unit_id import UnitId
+from kit.tiers.unit.unit_id import OPINFO_SOURCE, SWEEP_SOURCE, UnitId
 
 #: The child's program: one line per entry, tab-separated: the database, the entry's name, its
 #: variant (an OpInfo's ``variant_test_name``) and its CPU dtypes (an OpInfo's).
@@ -46,24 +46,29 @@ _LISTING = "test-databases-1"
 @dataclass(frozen=True)
 class Database:
     """One of PyTorch's test databases: its name in ``torch.testing._internal``, what its
-    entries are, and the source segment a unit id would give an entry of it."""
+    entries are, and the source segments a unit id gives an entry of it."""
 
     name: str
     entries: str
-    source: str
+    sources: tuple[str, ...]
 
 
 #: The databases, in the order shown.
 DATABASES = (
-    Database("op_db", "OpInfos", "opinfo"),
-    Database("module_db", "ModuleInfos", MODULE_SOURCE),
-    Database("optim_db", "OptimizerInfos", OPTIM_SOURCE),
+    Database("op_db", "OpInfos", (OPINFO_SOURCE, SWEEP_SOURCE)),
+    Database("module_db", "ModuleInfos", (MODULE_SOURCE,)),
+    Database("optim_db", "OptimizerInfos", (OPTIM_SOURCE,)),
 )
 
 #: Why an entry is not run, one phrase each.
 NO_SOURCE = "the unit tier has no source of them"
 NO_UNIT_DTYPE = "no dtype the unit tier tests on CPU"
 NOT_LISTED = "not in the standard's unit list"
+#: With a sweep (``kit.tiers.unit.sweep``): an OpInfo neither excluded nor with a test, whose
+#: samples the kit could not build on the release (a sample function failing).
+NOT_BUILT = "no sample the kit could build on this release"
+#: With a sweep: an OpInfo it excludes, followed by the exclusion's reason.
+EXCLUDED = "excluded"
 #: An optimizer whose locked tests the kit decides NOT_APPLICABLE (``optim_ids.UNJUDGED``).
 NOT_JUDGED = "not judged by the kit"
 #: An entry each of whose locked tests CPU refuses on the standard's release
@@ -129,9 +134,11 @@ def installed_entries() -> tuple[str, tuple[Entry, ...]] | None:
 
 
 def database_rows(entries: Iterable[Entry], unit_ids: Iterable[str],
-                  refused: Collection[str] = ()) -> tuple[DatabaseRow, ...]:
+                  refused: Collection[str] = (),
+                  excluded: Mapping[str, str] | None = None) -> tuple[DatabaseRow, ...]:
     """Each database's row against the locked ``unit_ids``, of which CPU refuses ``refused``
-    (``locked_ids.refused_ids``)."""
+    (``locked_ids.refused_ids``); ``excluded``: where the standard sweeps every other OpInfo,
+    the op keys it excludes and why (None: it runs only its unit list)."""
     run_keys: dict[str, set[str]] = {}
     for test_id in unit_ids:
         unit = UnitId.read(test_id)
@@ -140,32 +147,49 @@ def database_rows(entries: Iterable[Entry], unit_ids: Iterable[str],
             if test_id not in refused:
                 run_keys[unit.source].add(unit.op)
     listed = tuple(entries)
-    return tuple(_row(database, [e for e in listed if e.database == database.name],
-                      run_keys.get(database.source),
-                      {unit.op for t in refused if (unit := UnitId.read(t)) is not None})
-                 for database in DATABASES)
+    refused_keys = {unit.op for t in refused if (unit := UnitId.read(t)) is not None}
+    rows = []
+    for database in DATABASES:
+        keys = [run_keys[s] for s in database.sources if s in run_keys]
+        why_not = _Reasons(set().union(*keys) if keys else None, refused_keys,
+                           excluded if database.name == "op_db" else None)
+        rows.append(_row(database, [e for e in listed if e.database == database.name], why_not))
+    return tuple(rows)
 
 
-def _row(database: Database, entries: Collection[Entry], run_keys: set[str] | None,
-         refused_keys: set[str]) -> DatabaseRow:
+@dataclass(frozen=True)
+class _Reasons:
+    """What decides why a database's entry is not run."""
+
+    #: Entry keys with a test (None: the unit tier has no source of the database).
+    run_keys: set[str] | None
+    refused_keys: set[str]
+    #: Keys the standard's sweep excludes, with why (None: the standard has no sweep).
+    excluded: Mapping[str, str] | None
+
+
+def _row(database: Database, entries: Collection[Entry], why_not: _Reasons) -> DatabaseRow:
     reasons = Counter(reason for entry in entries
-                      if (reason := _not_run_because(entry, run_keys, refused_keys)) is not None)
+                      if (reason := _not_run_because(entry, why_not)) is not None)
     return DatabaseRow(database, shipped=len(entries),
                        names=len({entry.name for entry in entries}),
                        run=len(entries) - reasons.total(), not_run=dict(reasons.most_common()))
 
 
-def _not_run_because(entry: Entry, run_keys: set[str] | None, refused_keys: set[str]
-                     ) -> str | None:
+def _not_run_because(entry: Entry, why_not: _Reasons) -> str | None:
     """Why the standard does not run ``entry``; None where it does."""
-    if run_keys is None:
+    if why_not.run_keys is None:
         return NO_SOURCE
     if entry.database == "optim_db" and entry.name in UNJUDGED:
         return f"{NOT_JUDGED}: {UNJUDGED[entry.name].label}"
-    if entry.key in run_keys:
+    if entry.key in why_not.run_keys:
         return None
-    if entry.key in refused_keys:
+    if entry.key in why_not.refused_keys:
         return CPU_REFUSES
     if entry.database == "op_db" and not entry.cpu_dtypes & set(UNIT_DTYPES):
         return NO_UNIT_DTYPE
-    return NOT_LISTED
+    if why_not.excluded is None:
+        return NOT_LISTED
+    if entry.key in why_not.excluded:
+        return f"{EXCLUDED}: {why_not.excluded[entry.key]}"
+    return NOT_BUILT

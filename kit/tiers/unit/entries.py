@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kit.numerics.model import Override, Widening
+from kit.tiers.unit.unit_id import OPINFO_SOURCE
 
 #: The references an op is judged against (``reference:`` in ``unit.yaml``).
 FLOAT64_REFERENCE = "float64"
@@ -73,6 +74,9 @@ class OpEntry:
     variant: str
     dtypes: tuple[str, ...]
     comparison: Comparison
+    #: The id source of its tests: ``opinfo`` (the unit list) or ``sweep``
+    #: (``kit.tiers.unit.sweep``).
+    source: str = OPINFO_SOURCE
 
     @property
     def key(self) -> str:

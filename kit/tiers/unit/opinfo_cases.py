@@ -1,7 +1,9 @@
 """The OpInfo half of the unit tier: PyTorch's own op samples and variants of them, on the device.
 
-Stable ids: ``unit/opinfo/<op>/<dtype>/<sample>``, where ``<op>`` is the OpInfo name plus
-``.<variant_test_name>`` if any, and ``<sample>`` is either
+Stable ids: ``unit/opinfo/<op>/<dtype>/<sample>`` for an op of the unit list, and
+``unit/sweep/<op>/<dtype>/<sample>`` for one of the sweep (every other OpInfo of the release,
+``kit.tiers.unit.sweep``), where ``<op>`` is the OpInfo name plus ``.<variant_test_name>`` if
+any, and ``<sample>`` is either
 
 - the position of the sample among ALL the OpInfo's CPU samples in that dtype
   (``op.sample_inputs_func``, generated under a seed from (op, dtype); ``kit.tiers.unit.samples``):
@@ -16,22 +18,25 @@ Stable ids: ``unit/opinfo/<op>/<dtype>/<sample>``, where ``<op>`` is the OpInfo 
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kit.errors import InputError
 from kit.test_ids import TestId
 from kit.tiers.unit.checking import UnitCase
 from kit.tiers.unit.config import UnitConfig
 from kit.tiers.unit.entries import OpEntry
-from kit.tiers.unit.samples import find_opinfo, opinfo_samples, sample_case
+from kit.tiers.unit.samples import cpu_accepts, find_opinfo, opinfo_samples, sample_case
 from kit.tiers.unit.trees import TORCH_DTYPES
+from kit.tiers.unit.unit_id import OPINFO_PREFIXES, OPINFO_SOURCE, SWEEP_SOURCE
 from kit.tiers.unit.variants import variant_case_of, variant_samples
 from kit.tiers.unit.variants.interface import rule_of_segment
 
 PREFIX = "unit/opinfo/"
+T = TypeVar("T")
 #: A variant's id segment: never all digits (those are sample positions), no spaces/brackets.
 VARIANT_SEGMENT = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
@@ -42,22 +47,24 @@ class OpinfoCaseId:
     dtype: str
     #: The position among the op's OpInfo samples in ``dtype``, or a variant's name.
     sample: int | str
+    #: ``opinfo`` (the unit list) or ``sweep``.
+    source: str = OPINFO_SOURCE
 
     def __str__(self) -> str:
-        return f"{PREFIX}{self.op_key}/{self.dtype}/{self.sample}"
+        return f"unit/{self.source}/{self.op_key}/{self.dtype}/{self.sample}"
 
 
 def parse_opinfo_id(test_id: str) -> OpinfoCaseId:
     parsed = TestId.read(test_id, ("unit",))
-    if parsed is None or len(parsed.segments) != 4 or f"{parsed.prefix(1)}/" != PREFIX:
+    if parsed is None or len(parsed.segments) != 4 or f"{parsed.prefix(1)}/" not in OPINFO_PREFIXES:
         raise InputError(
             f"not an OpInfo unit test id: {test_id!r} (expected {PREFIX}OP/DTYPE/SAMPLE)"
         )
-    _, op_key, dtype, last = parsed.segments
+    source, op_key, dtype, last = parsed.segments
     if last.isdigit():
-        return OpinfoCaseId(op_key, dtype, int(last))
+        return OpinfoCaseId(op_key, dtype, int(last), source)
     if VARIANT_SEGMENT.match(last):
-        return OpinfoCaseId(op_key, dtype, last)
+        return OpinfoCaseId(op_key, dtype, last, source)
     raise InputError(
         f"not an OpInfo unit test id: {test_id!r} (the last segment is a sample position "
         "or a variant name)"
@@ -75,10 +82,27 @@ def sample_indices(count: int, max_samples: int) -> list[int]:
     return sorted({round(i * (count - 1) / (max_samples - 1)) for i in range(max_samples)})
 
 
+#: A sweep op's positions by (config, op key, dtype): each is checked on CPU once a process.
+_SWEEP_POSITIONS: dict[tuple[int, str, str], tuple[int, ...]] = {}
+
+
 def selected_positions(config: UnitConfig, entry: OpEntry, dtype: str) -> tuple[int, ...]:
-    """The positions of the op's OpInfo samples the standard runs in ``dtype``."""
+    """The positions of the op's OpInfo samples the standard runs in ``dtype``. A sweep op's
+    sample is in the standard only where the CPU reference accepts it (the unit list's ops
+    were chosen where it does)."""
+    if entry.source != SWEEP_SOURCE:
+        return _spread(config, entry, dtype)
+    key = (id(config), entry.key, dtype)
+    if key not in _SWEEP_POSITIONS:
+        samples = opinfo_samples(entry, dtype)
+        _SWEEP_POSITIONS[key] = tuple(i for i in _spread(config, entry, dtype) if cpu_accepts(
+            sample_case(entry, dtype, samples[i], f"{entry.key} sample {i}")))
+    return _SWEEP_POSITIONS[key]
+
+
+def _spread(config: UnitConfig, entry: OpEntry, dtype: str) -> tuple[int, ...]:
     count = len(opinfo_samples(entry, dtype))
-    cap = config.coverage.samples_cap(entry.key)
+    cap = config.samples_cap(entry)
     return tuple(range(count)) if cap is None else tuple(sample_indices(count, cap))
 
 
@@ -97,13 +121,39 @@ def opinfo_test_ids(config: UnitConfig) -> list[str]:
                 raise InputError(
                     f"{config.source}: op {entry.key}: OpInfo does not support {dtype} on CPU"
                 )
-            for index in selected_positions(config, entry, dtype):
-                ids.append(str(OpinfoCaseId(entry.key, dtype, index)))
-            tested = selected_positions(config, entry, dtype)
-            for rule in config.coverage.variants_of(entry.key, dtype):
-                segments = variant_samples(entry, dtype, rule, tested)
-                ids += [str(OpinfoCaseId(entry.key, dtype, segment)) for segment in segments]
+            ids += _dtype_ids(config, entry, dtype)
+    for entry in config.sweep_ops:
+        for dtype in entry.dtypes:
+            ids += _dtype_ids(config, entry, dtype)
     return ids
+
+
+def _dtype_ids(config: UnitConfig, entry: OpEntry, dtype: str) -> list[str]:
+    """The op's ids in ``dtype``: its selected samples, then its variants' samples. A sweep
+    op's OpInfo may hold what the kit cannot build on this release (a sample function that
+    fails, a sparse result): it then has no such id, and ``ckit standard show`` counts the op
+    among those without a test."""
+    sweep = entry.source == SWEEP_SOURCE
+    no_positions: tuple[int, ...] = ()
+    tested = _built(sweep, lambda: selected_positions(config, entry, dtype), no_positions)
+    ids = [str(OpinfoCaseId(entry.key, dtype, index, entry.source)) for index in tested]
+    no_samples: dict[str, object] = {}
+    for rule in config.variants_of(entry, dtype):
+        segments = _built(sweep, functools.partial(variant_samples, entry, dtype, rule, tested),
+                          no_samples)
+        ids += [str(OpinfoCaseId(entry.key, dtype, segment, entry.source))
+                for segment in segments]
+    return ids
+
+
+def _built(sweep: bool, build: Callable[[], T], nothing: T) -> T:
+    """``build()``; for a sweep op, ``nothing`` where PyTorch's sample code fails."""
+    if not sweep:
+        return build()
+    try:
+        return build()
+    except Exception:  # noqa: BLE001 - any failure of the release's OpInfo code
+        return nothing
 
 
 class NoSuchSample(InputError):
@@ -115,7 +165,7 @@ class NoSuchSample(InputError):
 def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
     """The inputs and call of one OpInfo test, rebuilt identically in any process."""
     case = parse_opinfo_id(test_id)
-    entry = config.op(case.op_key)
+    entry = config.op(case.op_key, case.source)
     if case.dtype not in entry.dtypes:
         raise InputError(f"{test_id}: dtype {case.dtype} is not tested for {entry.key}")
     found: UnitCase | None = None
@@ -124,7 +174,7 @@ def opinfo_unit_case(config: UnitConfig, test_id: str) -> UnitCase:
         if sample is not None:
             found = sample_case(entry, case.dtype, sample, f"{entry.key} sample {case.sample}")
     else:
-        rule = rule_of_segment(case.sample, config.coverage.variants_of(entry.key, case.dtype))
+        rule = rule_of_segment(case.sample, config.variants_of(entry, case.dtype))
         if rule is not None:
             tested = selected_positions(config, entry, case.dtype)
             found = variant_case_of(entry, case.dtype, rule, case.sample, tested)

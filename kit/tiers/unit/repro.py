@@ -68,15 +68,15 @@ def unit_repro(standard: Standard, test_id: str, vendor_id: str) -> Repro:
 
 def seed_of_test(standard: Standard, test_id: str) -> int:
     """The seed the test's inputs were generated under (``kit.tiers.unit.samples``, ``opspecs``)."""
-    from kit.tiers.unit.cases import OPINFO_PREFIX
     from kit.tiers.unit.config import load_unit_config
     from kit.tiers.unit.opinfo_cases import parse_opinfo_id
     from kit.tiers.unit.samples import seed_of
+    from kit.tiers.unit.unit_id import OPINFO_PREFIXES
 
-    if not test_id.startswith(OPINFO_PREFIX):
+    if not test_id.startswith(OPINFO_PREFIXES):
         return zlib.crc32(test_id.encode())
     case = parse_opinfo_id(test_id)
-    entry = load_unit_config(standard).op(case.op_key)
+    entry = load_unit_config(standard).op(case.op_key, case.source)
     return seed_of(f"{entry.name}.{entry.variant}", case.dtype)
 
 

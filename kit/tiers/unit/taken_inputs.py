@@ -28,9 +28,10 @@ from kit.tiers.unit.cases import repeating
 from kit.tiers.unit.checking import UnitCase
 from kit.tiers.unit.config import UnitConfig, load_unit_config
 from kit.tiers.unit.identity import case_digest
-from kit.tiers.unit.opinfo_cases import PREFIX, parse_opinfo_id
+from kit.tiers.unit.opinfo_cases import parse_opinfo_id
 from kit.tiers.unit.release_drift import foreign_release
 from kit.tiers.unit.samples import arguments_case
+from kit.tiers.unit.unit_id import OPINFO_PREFIXES
 from kit.tiers.unit.unit_id import TIER as UNIT
 from kit.tiers.unit.variants.interface import VariantKind, rule_of_segment
 from kit.tiers.unit.variants.registry import kind_named
@@ -51,8 +52,8 @@ def _exact_layout(config: UnitConfig, test_id: str) -> bool | None:
     parsed = parse_opinfo_id(test_id)
     if isinstance(parsed.sample, int):
         return False
-    rule = rule_of_segment(parsed.sample, config.coverage.variants_of(parsed.op_key,
-                                                                      parsed.dtype))
+    entry = config.op(parsed.op_key, parsed.source)
+    rule = rule_of_segment(parsed.sample, config.variants_of(entry, parsed.dtype))
     if rule is None:
         return None
     # A kind overriding ``case`` (a method call, an out= tensor, a conversion) builds its
@@ -63,13 +64,13 @@ def _exact_layout(config: UnitConfig, test_id: str) -> bool | None:
 def case_on_inputs(config: UnitConfig, test_id: str, inputs: Any) -> UnitCase | None:
     """``test_id``'s case over ``inputs`` (as ``make_inputs("cpu", False)`` gives them),
     without generating the op's samples; None where it is not built that way."""
-    if not test_id.startswith(PREFIX):
+    if not test_id.startswith(OPINFO_PREFIXES):
         return None
     exact_layout = _exact_layout(config, test_id)
     if exact_layout is None:
         return None
     parsed = parse_opinfo_id(test_id)
-    entry = config.op(parsed.op_key)
+    entry = config.op(parsed.op_key, parsed.source)
     if parsed.dtype not in entry.dtypes:
         return None
     return arguments_case(entry, parsed.dtype, inputs, f"{entry.key} sample {parsed.sample}",

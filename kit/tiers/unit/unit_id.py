@@ -12,6 +12,11 @@ from kit.errors import InputError
 from kit.test_ids import TestId
 
 TIER = "unit"
+#: The id sources of OpInfo tests: the unit list's ops, and the sweep of every other OpInfo of
+#: the release (``kit.tiers.unit.sweep``).
+OPINFO_SOURCE = "opinfo"
+SWEEP_SOURCE = "sweep"
+OPINFO_PREFIXES = tuple(f"{TIER}/{source}/" for source in (OPINFO_SOURCE, SWEEP_SOURCE))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ unit list (``kit.tiers.unit.databases``), counted from the installed release's o
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,15 +13,18 @@ from kit.attribution import op_names
 from kit.attribution.op_names import release_core_ops
 from kit.cli import main
 from kit.standard import load_standard
+from kit.tiers.unit.config import sweep_exclusions
 from kit.tiers.unit.databases import (
     CPU_REFUSES,
+    EXCLUDED,
+    NOT_BUILT,
     NOT_JUDGED,
     Entry,
     database_rows,
     installed_entries,
 )
 from kit.tiers.unit.optim_ids import UNJUDGED
-from kit.tiers.unit.unit_id import UnitId
+from kit.tiers.unit.unit_id import OPINFO_SOURCE, SWEEP_SOURCE, UnitId
 
 
 def test_show_counts_the_release_databases_against_the_locked_unit_list(
@@ -36,10 +40,16 @@ def test_show_counts_the_release_databases_against_the_locked_unit_list(
         assert (op_db["shipped"], op_db["names"], module_db["shipped"],
                 optim_db["shipped"]) == (702, 636, 114, 15)
     unit_ids = standard.test_ids("unit")
-    locked_ops = {unit.op for t in unit_ids if (unit := UnitId.of(t)).source == "opinfo"}
+    locked_ops = {unit.op for t in unit_ids
+                  if (unit := UnitId.of(t)).source in (OPINFO_SOURCE, SWEEP_SOURCE)}
     op_keys = {entry.key for entry in listed[1] if entry.database == "op_db"}
-    assert op_db["run"] == len(locked_ops & op_keys) > 100
+    assert op_db["run"] == len(locked_ops & op_keys) > 600  # the unit list and the sweep
     assert op_db["run"] + sum(op_db["not_run"].values()) == op_db["shipped"]
+    # Each OpInfo the sweep excludes is counted under its reason, none silently absent.
+    excluded = sweep_exclusions(standard)
+    assert excluded is not None
+    for reason, count in Counter(excluded[key] for key in op_keys if key in excluded).items():
+        assert op_db["not_run"][f"{EXCLUDED}: {reason}"] == count
     # Every ModuleInfo has locked tests: run, or NOT_APPLICABLE where CPU refuses them all.
     locked_modules = {unit.op for t in unit_ids if (unit := UnitId.of(t)).source == "module"}
     assert len(locked_modules) == module_db["shipped"]
@@ -58,7 +68,7 @@ def test_show_counts_the_release_databases_against_the_locked_unit_list(
     assert (f"  OptimizerInfos (optim_db): {optim_db['shipped']} shipped, {optim_db['run']} run, "
             f"{len(UNJUDGED)} not run ({why})") in out
     tests = shown["unit_tests"]
-    assert {"opinfo", "opspec", "optim", "module"} == set(tests)
+    assert {"opinfo", "sweep", "opspec", "optim", "module"} == set(tests)
     per_source = ", ".join(f"{n} {source}" for source, n in tests.items())
     assert f"unit tests: {len(unit_ids)} in total ({per_source})" in out
 
@@ -69,6 +79,16 @@ def test_an_entry_whose_every_locked_test_cpu_refuses_is_counted_not_run_by_that
     locked = ["unit/module/nn.Ran/float32/train-0", "unit/module/nn.Refused/float32/train-0"]
     rows = {row.database.name: row for row in database_rows(entries, locked, locked[1:])}
     assert (rows["module_db"].run, rows["module_db"].not_run) == (1, {CPU_REFUSES: 1})
+
+
+def test_a_sweep_counts_an_opinfo_without_a_test_as_not_built_and_an_excluded_one_by_reason(
+) -> None:
+    entries = [Entry("op_db", name, "", frozenset({"float32"})) for name in ("ran", "out", "odd")]
+    locked = ["unit/sweep/ran/float32/0"]
+    rows = {row.database.name: row for row in database_rows(
+        entries, locked, (), {"out": "complex result"})}
+    assert (rows["op_db"].run, rows["op_db"].not_run) == (
+        1, {f"{EXCLUDED}: complex result": 1, NOT_BUILT: 1})
 
 
 def test_a_cache_file_of_another_format_lists_no_databases(

@@ -78,6 +78,26 @@ BROKEN_CONFIGS = {
         broken(lambda d: d["ops"][1].update(compare_outputs="values", why="ties")),
         "ops.1 (max).compare_outputs",
     ),
+    "sweep_names_a_variant_the_coverage_lacks": (
+        broken(lambda d: d.update(sweep={"samples": 2, "variants": ["method"]})),
+        "sweep.variants.0",
+    ),
+    "sweep_excludes_an_op_of_the_unit_list": (
+        broken(lambda d: d.update(sweep={"samples": 2, "variants": [], "excluded": [
+            {"reason": "complex result", "ops": ["add"], "why": "w"}]})),
+        "sweep.excluded.0: 'add' is in the unit list",
+    ),
+    "sweep_excludes_one_op_for_two_reasons": (
+        broken(lambda d: d.update(sweep={"samples": 2, "variants": [], "excluded": [
+            {"reason": "a", "ops": ["fft.fft"], "why": "w"},
+            {"reason": "b", "ops": ["fft.fft"], "why": "w"}]})),
+        "sweep.excluded.1: 'fft.fft' is excluded already, as 'a'",
+    ),
+    "sweep_op_narrowed_without_why": (
+        broken(lambda d: d.update(sweep={"samples": 2, "variants": [], "ops": {
+            "acos": {"dtypes": ["float64"]}}})),
+        "sweep.ops.acos.why",
+    ),
 }
 
 

@@ -24,6 +24,7 @@ from kit.tiers.unit.config import load_unit_config
 from kit.tiers.unit.evidence import UnitEvidence
 from kit.tiers.unit.locked_ids import RANDOM_DRAWS
 from kit.tiers.unit.random_draws import drawing_ids, draws_random_numbers
+from kit.tiers.unit.unit_id import UnitId
 
 STANDARD = load_standard("v2")
 SDPA = "unit/opinfo/nn.functional.scaled_dot_product_attention/float32/"
@@ -52,10 +53,15 @@ def test_the_judge_reads_the_draws_from_the_locked_file_which_lock_decides() -> 
     assert drawing_ids(STANDARD, sdpa) == [i for i in locked if i.startswith(SDPA)]
     assert draws_random(STANDARD, DROPOUT) and not draws_random(STANDARD, PLAIN)
     assert not draws_random(load_standard("v1"), DROPOUT)  # no coverage.random: compared
-    # SDPA's 48 dropout samples (12 a dtype) and the gradients of one of them, nothing else.
+    # Of the unit list, SDPA's 48 dropout samples (12 a dtype) and the gradients of one of
+    # them; of the sweep, its samplers' and dropouts' (bernoulli, randn, dropout2d, ...).
     drawing = [i for i in locked if not i.startswith("#")]
-    assert all(i.startswith(SDPA.replace("float32/", "")) for i in drawing)
-    assert len([i for i in drawing if i.rsplit("/", 1)[1].isdigit()]) == 48
+    listed = [i for i in drawing if i.startswith("unit/opinfo/")]
+    assert all(i.startswith(SDPA.replace("float32/", "")) for i in listed)
+    assert len([i for i in listed if i.rsplit("/", 1)[1].isdigit()]) == 48
+    swept = {UnitId.of(i).op for i in drawing if i.startswith("unit/sweep/")}
+    assert {"bernoulli", "randn", "nn.functional.dropout2d"} <= swept
+    assert not swept & {"cosh", "hypot"}
 
 
 def test_other_draws_are_not_applicable_but_a_wrong_shape_still_fails() -> None:

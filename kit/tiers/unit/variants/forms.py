@@ -36,7 +36,7 @@ from kit.tiers.unit.samples import (
     place_exact,
     transform_tensors,
 )
-from kit.tiers.unit.trees import FLOATING_TO_UPCAST, map_tensors
+from kit.tiers.unit.trees import FLOATING_TO_UPCAST, clone, map_tensors
 from kit.tiers.unit.variants.interface import (
     Candidate,
     VariantKind,
@@ -217,7 +217,9 @@ def _cpu_result(opinfo: Any, sample: Any) -> Any:
     """The op's result on CPU for ``sample`` in its own dtype (None where CPU refuses it): what
     an ``out=`` tensor must hold."""
     if id(sample) not in _CPU_RESULTS:
-        args, kwargs = call_arguments(sample)
+        # On copies: an op that updates an input (batch norm's running statistics) would
+        # otherwise change the kept sample, and with it the inputs its ids name.
+        args, kwargs = clone(call_arguments(sample))
         try:
             with torch.no_grad():
                 _CPU_RESULTS[id(sample)] = opinfo(*args, **kwargs)
