@@ -82,8 +82,9 @@ def sample_indices(count: int, max_samples: int) -> list[int]:
     return sorted({round(i * (count - 1) / (max_samples - 1)) for i in range(max_samples)})
 
 
-#: A sweep op's positions by (config, op key, dtype): each is checked on CPU once a process.
-_SWEEP_POSITIONS: dict[tuple[int, str, str], tuple[int, ...]] = {}
+#: A sweep op's positions by (tier file, samples per dtype, op key, dtype): each is checked on
+#: CPU once a process.
+_SWEEP_POSITIONS: dict[tuple[str, int | None, str, str], tuple[int, ...]] = {}
 
 
 def selected_positions(config: UnitConfig, entry: OpEntry, dtype: str) -> tuple[int, ...]:
@@ -92,7 +93,7 @@ def selected_positions(config: UnitConfig, entry: OpEntry, dtype: str) -> tuple[
     were chosen where it does)."""
     if entry.source != SWEEP_SOURCE:
         return _spread(config, entry, dtype)
-    key = (id(config), entry.key, dtype)
+    key = (str(config.source), config.samples_cap(entry), entry.key, dtype)
     if key not in _SWEEP_POSITIONS:
         samples = opinfo_samples(entry, dtype)
         _SWEEP_POSITIONS[key] = tuple(i for i in _spread(config, entry, dtype) if cpu_accepts(
