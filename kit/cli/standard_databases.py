@@ -16,7 +16,6 @@ from typing import TypedDict
 
 from kit.attribution.op_names import release_core_ops
 from kit.standard import Standard
-from kit.tiers.unit.config import sweep_exclusions
 from kit.tiers.unit.databases import DatabaseRow, DatabaseRowJson, database_rows, installed_entries
 from kit.tiers.unit.locked_ids import refused_ids
 from kit.tiers.unit.unit_id import TIER, UnitId
@@ -58,6 +57,10 @@ def database_table(standard: Standard) -> DatabaseTable | None:
     release, entries = listed
     unit_ids = standard.test_ids(TIER)
     sources = Counter(unit.source for t in unit_ids if (unit := UnitId.read(t)) is not None)
+    # Here, not at the top: the unit config's variants import torch, and every ckit command
+    # builds the parser that imports this module.
+    from kit.tiers.unit.config import sweep_exclusions
+
     rows = database_rows(entries, unit_ids, refused_ids(standard), sweep_exclusions(standard))
     return DatabaseTable(standard, release, rows, dict(sources.most_common()),
                          release_core_ops(release))

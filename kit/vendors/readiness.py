@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from kit.errors import InputError
-from kit.patterns import matches
+from kit.patterns import select_ids
 from kit.printable import printable
 from kit.standard import Grade, Standard
 from kit.vendors.profile import VendorProfile
@@ -79,7 +79,7 @@ def check_patterns_match(manifest: SkipManifest, candidates_of: CandidateLookup)
     """A pattern that matches no locked test skips nothing: a typo, or case (``Unit/``)."""
     for index, entry in enumerate(manifest.entries):
         candidates = candidates_of(entry.test)
-        if candidates is None or any(matches(t, entry.test) for t in candidates):
+        if candidates is None or select_ids(candidates, (entry.test,)):
             continue
         raise InputError(
             f"{_where(manifest, index, entry)}: matches no test of the standard's locked test "
@@ -96,7 +96,7 @@ def required_skip_warnings(
     cost = grade_without_required(standard)
     warnings = []
     for index, entry in enumerate(manifest.entries):
-        hits = [t for t in required if matches(t, entry.test)]
+        hits = select_ids(required, (entry.test,))
         if not hits:
             continue
         where = _where(manifest, index, entry)
