@@ -23,11 +23,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The child's program: every operator the dispatcher of a bare ``import torch`` knows.
+#: The child's program: every operator the dispatcher knows once torch and each module of
+#: ``torch.nn.modules`` are imported: some register their custom ops only when imported
+#: (``torch_nn::_linear_cross_entropy_batch_chunked``, which linear_cross_entropy calls).
 _LIST_OPS = (
-    "import sys, torch\n"
+    "import importlib, pkgutil, sys, torch, torch.nn.modules as modules\n"
+    "for found in pkgutil.iter_modules(modules.__path__):\n"
+    "    importlib.import_module(f'torch.nn.modules.{found.name}')\n"
     "sys.stdout.write('\\n'.join(sorted(torch._C._dispatch_get_all_op_names())))\n"
 )
+#: The listing's cache name; its number changes with the program, so that a list an older
+#: kit wrote (a bare ``import torch``'s) is never read as this one's.
+_OPERATORS = "operators-2"
 #: The child's program: the overloads tagged core, named as the dispatcher names them (``aten::mm``
 #: for a default overload), so that they compare with ``details.dispatch``'s names.
 _LIST_CORE_OPS = (
@@ -119,7 +126,7 @@ def release_listing(kind: str, program: str) -> tuple[str, str] | None:
 @functools.cache
 def installed_op_names() -> OpNames | None:
     """The installed torch's operators; None without torch, or where it cannot list them."""
-    listed = release_listing("operators", _LIST_OPS)
+    listed = release_listing(_OPERATORS, _LIST_OPS)
     if listed is None:
         return None
     release, text = listed
