@@ -99,18 +99,23 @@ class UnitConfig:
             return ()
         return sweep_entries(self.sweep, {entry.key for entry in self.ops})
 
-    @property
-    def all_op_entries(self) -> tuple[OpEntry, ...]:
-        """The unit list's OpInfo ops, then the sweep's."""
-        return (*self.ops, *self.sweep_ops)
+    @functools.cached_property
+    def _sweep_index(self) -> dict[str, OpEntry]:
+        return {entry.key: entry for entry in self.sweep_ops}
+
+    def sweeps(self, key: str) -> bool:
+        """Whether the sweep runs the op ``key`` on the installed release."""
+        return key in self._sweep_index
 
     def op(self, key: str, source: str = OPINFO_SOURCE) -> OpEntry:
         """The op ``key`` of the id source ``source`` (``unit/<source>/<key>/...``)."""
-        entries = self.sweep_ops if source == SWEEP_SOURCE else self.ops
-        for entry in entries:
-            if entry.key == key:
-                return entry
-        raise InputError(f"{self.source}: no op {key!r} in the unit tier's {source} ops")
+        if source == SWEEP_SOURCE:
+            found = self._sweep_index.get(key)
+        else:
+            found = next((entry for entry in self.ops if entry.key == key), None)
+        if found is None:
+            raise InputError(f"{self.source}: no op {key!r} in the unit tier's {source} ops")
+        return found
 
     def samples_cap(self, entry: OpEntry) -> int | None:
         """How many of its OpInfo samples the op runs per dtype (None: every one)."""
