@@ -57,7 +57,7 @@ from kit.tiers.unit.variants.rules import (
 MAX_NUMEL = 1 << 12
 #: Samples per op and dtype: the largest and the smallest CPU differentiates.
 SAMPLES = 2
-#: The least share of the largest ``|grad_output|`` some gradient must reach (``_vanishing``).
+#: The least share of the largest ``|grad_output|`` some gradient must reach (``vanishing``).
 SIGNAL = 1e-3
 #: The op class whose gradients the rule's ``exact_class`` judges instead.
 EXACT = EXACT_CLASS
@@ -85,6 +85,16 @@ class Backward(VariantKind):
         """The call differentiated (None: the op has none of this kind)."""
         return op  # type: ignore[no-any-return]
 
+    def differentiates(self, op: Any) -> bool:
+        """Whether OpInfo declares the op differentiable in this kind's way."""
+        return bool(op.supports_autograd)
+
+    def prepared(self, forward: Callable[..., Any], source: VariantSource, sample: Any
+                 ) -> object | None:
+        """The sample with the seeded tensors the kind feeds through ``forward`` (None: CPU
+        cannot differentiate it, or its result carries no signal)."""
+        return _with_grad_outputs(forward, source, sample)
+
     def rule(self, rule_name: str, raw: Mapping[str, Any], where: str, groups: Groups
              ) -> VariantRule:
         """``ops``, ``dtypes``, ``widening`` (>= 1), ``least_class`` and ``exact_class``."""
@@ -104,12 +114,12 @@ class Backward(VariantKind):
             return {}
         op = find_opinfo(source.entry)
         forward = self.forward(op)
-        if not op.supports_autograd or forward is None:
+        if not self.differentiates(op) or forward is None:
             return {}
         built: dict[str, object] = {}
         for position in _preferred_positions(source):
             made = source.seeded(
-                functools.partial(_with_grad_outputs, forward, source, source.samples[position]),
+                functools.partial(self.prepared, forward, source, source.samples[position]),
                 position)
             if made is not None and accepts(made):
                 built[f"{source.rule.name}{LABEL_SEPARATOR}{position}"] = made
@@ -133,7 +143,8 @@ class Backward(VariantKind):
             grad_outputs = [place_exact(g, device, upcast) for g in sample.grad_outputs]
             return gradients(plain, device, upcast, inputs, grad_outputs, kept)
 
-        comparison = gradient_comparison(entry.comparison, sample)
+        comparison = gradient_comparison(entry.comparison, sample.widening, sample.exact_class,
+                                         largest(sample.grad_outputs))
         # The op and its parameters' names ride along: a centred class's bound reads the
         # forward's statistics by op (``centring``), a failure names inputs by parameter.
         return UnitCase(label, dtype, comparison, plain.make_inputs, call,
@@ -141,12 +152,13 @@ class Backward(VariantKind):
                         input_names=plain.input_names)
 
 
-def gradient_comparison(forward: Comparison, sample: GradSample) -> Comparison:
+def gradient_comparison(forward: Comparison, widening: Widening, exact_class: str,
+                        scale_floor: float) -> Comparison:
     """The op's comparison for its gradients: every one compared, the bound widened, its scale
-    at least the largest ``|grad_output|`` (what the backward multiplies by)."""
-    op_class = sample.exact_class if forward.op_class == EXACT else forward.op_class
-    return replace(forward, compare_outputs=None, op_class=op_class, widening=sample.widening,
-                   scale_floor=largest(sample.grad_outputs))
+    at least ``scale_floor`` (the largest ``|grad_output|``: what the backward multiplies by)."""
+    op_class = exact_class if forward.op_class == EXACT else forward.op_class
+    return replace(forward, compare_outputs=None, op_class=op_class, widening=widening,
+                   scale_floor=scale_floor)
 
 
 def gradients(plain: UnitCase, device: str, upcast: bool, inputs: Any,
@@ -217,7 +229,7 @@ def _with_grad_outputs(op: Callable[..., Any], source: VariantSource, sample: An
                        ) -> GradSample | None:
     """The sample with a seeded ``grad_output`` (normal values) per differentiable output of
     the call ``op`` on CPU; None where it has none, CPU cannot differentiate it, or its
-    gradients carry no signal (``_vanishing``)."""
+    gradients carry no signal (``vanishing``)."""
     with torch.enable_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -232,14 +244,14 @@ def _with_grad_outputs(op: Callable[..., Any], source: VariantSource, sample: An
             grads = torch.autograd.grad(outputs, leaves, grad_outputs, allow_unused=True)
         except Exception:  # noqa: BLE001 - CPU refuses the sample: no test
             return None
-    if not outputs or _vanishing(grads, grad_outputs):
+    if not outputs or vanishing(grads, grad_outputs):
         return None
     rule = source.rule
     assert rule.widening is not None  # every backward rule declares it
     return GradSample(sample, grad_outputs, rule.widening, rule.exact_class)
 
 
-def _vanishing(grads: Any, grad_outputs: tuple[torch.Tensor, ...]) -> bool:
+def vanishing(grads: Any, grad_outputs: tuple[torch.Tensor, ...]) -> bool:
     """Whether every gradient is below ``SIGNAL`` of the largest ``|grad_output|``: the op is
     flat there (a norm of one element, a normalization of groups of one, a product of many
     small factors), so a zero result would pass for it."""

@@ -12,6 +12,8 @@ from kit.tiers.unit.variants.errors import Errors
 from kit.tiers.unit.variants.expanded import Expanded
 from kit.tiers.unit.variants.extremes import Extremes
 from kit.tiers.unit.variants.forms import Inplace, InplaceStrided, Method, Out, OutResized
+from kit.tiers.unit.variants.forward_ad import ForwardAD
+from kit.tiers.unit.variants.gradgrad import GradGrad
 from kit.tiers.unit.variants.inplace_backward import InplaceBackward
 from kit.tiers.unit.variants.interface import LABEL_SEPARATOR, VariantKind
 from kit.tiers.unit.variants.large import Large
@@ -25,7 +27,8 @@ from kit.tiers.unit.variants.views import ViewWrite
 KINDS: tuple[VariantKind, ...] = (
     Empty(), Noncontiguous(), Expanded(), Large(), Extremes(), Arity(),
     Method(), Inplace(), InplaceStrided(), Out(), OutResized(), ViewWrite(), Special(),
-    Promotion(), Scale(), Errors(), Convert(), Backward(), InplaceBackward(), Autocast(),
+    Promotion(), Scale(), Errors(), Convert(), Backward(), InplaceBackward(), GradGrad(),
+    ForwardAD(), Autocast(),
 )
 
 
