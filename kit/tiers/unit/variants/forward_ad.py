@@ -117,7 +117,10 @@ def _floating_outputs(result: Any, compared: tuple[int, ...] | None
 
 def _tangent(dual: Any) -> torch.Tensor:
     found = dual.tangent
-    return (found if found is not None else torch.zeros_like(dual.primal)).detach().clone()
+    # A tangent known to be zero may be a ZeroTensor, which holds no memory to compare.
+    if found is None or found._is_zerotensor():
+        return torch.zeros_like(dual.primal).detach()
+    return found.detach().clone()
 
 
 def _with_tangents(op: Callable[..., Any], source: VariantSource, sample: Any

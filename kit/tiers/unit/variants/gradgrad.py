@@ -122,7 +122,11 @@ def second_order(call: Callable[[Any], Any], inputs: Any, grad_outputs: list[tor
 
 
 def _or_zero(second: torch.Tensor | None, target: torch.Tensor) -> torch.Tensor:
-    return (second if second is not None else torch.zeros_like(target)).detach()
+    # Autograd returns a formula's known zeros (abs's second derivative) as a ZeroTensor,
+    # which holds no memory to copy or compare: a plain zero tensor stands for it.
+    if second is None or second._is_zerotensor():
+        return torch.zeros_like(target).detach()
+    return second.detach()
 
 
 def _with_second_vectors(op: Callable[..., Any], source: VariantSource, sample: Any
