@@ -150,11 +150,14 @@ UNJUDGEABLE_REASONS = frozenset({NotApplicableReason.DRAWS_RANDOM_NUMBERS,
                                  NotApplicableReason.CPU_ONLY_ERROR_INPUT,
                                  NotApplicableReason.MODULE_REFUSED})
 #: Reasons that say the vendor's profile does not offer a capability every standard leaves
-#: optional: autocast in a lower-precision dtype (a device may autocast in bfloat16 only). A
-#: required test NOT_APPLICABLE for one of them is no required test that did not pass either;
-#: what a standard requires is claimed by every profile it certifies (float32, eager), so an
-#: unclaimed dtype or flow is never optional here.
-OPTIONAL_CAPABILITY_REASONS = frozenset({NotApplicableReason.UNCLAIMED_AUTOCAST})
+#: optional: autocast in a lower-precision dtype (a device may autocast in bfloat16 only),
+#: ``torch.compile`` and a process-group backend (an inference runtime may offer neither; one
+#: that claims them has every such test required). A required test NOT_APPLICABLE for one of
+#: them is no required test that did not pass either; what a standard requires is claimed by
+#: every profile it certifies (float32, eager), so an unclaimed dtype or flow is never optional.
+OPTIONAL_CAPABILITY_REASONS = frozenset({NotApplicableReason.UNCLAIMED_AUTOCAST,
+                                         NotApplicableReason.UNCLAIMED_COMPILE_BACKEND,
+                                         NotApplicableReason.UNCLAIMED_PROCESS_GROUP})
 #: ``details`` key of a canary's test whose inputs in the installed release are not those the
 #: standard locked (``kit.tiers.unit.release_drift``): its verdict is on other inputs.
 INPUTS_CHANGED_KEY = "inputs_changed"

@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-from report_helpers import REQUIRED, baseline_records
+from report_helpers import REQUIRED, baseline_records, passing
 
 from kit.report.schema import schema_problem
 from kit.results import NA_REASON_KEY, NotApplicableReason, Status, TestRecord
@@ -61,3 +61,38 @@ def test_fail_semantic_is_its_own_count_under_v2_and_fail_numeric_under_v1(
     assert "FAIL_SEMANTIC" not in v1["summary"]["overall"]["statuses"]
     assert v1["summary"]["overall"]["statuses"]["FAIL_NUMERIC"] == 1
     assert schema_problem(v1) is None and schema_problem(v2) is None
+
+
+BEYOND_EAGER = ("compile/opinfo/abs/float32/0", "distributed/all_gather/float32/small/2")
+
+
+@pytest.mark.parametrize("test_id", BEYOND_EAGER)
+def test_a_claimed_compile_or_collective_that_fails_is_a_required_test_not_passed(
+    make_report: Any, test_id: str,
+) -> None:
+    """A profile that claims a dynamo backend or a process group has each of those tests
+    required: one that fails grades non-conformant and is named."""
+    # Enough passing tests that the pass rate alone would allow conformant-with-exceptions.
+    others = [f"unit/opinfo/sin/float64/{n}" for n in range(1, 40)]
+    records = baseline_records() + passing(test_id, *others)
+    failed = [dataclasses.replace(r, status=Status.FAIL_NUMERIC) if r.id == test_id else r
+              for r in records]
+    report = make_report(failed)
+    assert report["grade"]["name"] == "non-conformant"
+    assert any(f"{test_id} (FAIL_NUMERIC)" in reason for reason in report["grade"]["reasons"])
+
+
+@pytest.mark.parametrize(("test_id", "code"), [
+    (BEYOND_EAGER[0], NotApplicableReason.UNCLAIMED_COMPILE_BACKEND),
+    (BEYOND_EAGER[1], NotApplicableReason.UNCLAIMED_PROCESS_GROUP),
+])
+def test_an_unclaimed_compile_backend_or_process_group_keeps_the_grade(
+    make_report: Any, test_id: str, code: NotApplicableReason,
+) -> None:
+    """An inference runtime that offers neither torch.compile nor collectives is not failed on
+    them: both are optional capabilities, required only of a profile that claims them."""
+    unclaimed = {NA_REASON_KEY: code.value, "reason": "not claimed"}
+    records = baseline_records() + [
+        TestRecord(id=test_id, status=Status.NOT_APPLICABLE, duration_s=0.0, details=unclaimed)]
+    report = make_report(records)
+    assert report["grade"] == {"name": "conformant", "reasons": []}
