@@ -41,7 +41,12 @@ def _tensors(tree: Any) -> list[torch.Tensor]:
 
 def _to_host(value: Any) -> Any:
     if isinstance(value, SimTensor):
-        return value._data
+        value = value._data
+    if isinstance(value, torch.Tensor) and value._is_zerotensor():
+        # Autograd's known zeros (a forward-mode tangent, a second derivative) are efficient
+        # zero tensors without memory; PyTorch materializes them before a backend kernel, and
+        # the host kernels here run below that point: reading one as memory segfaults.
+        return torch.zeros(value.shape, dtype=value.dtype)
     if isinstance(value, torch.device) and value.type == DEVICE_TYPE:
         return CPU
     return value
