@@ -83,6 +83,8 @@ def ops_called(call: Callable[[], object]) -> tuple[Primitive, ...]:
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    from kit.zero_tensors import materialized
+
     seen: dict[str, set[str]] = {}
 
     class Fused(TorchFunctionMode):
@@ -100,7 +102,7 @@ def ops_called(call: Callable[[], object]) -> tuple[Primitive, ...]:
     class Recording(TorchDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
                                kwargs: Any = None) -> Any:
-            kwargs = kwargs or {}
+            args, kwargs = materialized(args, kwargs or {})
             seen.setdefault(aten_name(func._schema.name), set()).update(
                 _uses_of(func, args, kwargs))
             return func(*args, **kwargs)

@@ -74,6 +74,7 @@ def cpu_dispatched(call: Callable[[], object]) -> frozenset[str]:
     from torch.utils._python_dispatch import TorchDispatchMode
 
     from kit.attribution.recorder import qualified_name
+    from kit.zero_tensors import materialized
 
     seen: set[str] = set()
 
@@ -82,7 +83,8 @@ def cpu_dispatched(call: Callable[[], object]) -> frozenset[str]:
                                kwargs: Any = None) -> Any:
             if isinstance(func, torch._ops.OpOverload):
                 seen.add(qualified_name(func))
-            return func(*args, **(kwargs or {}))
+            args, kwargs = materialized(args, kwargs or {})
+            return func(*args, **kwargs)
 
     with torch.no_grad(), Tracing():
         try:

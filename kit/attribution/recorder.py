@@ -17,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from kit.attribution.dispatch import Dispatch, Where
+from kit.zero_tensors import materialized
 
 _KEY = torch._C.DispatchKey
 #: Kernels that split an op into others when the backend has none of its own.
@@ -101,7 +102,7 @@ class _KernelWatch(TorchDispatchMode):
     def __torch_dispatch__(  # type: ignore[override]
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
-        kwargs = kwargs or {}
+        args, kwargs = materialized(args, kwargs or {})
         result = func(*args, **kwargs)
         if not isinstance(func, torch._ops.OpOverload):
             return result
@@ -169,7 +170,7 @@ class _Recorder(TorchDispatchMode):
     def __torch_dispatch__(  # type: ignore[override]
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
-        kwargs = kwargs or {}
+        args, kwargs = materialized(args, kwargs or {})
         if not isinstance(func, torch._ops.OpOverload):  # a higher-order op: its parts dispatch
             return func(*args, **kwargs)
         name = qualified_name(func)

@@ -23,6 +23,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from kit.standard import Standard
+from kit.zero_tensors import materialized
 
 if TYPE_CHECKING:
     from kit.tiers.unit.checking import UnitCase
@@ -41,10 +42,11 @@ class RandomDraws(TorchDispatchMode):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: Any = (), kwargs: Any = None
     ) -> Any:
+        args, kwargs = materialized(args, kwargs or {})
         if self.drew or _SEEDED not in func.tags:
-            return func(*args, **(kwargs or {}))
+            return func(*args, **kwargs)
         before = torch.random.get_rng_state()
-        result = func(*args, **(kwargs or {}))
+        result = func(*args, **kwargs)
         self.drew = not torch.equal(before, torch.random.get_rng_state())
         return result
 
