@@ -1,8 +1,11 @@
-"""The compile tier: OpInfo samples of core ATen ops through ``torch.compile`` on the device.
+"""The compile tier: OpInfo samples of core ATen ops, and a model of the models tier (its forward
+and its training step), through ``torch.compile`` on the device.
 
-Stable ids are ``compile/<unit id without "unit/">`` (``compile/opinfo/sin/float32/0``,
-``kit.tiers.compile.compile_id``): the unit test's call, compiled with each dynamo backend the
-vendor's profile claims (``compile_backends``). The call is the unit tier's (``UnitCase``) and
+Stable ids are ``compile/<unit id without "unit/">`` (``compile/opinfo/sin/float32/0``) and
+``compile/<models id>`` (``compile/models/hf/bert/eager``, ``.../train``;
+``kit.tiers.compile.compile_id``): the unit test's call, or the models test's model
+(``kit.tiers.compile.compiled_models``), compiled with each dynamo backend the vendor's profile
+claims (``compile_backends``). The call is the unit tier's (``UnitCase``) and
 so is the judgement: the device's result against the float64 CPU reference under the
 standard's error model (``kit.tiers.unit.checking.judge_case``), in the kit's judge. What only
 the compiling process sees (graphs, graph breaks, recompilations on a second input shape, the
@@ -25,6 +28,20 @@ more: about 3.7 minutes of a complete cpu run with a cold cache, 22 s with a war
 complete cpu run of the heavy suite and of ``.ci/run`` pays it (a fresh machine's cache is cold),
 and ``.ci/run`` is already past its 30 minutes, so the selection stays at twelve.
 Samples whose call draws random numbers are left out (the device draws its own).
+
+Which models: ``COMPILED_MODELS`` of the models tier's locked Hugging Face eager tests, spread
+evenly in id order (one: the first, bert), each with its training step. A whole model is
+Inductor's dearest graph: measured on the 2-core machine (load 6, an empty Inductor cache, the
+first compile of the process, Inductor's loading included: ``torch.compile(module,
+backend="inductor")`` and one forward call), bert 78 s, ViT 72 s, GPT-2 125 s (the Llama-like
+decoders cost more: about 75 s on a quieter machine, where bert took 30 s). ViT and bert, the
+two cheapest that exercise attention, lie within the machine's noise; bert, the first in id
+order, is what the even spread picks. Its forward compiles twice (the second batch) and its
+training step compiles a forward and a backward: with an empty Inductor cache 128 s and 83 s of
+test time (load 7, a complete cpu run of ``.ci`` beside it; 34 and 6 s with a warm cache), so
+they add about 3.5 minutes to a complete cpu run, which ``.ci/run`` pays twice (two torch
+releases): the selection stays at one. ``ckit run --vendor cpu --tier compile``: 14 PASS, 367 s
+wall (the twelve ops 87 s of test time under that load). cppnpu's backend: 32 and 13 s.
 """
 
 from __future__ import annotations
@@ -33,7 +50,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kit.standard import Standard
-from kit.tiers.compile.compile_id import compile_test_id, unit_id_of
+from kit.test_ids import TestId
+from kit.tiers.compile.compile_id import compile_test_id, model_id_of, unit_id_of
+from kit.tiers.models.segments import EAGER, TRAIN
 from kit.tiers.unit.unit_id import UnitId
 
 if TYPE_CHECKING:
@@ -44,6 +63,11 @@ if TYPE_CHECKING:
 
 #: How many ops the tier compiles: the cost of Inductor's C++ per graph (module docstring).
 COMPILED_OPS = 12
+#: How many of the models tier's Hugging Face models the tier compiles, forward and training
+#: step: the cost of Inductor's C++ per model (module docstring).
+COMPILED_MODELS = 1
+#: The model source the compiled models come from.
+COMPILED_MODEL_SOURCE = "hf"
 #: The one dtype and sample compiled: the unit tier's first float32 sample of each op.
 COMPILED_DTYPE = "float32"
 COMPILED_SAMPLE = "0"
@@ -55,7 +79,22 @@ def all_test_ids(standard: Standard) -> list[str]:
 
     candidates = core_op_unit_ids(standard)
     chosen = sample_indices(len(candidates), COMPILED_OPS)
-    return sorted(compile_test_id(candidates[index]) for index in chosen)
+    ops = [compile_test_id(candidates[index]) for index in chosen]
+    return sorted(ops + compiled_model_ids(standard))
+
+
+def compiled_model_ids(standard: Standard) -> list[str]:
+    """The compiled models' ids: ``COMPILED_MODELS`` of the models tier's locked eager tests of
+    ``COMPILED_MODEL_SOURCE`` spread evenly in id order (one: the first), each with its
+    training step where the models tier has one."""
+    from kit.tiers.unit.opinfo_cases import sample_indices
+
+    locked = standard.test_ids("models")
+    eager = sorted(i for i in locked if TestId.split(i).segments[0] == COMPILED_MODEL_SOURCE
+                   and TestId.split(i).last == EAGER)
+    chosen = [eager[index] for index in sample_indices(len(eager), COMPILED_MODELS)]
+    trains = [f"{TestId.split(i).parent}/{TRAIN}" for i in chosen]
+    return [compile_test_id(i) for i in chosen + [t for t in trains if t in locked]]
 
 
 def core_op_unit_ids(standard: Standard) -> list[str]:
@@ -94,11 +133,17 @@ def compiled_case(standard: Standard, test_id: str) -> UnitCase:
 
 
 def judge_compiled(standard: Standard, test_id: str, evidence: object) -> RecordDetails:
-    """The figures of the worst backend's result; raises the first backend's failure."""
+    """The figures of the worst backend's result; raises the first backend's failure (a
+    compiled model: as the models tier judges it, ``kit.tiers.compile.compiled_models``)."""
     from kit.numerics.comparison import Measurement
     from kit.outcomes import ResultMismatch, numerics_details, worst_of
     from kit.tiers.unit.checking import cpu_references, judge_case
 
+    model_id = model_id_of(test_id)
+    if model_id is not None:
+        from kit.tiers.compile.compiled_models import judge_compiled_model
+
+        return judge_compiled_model(standard, model_id, evidence)
     runs = _runs_of(evidence)
     case = compiled_case(standard, test_id)
     references = cpu_references(case)
@@ -164,6 +209,12 @@ def run_compile_case(ckit: KitContext, test_id: str) -> None:
     if unclaimed is not None:  # plain pytest: ``ckit run`` decided it before (``CompileTier``)
         not_applicable(unclaimed.reason, unclaimed.words)
     claimed = claimed_backends(ckit)
+    model_id = model_id_of(test_id)
+    if model_id is not None:
+        from kit.tiers.compile.compiled_models import run_compiled_model
+
+        run_compiled_model(ckit, claimed, model_id)
+        return
     case = compiled_case(ckit.standard, test_id)
     ckit.require_dtype(case.dtype)
     second = second_shape_case(ckit.standard, test_id)

@@ -106,6 +106,22 @@ def compiled_evidence(ckit: KitContext, claimed: list[Claimed], case: UnitCase,
 
 def _one_backend(device: str, case: UnitCase, second: UnitCase | None, backend: str,
                  compiler: Callable[..., Any], noted: list[dict[str, Any]]) -> UnitEvidence:
+    note = fact_noter(backend, noted)
+    counter = fresh_counter(compiler)
+    compiled = torch.compile(lambda inputs: case.call(device, False, inputs), backend=counter)
+    with staged(note):
+        evidence = execute_case(device, replace(case, call=lambda d, u, i: compiled(i)))
+    first = note(graphs=counter.graphs, graph_breaks=graph_breaks())
+    if second is not None:
+        with torch.no_grad(), staged(note):
+            compiled(second.make_inputs(device, False))
+        note(recompiles=counter.graphs - first.graphs)
+    return evidence
+
+
+def fact_noter(backend: str, noted: list[dict[str, Any]]) -> Callable[..., CompileFacts]:
+    """A new entry of ``noted`` for ``backend``, and the function that updates it (the facts
+    known so far are on the record, whatever the test ends in)."""
     facts = CompileFacts(backend)
     noted.append(asdict(facts))
 
@@ -115,18 +131,15 @@ def _one_backend(device: str, case: UnitCase, second: UnitCase | None, backend: 
         noted[-1] = asdict(facts)
         return facts
 
-    counter = GraphCounter(compiler)
+    return note
+
+
+def fresh_counter(compiler: Callable[..., Any]) -> GraphCounter:
+    """A counter of ``compiler``'s graphs, dynamo's caches and counters reset: nothing an
+    earlier compile left is counted or reused."""
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    compiled = torch.compile(lambda inputs: case.call(device, False, inputs), backend=counter)
-    with _staged(note):
-        evidence = execute_case(device, replace(case, call=lambda d, u, i: compiled(i)))
-    note(graphs=counter.graphs, graph_breaks=_graph_breaks())
-    if second is not None:
-        with torch.no_grad(), _staged(note):
-            compiled(second.make_inputs(device, False))
-        note(recompiles=counter.graphs - facts.graphs)
-    return evidence
+    return GraphCounter(compiler)
 
 
 def _lookup(backend: str) -> Callable[..., Any]:
@@ -140,12 +153,13 @@ def _lookup(backend: str) -> Callable[..., Any]:
                              f"{backend!r} is registered (registered: {registered})") from exc
 
 
-def _graph_breaks() -> int:
+def graph_breaks() -> int:
+    """The graph breaks dynamo counted since the last reset."""
     return sum(torch._dynamo.utils.counters["graph_break"].values())
 
 
 @contextmanager
-def _staged(note: Callable[..., CompileFacts]) -> Iterator[None]:
+def staged(note: Callable[..., CompileFacts]) -> Iterator[None]:
     """Name the stage of whatever the compiled call raises: dynamo's own errors are the
     compile's (ERROR), any other the call's, raised as it is."""
     from torch._dynamo.exc import BackendCompilerFailed, TorchDynamoException

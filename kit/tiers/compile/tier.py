@@ -1,12 +1,14 @@
-"""The compile tier: the unit tier's call of an op through ``torch.compile`` with each backend
-the vendor claims, judged like the eager call (``kit.tiers.compile.cases``)."""
+"""The compile tier: the unit tier's call of an op, or a models tier's model (its forward, its
+training step), through ``torch.compile`` with each backend the vendor claims, judged like the
+eager call (``kit.tiers.compile.cases``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kit.applicability import unclaimed_compile_backend, unclaimed_dtype
-from kit.tiers.compile.compile_id import TIER
+from kit.test_ids import TestId
+from kit.tiers.compile.compile_id import MODELS_TIER, TIER
 from kit.tiers.interface import Tier
 
 if TYPE_CHECKING:
@@ -24,8 +26,12 @@ class CompileTier(Tier):
         "kit.tiers.unit.cases",
         "kit.tiers.unit.opinfo_cases",
         "kit.tiers.compile.cases",
+        "transformers",
+        "kit.tiers.models.cases",
+        "kit.tiers.compile.compiled_models",
     )
-    #: ``compile/opinfo/<op>/<dtype>/<sample>``.
+    #: ``compile/opinfo/<op>/<dtype>/<sample>``; a compiled model's id names no op
+    #: (``op_and_dtype``).
     op_offset = 1
 
     def generate_ids(self, standard: Standard) -> list[str]:
@@ -36,20 +42,44 @@ class CompileTier(Tier):
     def inapplicable(
         self, standard: Standard, vendor: VendorProfile, test_id: str
     ) -> Inapplicable | None:
-        from kit.tiers.compile.compile_id import unit_id_of
+        """No backend claimed; else where the compiled test is (a model's: an unclaimed
+        dtype, an absent optional source)."""
+        from kit.tiers.compile.compile_id import model_id_of, unit_id_of
+        from kit.tiers.registry import get_tier
         from kit.tiers.unit.unit_id import UnitId
 
-        dtype = UnitId.of(unit_id_of(test_id)).dtype
-        return unclaimed_compile_backend(vendor) or unclaimed_dtype(vendor, dtype)
+        unclaimed = unclaimed_compile_backend(vendor)
+        if unclaimed is not None:
+            return unclaimed
+        model_id = model_id_of(test_id)
+        if model_id is not None:
+            return get_tier(MODELS_TIER).inapplicable(standard, vendor, model_id)
+        return unclaimed_dtype(vendor, UnitId.of(unit_id_of(test_id)).dtype)
 
     def absent_from_release(self, standard: Standard, test_id: str) -> Inapplicable | None:
-        """A compile test's call is a unit test's: absent where that is (a canary's run)."""
-        from kit.tiers.compile.compile_id import unit_id_of
+        """A compile test's call is a unit test's: absent where that is (a canary's run); a
+        model is built from its config under every release."""
+        from kit.tiers.compile.compile_id import model_id_of, unit_id_of
         from kit.tiers.unit.release_drift import absent_from_release
 
+        if model_id_of(test_id) is not None:
+            return None
         return absent_from_release(standard, unit_id_of(test_id))
+
+    def op_and_dtype(self, test_id: str) -> tuple[str, str] | None:
+        return None if _names_a_model(test_id) else super().op_and_dtype(test_id)
+
+    def op_group(self, test_id: str) -> str | None:
+        return None if _names_a_model(test_id) else super().op_group(test_id)
 
     def judge(self, context: JudgeContext, test_id: str, evidence: Any) -> RecordDetails:
         from kit.tiers.compile.cases import judge_compiled
 
         return judge_compiled(context.standard, test_id, evidence)
+
+
+def _names_a_model(test_id: str) -> bool:
+    """``compile/models/...``: a compiled model, whose id names no op (read without raising:
+    reports ask of any id)."""
+    parsed = TestId.read(test_id, (TIER,))
+    return parsed is not None and parsed.segments[0] == MODELS_TIER

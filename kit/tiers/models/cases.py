@@ -89,13 +89,7 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
             NotApplicableReason.UNCLAIMED_FLOW,
             f"vendor {ckit.vendor.id} does not claim flow {case.flow}",
         )
-    ckit.require_dtype(MODEL_DTYPE)
-    source = SOURCES[case.source]
-    reason = source.unavailable_reason()
-    if reason is not None and source.optional:
-        not_applicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, reason)
-    if reason is not None:
-        raise KitOutcome(f"{reason}; the kit needs it: reinstall the kit's requirements")
+    source = usable_source(ckit, case)
     if case.flow != EAGER:
         run_model_through_flow(ckit, case, source)
         return
@@ -107,6 +101,20 @@ def run_model_case(ckit: KitContext, test_id: str) -> None:
         lambda evidence: judge_model_evidence(ckit.standard, test_id, evidence),
     )
     record_performance(ckit, built, case)
+
+
+def usable_source(ckit: KitContext, case: ModelCase) -> ModelSource:
+    """``case``'s source, once the vendor claims the tier's dtype and the source can build
+    here: an absent optional source is NOT_APPLICABLE, an absent required one the kit's
+    error (the compile tier's compiled models ask the same, ``kit.tiers.compile``)."""
+    ckit.require_dtype(MODEL_DTYPE)
+    source = SOURCES[case.source]
+    reason = source.unavailable_reason()
+    if reason is not None and source.optional:
+        not_applicable(NotApplicableReason.OPTIONAL_SOURCE_ABSENT, reason)
+    if reason is not None:
+        raise KitOutcome(f"{reason}; the kit needs it: reinstall the kit's requirements")
+    return source
 
 
 def record_performance(ckit: KitContext, built: BuiltModel, case: ModelCase) -> None:

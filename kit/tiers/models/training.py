@@ -13,7 +13,7 @@ The optimizers are torch's own with their default implementation choice (``forea
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -46,11 +46,17 @@ def training_target(case: ModelCase, like: torch.Tensor) -> torch.Tensor:
     return torch.randn(tuple(like.shape), generator=generator, dtype=torch.float32)
 
 
-def device_training(built: BuiltModel, case: ModelCase, device: str) -> dict[str, Any]:
-    """The step on the device in float32: the worker's evidence (moved to CPU on saving)."""
+def device_training(built: BuiltModel, case: ModelCase, device: str,
+                    off_path: Collection[str] = ()) -> dict[str, Any]:
+    """The step on the device in float32: the worker's evidence (moved to CPU on saving).
+
+    ``off_path``: parameters the loss does not reach, left out whatever gradient they got (a
+    compiled step's backward, one autograd node for the whole graph, hands zeros to the
+    parameters of outputs the loss ignores, where eager autograd leaves them None)."""
     module = built.module.to(device)
     inputs = map_tensors(built.inputs, lambda t: t.to(device))
-    loss, trained = forward_backward(module, inputs, case)
+    loss, reached = forward_backward(module, inputs, case)
+    trained = [(name, p) for name, p in reached if name not in off_path]
     gradients = {name: p.grad.detach().clone() for name, p in trained if p.grad is not None}
     return {"loss": loss, "gradient": gradients, **optimizer_steps(trained)}
 
