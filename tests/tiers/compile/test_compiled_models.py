@@ -1,8 +1,9 @@
 """Compiled models (``compile/models/<source>/<model>/eager|train``): the id's two kinds read in
 one place, the locked choice, the second batch; then, heavy (Inductor's C++ for a whole model,
-dynamo tracing it), a real ``ckit run`` of cpu on the forward and the training step, a planted
-wrong decomposition caught as FAIL_NUMERIC and a backend's compile error as ERROR with its
-stage, each on the cpu device, in this process."""
+dynamo tracing it), a planted wrong decomposition caught as FAIL_NUMERIC and a backend's compile
+error as ERROR with its stage, each on the cpu device, in this process. The forward and the
+training step compiled by Inductor in a real ``ckit run`` are the complete cpu run's
+(``tests/runner/test_e2e_certify_cpu.py``): a second run here only compiled bert again."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_compile_tier import ckit_run
 
 from kit.errors import InputError
 from kit.outcomes import verdict_of
@@ -53,30 +53,6 @@ def test_the_second_input_is_the_first_batch_row_or_none() -> None:
     assert isinstance(second, dict)
     assert {k: tuple(v.shape) for k, v in second.items()} == {"ids": (1, 8), "mask": (1, 8)}
     assert second_batch((torch.zeros(1, 3),)) is None
-
-
-@pytest.fixture(scope="module")
-def bert_on_cpu(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    return ckit_run(tmp_path_factory.mktemp("compiled-bert"), "cpu", ["compile"],
-                    [BERT, BERT_TRAIN], [])
-
-
-def only_facts(record: dict[str, Any]) -> dict[str, Any]:
-    (only,) = record["details"]["compile"]
-    return dict(only)
-
-
-@pytest.mark.heavy
-@pytest.mark.slow(seconds=400)
-def test_bert_compiled_by_inductor_passes_forward_and_training_step(
-        bert_on_cpu: dict[str, dict[str, Any]]) -> None:
-    forward, train = bert_on_cpu[BERT], bert_on_cpu[BERT_TRAIN]
-    assert forward["status"] == "PASS", forward["message"]
-    assert train["status"] == "PASS", train["message"]
-    found = only_facts(forward)
-    assert found["backend"] == "inductor" and found["graphs"] >= 1 and found["stage"] is None
-    assert found["recompiles"] >= 1  # batch 1 after batch 2: another graph
-    assert only_facts(train)["recompiles"] is None and only_facts(train)["graphs"] >= 1
 
 
 def _relu_for_gelu(graph: Any, example_inputs: Any) -> Any:
