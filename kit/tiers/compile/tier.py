@@ -45,7 +45,7 @@ class CompileTier(Tier):
         """No backend claimed; else where the compiled test is (a model's: an unclaimed
         dtype, an absent optional source)."""
         from kit.tiers.compile.compile_id import model_id_of, unit_id_of
-        from kit.tiers.registry import get_tier
+        from kit.tiers.models.tier import ModelsTier
         from kit.tiers.unit.unit_id import UnitId
 
         unclaimed = unclaimed_compile_backend(vendor)
@@ -53,7 +53,7 @@ class CompileTier(Tier):
             return unclaimed
         model_id = model_id_of(test_id)
         if model_id is not None:
-            return get_tier(MODELS_TIER).inapplicable(standard, vendor, model_id)
+            return ModelsTier().inapplicable(standard, vendor, model_id)
         return unclaimed_dtype(vendor, UnitId.of(unit_id_of(test_id)).dtype)
 
     def absent_from_release(self, standard: Standard, test_id: str) -> Inapplicable | None:
