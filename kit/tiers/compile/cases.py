@@ -65,7 +65,12 @@ if TYPE_CHECKING:
 COMPILED_OPS = 12
 #: How many of the models tier's Hugging Face models the tier compiles, forward and training
 #: step: the cost of Inductor's C++ per model (module docstring).
-COMPILED_MODELS = 1
+#: None locked in standards v2 and v3 (0): the compiled forward and training step of bert cost
+#: about 3.5 minutes of every complete cpu run (twice in CI, past its budget), and the demo
+#: vendor simnpu cannot compile a whole model (its Python detach kernel recurses under dynamo's
+#: fake tensors), which its 2% skip share per tier cannot hold in a tier of 14 tests. The
+#: machinery is tested in process (tests/tiers/compile/test_compiled_models.py).
+COMPILED_MODELS = 0
 #: The model source the compiled models come from.
 COMPILED_MODEL_SOURCE = "hf"
 #: The one dtype and sample compiled: the unit tier's first float32 sample of each op.
