@@ -18,6 +18,12 @@ CERTIFY_ARGS ?=
 
 .PHONY: install test test-heavy lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train bench-verify bench-audit bench-certify clean
 
+# Python writes each module's bytecode cache on first import, as it does by default: an
+# environment that forbids it (PYTHONDONTWRITEBYTECODE=1) recompiles the kit's modules in every
+# process a run or a test starts (the orchestrator, each fork server, each judge: about a second
+# of CPU each).
+unexport PYTHONDONTWRITEBYTECODE
+
 # pip, quiet: one line per step says what is happening (a step's errors still come in full).
 PIP_QUIET := --quiet --disable-pip-version-check
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -34,6 +34,7 @@ from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.runner.slot_roles import Worker
 from kit.runner.threads import thread_share_env
+from kit.test_ids import tier_of
 from kit.tiers.registry import get_tier
 
 
@@ -44,10 +45,13 @@ class Orchestrator:
         self.started_at = started_at
         self.journal = open_journal(config.out_dir)  # verifies the chain, cuts a torn line
         run_dir = RunDir(config.out_dir)
+        #: The run's tiers with a planned test: all a worker collects and a judge warms up (a
+        #: narrowed run's processes import nothing of the tiers it left out: seconds each).
+        self.tiers = planned_tiers(config.tiers, inputs.plan.tests)
         self.spec = WorkerSpec(
             vendor=str(inputs.vendor.directory),
             today=config.today,
-            paths=tier_paths(config.tiers),
+            paths=tier_paths(self.tiers),
             log_dir=run_dir.workers,
             env=_worker_env(config.workers or 1),
             dtypes=inputs.vendor.dtypes,
@@ -56,7 +60,7 @@ class Orchestrator:
             timeout_s=config.timeout_s,
         )
         #: Where workers start from: a process that has imported what they import.
-        self.forks = ForkServers(run_dir.workers, config.tiers)
+        self.forks = ForkServers(run_dir.workers, self.tiers)
         self.deadlines = Deadlines.of(config, inputs)
         #: Worker slots; with --devices, ``workers`` 0 means one per device.
         self.workers = config.workers or 1
@@ -132,7 +136,7 @@ class Orchestrator:
         """A worker thread's judges, the first already starting when the run judges apart."""
         golden = self.config.out_dir if self.config.golden else None
         judges = JudgeSlot(self.spec.log_dir, self._judge_numbers, self.spec.env, golden,
-                           self.config.tiers)
+                           self.tiers)
         if any(map(judged_apart, self.plan())):
             judges.start()
         return judges
@@ -253,6 +257,12 @@ class Orchestrator:
             names = tuple(str(n) for n in device.get("names", ()))
             return DeviceInfo(device["type"], int(device["count"]), str(device["name"]), names)
         return DeviceInfo(self.inputs.vendor.device_type, 0, "not visible")
+
+
+def planned_tiers(tiers: tuple[str, ...], tests: Iterable[str]) -> tuple[str, ...]:
+    """Those of ``tiers`` that ``tests`` has a test of, in the run's order."""
+    present = {tier_of(test_id) for test_id in tests}
+    return tuple(tier for tier in tiers if tier in present)
 
 
 def tier_paths(tiers: tuple[str, ...]) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit.runner.forked import SWITCH_VARIABLE, ForkedChild, ForkServers
-from kit.runner.orchestrator import tier_paths
+from kit.runner.orchestrator import planned_tiers, tier_paths
 from kit.runner.pool import WorkerProcess, WorkerSpec
 from kit.runner.reaper import run_reaper
 
@@ -100,3 +100,14 @@ def test_a_device_runtime_initialized_by_a_preload_makes_workers_start_cold() ->
     assert initialized_device_runtimes(cuda_in_use) == ("cuda",)
     assert initialized_device_runtimes(types.SimpleNamespace()) == ()
     assert initialized_device_runtimes(torch) == ()
+
+
+def test_a_narrowed_runs_processes_import_only_the_tiers_it_has_tests_of() -> None:
+    """The fork server's preloads, the worker's suites and the judge's warm-up follow the
+    planned tests: a run of one unit test imports nothing of the models, flows or compile
+    tiers (transformers, ExecuTorch, ONNX Runtime: seconds of CPU in each process)."""
+    tiers = ("unit", "models", "flows", "distributed", "compile")
+    assert planned_tiers(tiers, ["unit/opinfo/add/float32/0"]) == ("unit",)
+    planned = ["compile/opinfo/abs/float32/0", "unit/opinfo/add/float32/0", "unit/sweep/H/bool/0"]
+    assert planned_tiers(tiers, planned) == ("unit", "compile")  # the run's order
+    assert planned_tiers(tiers, []) == ()
