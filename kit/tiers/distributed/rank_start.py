@@ -6,13 +6,19 @@ modules). But a real accelerator's runtime cannot be used in a child forked afte
 used it (CUDA: "Cannot re-initialize CUDA in forked subprocess"; ROCm, XPU and Ascend's alike),
 and the worker has used it: it named the device at its start (``kit.device.probe_device``).
 PyTorch's device modules say so in such a child, ``torch.<device>._is_in_bad_fork()``: the
-worker asks it of one throwaway forked child, on any runtime, and keeps the answer once it
-cannot change. Where the answer is yes, ranks come from ``multiprocessing``'s fork server, a
+worker asks it of one throwaway forked child, on any runtime, and keeps a bad answer (it
+cannot change back). Where the answer is yes, ranks come from ``multiprocessing``'s fork server, a
 fresh interpreter the worker starts once, which imports what the tier's ranks import
 (``RANK_IMPORTS``: torch's and the kit's, never the vendor's modules, which may initialize the
 runtime) and forks each rank; the rank imports the vendor's modules and enables the device as
 its worker did. So a rank costs a fork either way, not an interpreter's start (seconds each).
 The server dies with its worker (``kit.tiers.distributed.rank_server``), and its ranks with it.
+
+Autograd refuses the same way, whatever the device: a child forked after its engine started
+threads in the parent (a device's backward threads, or a reentrant backward's pool) cannot run
+a backward ("Unable to handle autograd's threading in combination with fork-based
+multiprocessing"), and a DDP step's ranks run one. Any earlier test of the worker can start
+them, so the throwaway child also runs a one-element backward, and only a bad fork is kept.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ FORKSERVER: Final = "forkserver"
 #: fork server, once for its workers), so no rank pays them.
 RANK_IMPORTS = ("torch.distributed", "torch.distributed.tensor", "torch.nn.parallel",
                 "torch._dynamo", "kit.tiers.distributed.cases")
-#: Per device type, the start this worker keeps using (decided once the answer cannot change).
+#: Per device type, the fork server once a forked child could not run ranks (for good).
 _DECIDED: dict[str, str] = {}
 #: Imported by the fork server before ``RANK_IMPORTS``: it dies with its worker.
 _SERVER_GUARD = "kit.tiers.distributed.rank_server"
@@ -91,8 +97,9 @@ def rank_start(vendor: VendorProfile) -> RankStart:
     method = _DECIDED.get(device_type)
     if method is None:
         method = FORKSERVER if _forked_child_in_bad_fork(device_type) else FORK
-        # A runtime not yet initialized survives a fork now, not once the worker uses it.
-        if method == FORKSERVER or _initialized(device_type):
+        # A fork that is bad stays bad (a runtime once used, autograd's threads once started);
+        # a good one is asked again: the worker's next test may start either.
+        if method == FORKSERVER:
             _DECIDED[device_type] = method
     return RankStart(method, vendor)
 
@@ -103,24 +110,31 @@ def _device_module(device_type: str) -> object:
     return getattr(torch, device_type, None)
 
 
-def _initialized(device_type: str) -> bool:
-    is_initialized = getattr(_device_module(device_type), "is_initialized", None)
-    return bool(is_initialized()) if callable(is_initialized) else True
+def _usable_in_forked_child(device_type: str) -> bool:
+    """In a forked child: whether the device's module says its runtime is usable here (a module
+    without ``_is_in_bad_fork``, as CPU's, survives a fork) and autograd runs a backward."""
+    import torch
+
+    in_bad_fork = getattr(_device_module(device_type), "_is_in_bad_fork", None)
+    if callable(in_bad_fork) and in_bad_fork():
+        return False
+    try:
+        torch.ones(1, requires_grad=True).sum().backward()
+    except RuntimeError:  # autograd's threads started in the parent
+        return False
+    return True
 
 
 def _forked_child_in_bad_fork(device_type: str) -> bool:
-    """Whether a child forked now finds the device unusable: ``_is_in_bad_fork()`` asked there
-    (a device module without it, as CPU's, survives a fork). A child that dies before it
-    answers counts as a bad fork: the fork server needs nothing of the worker's state."""
-    in_bad_fork = getattr(_device_module(device_type), "_is_in_bad_fork", None)
-    if not callable(in_bad_fork):
-        return False
+    """Whether a child forked now cannot run ranks: its device unusable, or autograd refusing
+    a backward. A child that dies before it answers counts as a bad fork: the fork server
+    needs nothing of the worker's state."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the throwaway child: one byte, then gone without the parent's exit handlers
         try:
             os.close(read)
-            os.write(write, b"1" if in_bad_fork() else b"0")
+            os.write(write, b"0" if _usable_in_forked_child(device_type) else b"1")
         finally:
             os._exit(0)
     os.close(write)

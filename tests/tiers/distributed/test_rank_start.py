@@ -110,3 +110,43 @@ def test_the_worker_asks_once_and_keeps_a_bad_fork(monkeypatch: pytest.MonkeyPat
     assert rank_start.rank_start(simnpu).method == "forkserver"
     monkeypatch.delenv(FORK_UNSAFE_ENV)  # a runtime once used stays so: never asked again
     assert rank_start.rank_start(simnpu).method == "forkserver"
+
+
+#: A backward that runs a backward inside itself 70 levels deep: past autograd's reentrant
+#: depth (60) it starts the engine's thread pool, after which a forked child's backward is
+#: refused ("Unable to handle autograd's threading in combination with fork-based
+#: multiprocessing"), as a DDP step's ranks forked from such a worker were.
+_REENTRANT_THEN_DECIDE = """
+import torch
+from kit.tiers.distributed.rank_start import rank_start
+from kit.vendors import load_vendor
+
+
+class Reentrant(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, depth):
+        ctx.depth = depth
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.depth:
+            with torch.enable_grad():
+                inner = torch.ones(1, requires_grad=True)
+                Reentrant.apply(inner, ctx.depth - 1).sum().backward()
+        return grad, None
+
+
+cpu = load_vendor("cpu")
+before = rank_start(cpu).method
+Reentrant.apply(torch.ones(1, requires_grad=True), 70).sum().backward()
+print(before, rank_start(cpu).method, rank_start(cpu).method)
+"""
+
+
+def test_autograd_threads_started_by_an_earlier_test_send_the_ranks_to_the_fork_server() -> None:
+    # In a process of its own: the threads, once started, stay for the process's life.
+    done = subprocess.run([sys.executable, "-c", _REENTRANT_THEN_DECIDE], capture_output=True,
+                          text=True, timeout=300, check=False, cwd=REPOSITORY)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["fork", "forkserver", "forkserver"]
