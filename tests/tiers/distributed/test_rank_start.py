@@ -9,19 +9,20 @@ themselves are asked in this process, whose simnpu the suite's conftest imported
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import torch
 from simnpu.forks import FORK_UNSAFE_ENV
 from simnpu.runtime import _is_in_bad_fork  # torch.simnpu's
 
+from kit.report.read import read_report
+from kit.results import TestRecord
+from kit.rundir import RunDir
 from kit.tiers.distributed import rank_start
 from kit.vendors import load_vendor
 
@@ -30,7 +31,7 @@ SELECTED = ("distributed/all_reduce-sum/float32/small/2", "distributed/ddp-linea
 
 
 @pytest.fixture(scope="module")
-def fork_unsafe_records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def fork_unsafe_records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, TestRecord]:
     out = tmp_path_factory.mktemp("fork-unsafe") / "out"
     selects = [arg for test_id in SELECTED for arg in ("--select", test_id)]
     environment = {**os.environ, "CKIT_VENDORS_DIR": str(REPOSITORY / "vendors"),
@@ -39,9 +40,9 @@ def fork_unsafe_records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
         [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--tier", "distributed",
          *selects, "--no-sign", "--out", str(out)],
         env=environment, capture_output=True, text=True, timeout=600, check=False)
-    assert (out / "report.json").exists(), result.stderr[-3000:]
-    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    return {record["id"]: record for record in report["records"]}
+    assert RunDir(out).is_finished(), result.stderr[-3000:]
+    # Read as the kit reads any run, whichever format the standard declares (v3: a body).
+    return {record.id: record for record in read_report(out).report.records}
 
 
 @pytest.fixture
@@ -77,8 +78,8 @@ def _computes() -> str:
 
 
 def test_a_device_that_does_not_survive_a_fork_gets_its_ranks_from_the_fork_server(
-        fork_unsafe_records: dict[str, Any]) -> None:
-    assert {test_id: (r["status"], r["details"]["rank_start"])
+        fork_unsafe_records: dict[str, TestRecord]) -> None:
+    assert {test_id: (r.status.value, r.details["rank_start"])
             for test_id, r in fork_unsafe_records.items()} == dict.fromkeys(
         SELECTED, ("PASS", "forkserver"))
 
