@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from kit.errors import InputError
@@ -92,6 +92,12 @@ def tier_of(text: str) -> str:
     """The tier a test id (or a pattern of them) starts with, without checking the rest:
     ``unit/opinfo/add/float32/0`` -> ``unit``; for records and patterns of any form."""
     return text.partition(SEPARATOR)[0]
+
+
+def tiers_with_tests(tiers: Iterable[str], test_ids: Iterable[str]) -> tuple[str, ...]:
+    """Those of ``tiers`` that ``test_ids`` has a test of, in the order of ``tiers``."""
+    present = {tier_of(test_id) for test_id in test_ids}
+    return tuple(tier for tier in tiers if tier in present)
 
 
 @functools.lru_cache(maxsize=1 << 16)

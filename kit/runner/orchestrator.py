@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -34,7 +34,7 @@ from kit.runner.probe import suspect_of
 from kit.runner.progress import Progress
 from kit.runner.slot_roles import Worker
 from kit.runner.threads import thread_share_env
-from kit.test_ids import tier_of
+from kit.test_ids import tiers_with_tests
 from kit.tiers.registry import get_tier
 
 
@@ -47,7 +47,7 @@ class Orchestrator:
         run_dir = RunDir(config.out_dir)
         #: The run's tiers with a planned test: all a worker collects and a judge warms up (a
         #: narrowed run's processes import nothing of the tiers it left out: seconds each).
-        self.tiers = planned_tiers(config.tiers, inputs.plan.tests)
+        self.tiers = tiers_with_tests(config.tiers, inputs.plan.tests)
         self.spec = WorkerSpec(
             vendor=str(inputs.vendor.directory),
             today=config.today,
@@ -257,12 +257,6 @@ class Orchestrator:
             names = tuple(str(n) for n in device.get("names", ()))
             return DeviceInfo(device["type"], int(device["count"]), str(device["name"]), names)
         return DeviceInfo(self.inputs.vendor.device_type, 0, "not visible")
-
-
-def planned_tiers(tiers: tuple[str, ...], tests: Iterable[str]) -> tuple[str, ...]:
-    """Those of ``tiers`` that ``tests`` has a test of, in the run's order."""
-    present = {tier_of(test_id) for test_id in tests}
-    return tuple(tier for tier in tiers if tier in present)
 
 
 def tier_paths(tiers: tuple[str, ...]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from kit.report.failing import failing_tests
 from kit.report.read import LoadedReport, read_report
 from kit.results import tier_of
 from kit.rundir import PreviousRun
+from kit.test_ids import tiers_with_tests
 from kit.tiers.registry import tier_names
 
 _GLOB = frozenset("*?")
@@ -47,7 +48,7 @@ def rerun_of(source: LoadedReport, tiers: tuple[str, ...] | None,
         raise InputError(f"{source.path}: no test to rerun: every test of that run (within "
                          "--tier/--select) passed or was skipped")
     previous = PreviousRun(dir=str(source.path.parent.resolve()), report_sha256=source.sha256)
-    ran_tiers = tuple(t for t in tier_names() if any(tier_of(i) == t for i in ids))
+    ran_tiers = tiers_with_tests(tier_names(), ids)
     return Rerun(previous, source.report.vendor_id, ran_tiers, tuple(ids))
 
 

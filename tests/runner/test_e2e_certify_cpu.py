@@ -66,7 +66,6 @@ def test_cpu_run_is_conformant_and_covers_every_locked_test(certified: dict[str,
     assert {s for t, s in statuses.items() if t not in optional} <= {"PASS", "NOT_APPLICABLE"}
 
 
-
 def test_verify_accepts_the_signed_report(certified: dict[str, Path]) -> None:
     result = run_ckit(
         ["verify", str(certified["out"] / "report.dsse.json"), "--keyring",

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from kit.runner.forked import SWITCH_VARIABLE, ForkedChild, ForkServers
-from kit.runner.orchestrator import planned_tiers, tier_paths
+from kit.runner.orchestrator import tier_paths
 from kit.runner.pool import WorkerProcess, WorkerSpec
 from kit.runner.reaper import run_reaper
+from kit.test_ids import tiers_with_tests
 
 CPU_VENDOR = Path(__file__).resolve().parents[2] / "vendors" / "cpu"
 
@@ -107,7 +108,7 @@ def test_a_narrowed_runs_processes_import_only_the_tiers_it_has_tests_of() -> No
     planned tests: a run of one unit test imports nothing of the models, flows or compile
     tiers (transformers, ExecuTorch, ONNX Runtime: seconds of CPU in each process)."""
     tiers = ("unit", "models", "flows", "distributed", "compile")
-    assert planned_tiers(tiers, ["unit/opinfo/add/float32/0"]) == ("unit",)
+    assert tiers_with_tests(tiers, ["unit/opinfo/add/float32/0"]) == ("unit",)
     planned = ["compile/opinfo/abs/float32/0", "unit/opinfo/add/float32/0", "unit/sweep/H/bool/0"]
-    assert planned_tiers(tiers, planned) == ("unit", "compile")  # the run's order
-    assert planned_tiers(tiers, []) == ()
+    assert tiers_with_tests(tiers, planned) == ("unit", "compile")  # the run's order
+    assert tiers_with_tests(tiers, []) == ()
