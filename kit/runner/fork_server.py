@@ -27,7 +27,6 @@ carrying the worker's command pipe, result pipe and log as descriptors.
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import os
 import random
@@ -36,6 +35,8 @@ import sys
 import time
 import traceback
 from typing import Any, NoReturn
+
+from kit.runner.heap import end_process
 
 #: How long a new worker waits for its intermediate parent to be gone (it exits at once).
 _REPARENT_WAIT_S = 10.0
@@ -149,12 +150,7 @@ def _become_worker(
         code = _run_worker([f"--commands={commands}", f"--results={results}", *argv])
     except BaseException:  # noqa: BLE001 - told in the log, as an interpreter would
         traceback.print_exc()
-    try:
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code)
+    end_process(code)
 
 
 def _run_worker(args: list[str]) -> int:

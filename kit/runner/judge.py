@@ -25,7 +25,7 @@ from pathlib import Path
 from kit.judge_context import JudgeContext
 from kit.outcomes import KitOutcome, verdict_of
 from kit.results import Status, TestRecord, Verdict, tier_of
-from kit.runner.heap import hold_collection, settle_heap
+from kit.runner.heap import end_process, hold_collection, settle_heap
 from kit.runner.messages import (
     Judged,
     JudgeReady,
@@ -123,4 +123,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    end_process(main())

@@ -33,7 +33,7 @@ from kit.pytest_plugin import (
 )
 from kit.results import Status, TestRecord, Verdict
 from kit.runner.fork_server import SERVE_OPTION
-from kit.runner.heap import hold_collection, settle_heap
+from kit.runner.heap import end_process, hold_collection, settle_heap
 from kit.runner.messages import (
     Probe,
     ProbeCheck,
@@ -186,4 +186,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    end_process(main())

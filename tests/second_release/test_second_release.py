@@ -2,8 +2,15 @@
 (``make install TORCH=X.Y.Z VENV=.venv-X.Y.Z``), the newest carried standard certifying it is
 remade by ``ckit standard new`` from its parent (every list the same), a canary of the parent
 (the ops whose tests the release changed or lacks) runs there with no ERROR (its tests the
-release lacks are not applicable, not-in-release), and the built-in ``cpu`` vendor is conformant
-on a complete run.
+release lacks are not applicable, not-in-release), and the built-in ``cpu`` vendor's tests meet
+conformant on one fixed shard of the standard (``SHARD``).
+
+Why a shard, not the complete run: ``standard new`` above already calls every test's case on the
+release's CPU (a case CPU refuses is not locked), and the complete run of the default release is
+``make certify`` (``tests/runner/test_e2e_certify_cpu.py``); a complete run here was 9 minutes of
+CI's 30 (README, "Set up"). A shard is every tier, split by the kit's own hash: what would break
+a tier on this release breaks some of its tests in any shard. The complete run is ``make certify
+VENDOR=cpu VENV=.venv-<release>``.
 
 The environment is found by ``CKIT_SECOND_RELEASE_PYTHON`` (its interpreter), else the
 repository's ``.venv-<release>/`` of the newest carried release other than the installed one's.
@@ -30,8 +37,9 @@ from kit.results import Status
 from kit.rundir import RunDir
 from kit.standard import load_standard
 from kit.standard.catalogue import carried_versions, installed_torch_version, torch_release_of
+from kit.tiers.registry import complete_run_tiers
 
-pytestmark = [pytest.mark.heavy, pytest.mark.slow(seconds=420)]
+pytestmark = [pytest.mark.heavy, pytest.mark.slow(seconds=300)]
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -161,14 +169,25 @@ def test_a_canary_of_the_parent_has_no_error_and_lists_what_the_release_lacks(
     assert marked == changed & ran and marked
 
 
-def test_cpu_is_conformant_on_a_complete_run_of_the_second_release(
+#: The shard of the standard the cpu vendor runs here (``ckit run --shard``).
+SHARD = "0/4"
+
+
+def test_cpu_meets_conformant_on_a_shard_of_the_second_release(
     second: SecondRelease, tmp_path: Path
 ) -> None:
     out = tmp_path / "cpu"
-    ran = ckit(second, ["run", "--vendor", "cpu", "--no-sign", "--out", str(out)])
+    ran = ckit(second, ["run", "--vendor", "cpu", "--shard", SHARD, "--no-sign",
+                        "--out", str(out)])
     # The second release's standard (v3) writes a body, not report.json: read either.
     report = read_report(out).report
     assert (report.standard.version, report.environment["torch"]["version"]
             .split("+")[0]) == (second.standard, second.release)
-    assert report.grade.name == "conformant", (report.grade, ran.stderr[-2000:])
-    assert ran.returncode == 0
+    # A shard is graded when merged; alone, only its narrowing keeps it from conformant, and
+    # every test it ran passed or does not apply.
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    (reason,) = report.grade.reasons
+    assert f"shard {SHARD}" in reason and "does not cover the whole standard" in reason, reason
+    assert {r.status for r in report.records} <= {Status.PASS, Status.NOT_APPLICABLE}
+    # Every tier of a complete run is in the shard.
+    assert {r.tier for r in report.records} == set(complete_run_tiers())
