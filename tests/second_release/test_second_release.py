@@ -42,6 +42,8 @@ from kit.tiers.registry import complete_run_tiers
 pytestmark = [pytest.mark.heavy, pytest.mark.slow(seconds=300)]
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
+#: The shard of the standard the cpu vendor runs here (``ckit run --shard``).
+SHARD = "0/4"
 
 
 @dataclass(frozen=True)
@@ -167,10 +169,6 @@ def test_a_canary_of_the_parent_has_no_error_and_lists_what_the_release_lacks(
     marked = {r.id for r in report.records if r.details.get("inputs_changed")}
     ran = {r.id for r in report.records if r.status not in (Status.NOT_APPLICABLE, Status.SKIPPED)}
     assert marked == changed & ran and marked
-
-
-#: The shard of the standard the cpu vendor runs here (``ckit run --shard``).
-SHARD = "0/4"
 
 
 def test_cpu_meets_conformant_on_a_shard_of_the_second_release(
