@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class CompileTier(Tier):
     name = TIER
     preloads = (
-        "torch.testing._internal.common_methods_invocations",
+        "kit.tiers.unit.opinfo_database",
         "kit.tiers.unit.cases",
         "kit.tiers.unit.opinfo_cases",
         "kit.tiers.compile.cases",

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class FlowsTier(Tier):
     name = "flows"
     # The flows' runtimes (ExecuTorch, ONNX Runtime) load in ``warm_up``, in the worker.
-    preloads = ("kit.tiers.flows.subjects", "kit.tiers.unit.opinfo_cases")
+    preloads = ("kit.tiers.unit.opinfo_database", "kit.tiers.flows.subjects",
+                "kit.tiers.unit.opinfo_cases")
     op_offset = 2
 
     def generate_ids(self, standard: Standard) -> list[str]:

@@ -54,7 +54,7 @@ def _scale_over_budget(standard: Standard, vendor: VendorProfile, test_id: str
 class UnitTier(Tier):
     name = TIER
     preloads = (
-        "torch.testing._internal.common_methods_invocations",
+        "kit.tiers.unit.opinfo_database",
         "kit.tiers.unit.cases",
         "kit.tiers.unit.opinfo_cases",
         "kit.tiers.unit.opspecs",

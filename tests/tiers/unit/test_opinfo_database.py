@@ -1,0 +1,45 @@
+"""OpInfo's database as the kit's processes build it (``kit.tiers.unit.opinfo_database``):
+without scipy, which is importable again afterwards, and with the very entries and samples a
+process holding scipy builds (the judge takes a worker's inputs by their locked digest)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+#: Prints what the database holds: each entry and a digest of its first CPU float32 samples.
+PROBE = """
+import sys
+{prelude}
+import hashlib, torch
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.testing._internal.common_utils import TEST_SCIPY
+digest = hashlib.sha256()
+for op in op_db:
+    digest.update(f"{{op.name}}.{{op.variant_test_name}}".encode())
+    if op.name in {names!r} and torch.float32 in op.supported_dtypes("cpu"):
+        torch.manual_seed(0)
+        for sample in list(op.sample_inputs("cpu", torch.float32))[:2]:
+            for value in (sample.input, *sample.args):
+                if isinstance(value, torch.Tensor):
+                    digest.update(value.numpy().tobytes())
+import scipy.special  # importable again: a vendor module may use it
+print(TEST_SCIPY, len(op_db), digest.hexdigest())
+"""
+#: Ops whose PyTorch reference or skips are scipy's.
+SCIPY_REFERENCED = ("special.i0e", "polygamma", "signal.windows.gaussian", "sinc", "i0")
+
+
+def _probe(prelude: str) -> str:
+    done = subprocess.run([sys.executable, "-c", PROBE.format(prelude=prelude,
+                                                               names=SCIPY_REFERENCED)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_the_database_is_built_without_scipy_and_holds_the_same_samples() -> None:
+    kit = _probe("import kit.tiers.unit.opinfo_database")
+    plain = _probe("import scipy")
+    assert kit.startswith("False ") and plain.startswith("True ")
+    assert kit.split()[1:] == plain.split()[1:]
