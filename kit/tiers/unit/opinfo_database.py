@@ -27,14 +27,14 @@ DATABASE_MODULE = "torch.testing._internal.common_methods_invocations"
 
 
 @contextmanager
-def unused_modules_refused() -> Iterator[tuple[str, ...]]:
-    """``UNUSED_MODULES`` not imported yet refused inside the block (yields them), importable
-    again after it."""
+def unused_modules_refused() -> Iterator[None]:
+    """``UNUSED_MODULES`` not imported yet refused inside the block, importable again after
+    it."""
     refused = tuple(name for name in UNUSED_MODULES if name not in sys.modules)
     for name in refused:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
-        yield refused
+        yield
     finally:
         for name in refused:
             if name in sys.modules and sys.modules[name] is None:

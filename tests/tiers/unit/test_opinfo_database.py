@@ -1,6 +1,7 @@
 """OpInfo's database as the kit's processes build it (``kit.tiers.unit.opinfo_database``):
-without scipy, which is importable again afterwards, and with the very entries and samples a
-process holding scipy builds (the judge takes a worker's inputs by their locked digest)."""
+without scipy, which is importable again afterwards, with the entries a process holding scipy
+builds and, for the OpInfos whose PyTorch references are scipy's, the same samples (the judge
+takes a worker's inputs by their locked digest)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import sys
 
 #: Prints what the database holds: each entry and a digest of its first CPU float32 samples.
 PROBE = """
-import sys
 {prelude}
 import hashlib, torch
 from torch.testing._internal.common_methods_invocations import op_db
