@@ -6,7 +6,8 @@ OpInfo sample is made with scipy. Importing scipy costs each process that builds
 about 1.5 s of CPU, and every run has two (the judge and the worker's fork server, through the
 tiers' preloads). So scipy is refused while the database is built and importable again after it:
 a vendor's module, or any library, may import it afterwards as anywhere. Where scipy was imported
-before, nothing changes.
+before, or PyTorch's probe found it already (``TEST_SCIPY``, in a process that imported
+PyTorch's test utilities first), nothing changes.
 
 A refused module is ``None`` in ``sys.modules``, as Python documents: an import of it raises
 ``ModuleNotFoundError`` and ``importlib.util.find_spec`` answers None, so PyTorch's probe takes
@@ -21,25 +22,32 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 #: What the database is built without.
-UNUSED_MODULES = ("scipy",)
-#: The database's module.
+SCIPY = "scipy"
+#: The database's module, and the module whose ``TEST_SCIPY`` it reads (set when imported).
 DATABASE_MODULE = "torch.testing._internal.common_methods_invocations"
+PROBING_MODULE = "torch.testing._internal.common_utils"
+
+
+def _scipy_refusable() -> bool:
+    """Whether scipy can still be refused: not imported, and not found already by PyTorch's
+    probe (a database built after ``TEST_SCIPY`` said True imports scipy, and must find it)."""
+    probing = sys.modules.get(PROBING_MODULE)
+    return SCIPY not in sys.modules and not getattr(probing, "TEST_SCIPY", False)
 
 
 @contextmanager
-def unused_modules_refused() -> Iterator[None]:
-    """``UNUSED_MODULES`` not imported yet refused inside the block, importable again after
-    it."""
-    refused = tuple(name for name in UNUSED_MODULES if name not in sys.modules)
-    for name in refused:
-        sys.modules[name] = None  # type: ignore[assignment]
+def scipy_refused() -> Iterator[None]:
+    """scipy refused inside the block where it can be (``_scipy_refusable``), importable again
+    after it."""
+    refused = _scipy_refusable()
+    if refused:
+        sys.modules[SCIPY] = None  # type: ignore[assignment]
     try:
         yield
     finally:
-        for name in refused:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
+        if refused and SCIPY in sys.modules and sys.modules[SCIPY] is None:
+            del sys.modules[SCIPY]
 
 
-with unused_modules_refused():
+with scipy_refused():
     importlib.import_module(DATABASE_MODULE)

@@ -43,3 +43,11 @@ def test_the_database_is_built_without_scipy_and_holds_the_same_samples() -> Non
     plain = _probe("import scipy")
     assert kit.startswith("False ") and plain.startswith("True ")
     assert kit.split()[1:] == plain.split()[1:]
+
+
+def test_after_pytorchs_probe_found_scipy_the_database_is_built_with_it() -> None:
+    """A process that imported PyTorch's test utilities first (plain pytest of the unit tier
+    does): ``TEST_SCIPY`` is True already, and the database must find the scipy it imports."""
+    probed = _probe("import torch.testing._internal.common_utils\n"
+                    "import kit.tiers.unit.opinfo_database")
+    assert probed.startswith("True ")
