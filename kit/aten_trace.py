@@ -81,8 +81,8 @@ def ops_called(call: Callable[[], object]) -> tuple[Primitive, ...]:
     call raises (no trace, nothing to blame: blame is advisory)."""
     import torch
     from torch.overrides import TorchFunctionMode
-    from torch.utils._python_dispatch import TorchDispatchMode
 
+    from kit.dispatch_mode import EagerDispatchMode
     from kit.zero_tensors import materialized
 
     seen: dict[str, set[str]] = {}
@@ -99,7 +99,7 @@ def ops_called(call: Callable[[], object]) -> tuple[Primitive, ...]:
                 seen.setdefault(name, set()).update(_tensor_uses(args, kwargs) | {FUSED})
             return func(*args, **kwargs)
 
-    class Recording(TorchDispatchMode):
+    class Recording(EagerDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
                                kwargs: Any = None) -> Any:
             args, kwargs = materialized(args, kwargs or {})

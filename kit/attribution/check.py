@@ -71,14 +71,14 @@ def cpu_dispatched(call: Callable[[], object]) -> frozenset[str]:
     """The ATen ops (qualified overloads) ``call`` reaches on CPU, as the device's recorder
     names them; what it reached before raising if it raises (the judge says why elsewhere)."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     from kit.attribution.recorder import qualified_name
+    from kit.dispatch_mode import EagerDispatchMode
     from kit.zero_tensors import materialized
 
     seen: set[str] = set()
 
-    class Tracing(TorchDispatchMode):
+    class Tracing(EagerDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
                                kwargs: Any = None) -> Any:
             if isinstance(func, torch._ops.OpOverload):

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from kit.attribution.dispatch import Dispatch, Where
+from kit.dispatch_mode import EagerDispatchMode
 from kit.zero_tensors import materialized
 
 _KEY = torch._C.DispatchKey
@@ -86,7 +86,7 @@ _TRANSFERS = frozenset({
 })
 
 
-class _KernelWatch(TorchDispatchMode):
+class _KernelWatch(EagerDispatchMode):
     """Sees the ops a backend kernel itself calls through the dispatcher, and notes whether it
     took its work to the host: what a CPU fallback does whatever name it is registered under
     (``at::native::cpu_fallback`` copies its device arguments with ``_to_cpu``, then
@@ -161,7 +161,7 @@ def watched_call(func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
     return result, watch.moved_to_host
 
 
-class _Recorder(TorchDispatchMode):
+class _Recorder(EagerDispatchMode):
     def __init__(self, log: DispatchLog) -> None:
         super().__init__()
         self.log = log

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from kit.dispatch_mode import EagerDispatchMode
 from kit.standard import Standard
 from kit.zero_tensors import materialized
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 _SEEDED = torch.Tag.nondeterministic_seeded
 
 
-class RandomDraws(TorchDispatchMode):
+class RandomDraws(EagerDispatchMode):
     """A dispatch mode noting whether any op under it drew from torch's CPU generator; it
     changes nothing the ops compute (``drew`` is the finding)."""
 
