@@ -1,7 +1,8 @@
 """``ckit``: the command line. The one place where ``KitError`` becomes a message and exit code.
 
-Each ``kit/cli/cmd_*.py`` module contributes commands through ``register(subparsers)``; the
-parser it adds sets ``handler`` to a function taking the parsed args and returning an exit code.
+Each ``kit/cli/cmd_<name>.py`` module registers the command ``name`` through
+``register(subparsers)``; the parser it adds sets ``handler`` to a function taking the parsed
+args and returning an exit code. A command line imports only its own command's module.
 """
 
 from __future__ import annotations
@@ -27,7 +28,34 @@ def _command_modules() -> list[str]:
     return [f"kit.cli.{name}" for name in sorted(names)]
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Options that act before any command is parsed: with one of them first, every command is
+#: registered (the help lists them all).
+_WHOLE_PARSER_OPTIONS = frozenset({"-h", "--help", "--version"})
+
+
+def command_module(command: str) -> str:
+    """The module registering ``command``: each ``cmd_<name>`` registers the command ``name``."""
+    return f"kit.cli.cmd_{command.replace('-', '_')}"
+
+
+def _named_command_module(argv: Sequence[str]) -> str | None:
+    """The module of the command ``argv`` names, found without importing any other (a command
+    imports what it needs: about a second of CPU for them all); None where ``argv`` names none
+    that exists (the help, a typo: the whole parser then lists every command)."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token in _WHOLE_PARSER_OPTIONS:
+            return None
+        if token == "--vendors-dir":
+            next(tokens, None)
+        elif not token.startswith("-"):
+            module = command_module(token)
+            return module if module in _command_modules() else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command's, or with ``only`` that one module's."""
     parser = argparse.ArgumentParser(
         prog="ckit",
         description=(
@@ -45,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         "repository (default: $CKIT_VENDORS_DIR, else the kit's vendors/)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in _command_modules():
+    for module_name in _command_modules() if only is None else [only]:
         importlib.import_module(module_name).register(subparsers)
     return parser
 
@@ -82,8 +110,9 @@ def help_when_no_action(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_named_command_module(arguments))
+    args = parser.parse_args(arguments)
     if args.vendors_dir is not None:
         # Through the environment, so the run's workers and judge see the same profiles.
         os.environ[VENDORS_DIR_VARIABLE] = str(args.vendors_dir.resolve())

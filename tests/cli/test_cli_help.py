@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from kit.cli import build_parser, main
+from kit.cli import build_parser, command_module, main
+
+KIT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _commands(
@@ -45,3 +50,31 @@ def test_command_help_has_an_example(
     out = capsys.readouterr().out
     assert "example" in out.lower()
     assert "ckit " + command[0] in out
+
+
+def test_each_command_module_registers_the_command_its_name_says() -> None:
+    """``ckit <command>`` imports only ``command_module(command)``: nothing else registers it."""
+    for command in {path[0] for path in COMMANDS}:
+        assert _commands(build_parser(command_module(command)))[0] == (command,)
+        assert {path[0] for path in _commands(build_parser(command_module(command)))} == {command}
+
+
+@pytest.mark.parametrize("argv", [["vendors", "list"], ["--vendors-dir", "vendors", "vendors",
+                                                         "list"]])
+def test_a_command_runs_without_importing_the_others(argv: list[str]) -> None:
+    """The other commands' modules (and what they import) stay unimported: a second of CPU."""
+    probe = (f"import sys; from kit.cli import main; code = main({argv!r}); "
+             "print(code, sorted(m for m in sys.modules if m.startswith('kit.cli.cmd_')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=False, cwd=KIT_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "0 ['kit.cli.cmd_vendors']"
+
+
+@pytest.mark.parametrize("argv", [["bogus"], ["--help", "run"]])
+def test_help_or_a_typo_meets_every_command(argv: list[str],
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(argv)
+    printed = capsys.readouterr()
+    assert all(name in printed.out + printed.err for name in ("audit", "verify", "vendors"))
