@@ -21,8 +21,12 @@ if TYPE_CHECKING:
 
 class CompileTier(Tier):
     name = TIER
+    #: ``torch._inductor`` (and through it ``torch._dynamo``, about 2 s) once, in the fork server
+    #: before any worker: the database is built without it (``kit.tiers.unit.opinfo_database``),
+    #: and a test's compile limit is for compiling, not for importing the compiler.
     preloads = (
         "kit.tiers.unit.opinfo_database",
+        "torch._inductor",
         "kit.tiers.unit.cases",
         "kit.tiers.unit.opinfo_cases",
         "kit.tiers.compile.cases",

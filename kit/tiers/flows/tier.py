@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 class FlowsTier(Tier):
     name = "flows"
     # The flows' runtimes (ExecuTorch, ONNX Runtime) load in ``warm_up``, in the worker.
-    preloads = ("kit.tiers.unit.opinfo_database", "kit.tiers.flows.subjects",
+    # ``torch.export`` traces with Dynamo: imported once, in the fork server, as the database
+    # no longer imports it (``kit.tiers.unit.opinfo_database``).
+    preloads = ("kit.tiers.unit.opinfo_database", "torch._dynamo", "kit.tiers.flows.subjects",
                 "kit.tiers.unit.opinfo_cases")
     op_offset = 2
 
