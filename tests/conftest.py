@@ -148,6 +148,17 @@ def _worker_group(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_in_pytests_directory(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What the tests and the commands they start leave in the temporary directory (``ckit
+    submit`` without ``--push`` keeps its clone, by design) goes where pytest's own directories
+    go, and with them (pytest keeps the last three sessions'), never piling up in /tmp."""
+    tmp_path_factory.getbasetemp()  # pytest's own first, where it always was
+    directory = str(tmp_path_factory.mktemp("tmp"))
+    os.environ["TMPDIR"] = directory
+    tempfile.tempdir = directory
+
+
 @pytest.fixture
 def private_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Keys default to ``tmp_path/config/ckit/keys``; no signing, kit-home or clock setting
