@@ -22,7 +22,7 @@ Not run ("marker" N: why):
 - "### A new PyTorch release" 0: its vendor (X) and corpus FILE are placeholders, and `standard
   new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
 - "## Set up (two commands)" 0: `make install` and `make test` are CI itself (`.ci/run` runs
-  both from a fresh clone, about 17 minutes).
+  both from a fresh clone, about 20 minutes).
 - "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
   second complete run (minutes); `make certify` runs each of them in the heavy test.
 - "Any single test reruns with plain pytest" 1: `-k` after collecting every tier (about 15 s
