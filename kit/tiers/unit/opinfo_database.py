@@ -53,17 +53,24 @@ def _scipy_refusable() -> bool:
 
 
 @contextmanager
-def scipy_refused() -> Iterator[None]:
-    """scipy refused inside the block where it can be (``_scipy_refusable``), importable again
-    after it."""
-    refused = _scipy_refusable()
-    if refused:
-        sys.modules[SCIPY] = None  # type: ignore[assignment]
+def _standing_in(stand_ins: dict[str, types.ModuleType | None]) -> Iterator[None]:
+    """``sys.modules`` holding ``stand_ins`` inside the block (None: the module refused); each
+    one still there is gone after it, so the real module imports again."""
+    sys.modules.update(stand_ins)  # type: ignore[arg-type]
     try:
         yield
     finally:
-        if refused and SCIPY in sys.modules and sys.modules[SCIPY] is None:
-            del sys.modules[SCIPY]
+        for name, stand_in in stand_ins.items():
+            if name in sys.modules and sys.modules[name] is stand_in:
+                del sys.modules[name]
+
+
+@contextmanager
+def scipy_refused() -> Iterator[None]:
+    """scipy refused inside the block where it can be (``_scipy_refusable``), importable again
+    after it."""
+    with _standing_in({SCIPY: None} if _scipy_refusable() else {}):
+        yield
 
 
 def _inductor_directory() -> Path:
@@ -103,14 +110,10 @@ def inductor_deferred() -> Iterator[None]:
     package.__path__ = [str(directory)]
     utils = types.ModuleType(INDUCTOR_UTILS)
     setattr(utils, GPU_TYPES, gpu_types)
-    stand_ins = {INDUCTOR: package, INDUCTOR_UTILS: utils}
-    sys.modules.update(stand_ins)
     try:
-        yield
+        with _standing_in({INDUCTOR: package, INDUCTOR_UTILS: utils}):
+            yield
     finally:
-        for name, stand_in in stand_ins.items():
-            if sys.modules.get(name) is stand_in:
-                del sys.modules[name]
         torch = sys.modules["torch"]
         if vars(torch).get("_inductor") is package:
             delattr(torch, "_inductor")
