@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kit.formats.files import derived_of
+from kit.formats.files import derived_of, render_derived
 from kit.report.body import WrittenBody
 from kit.rundir import REPORT_JSON
 
@@ -19,8 +19,10 @@ from kit.rundir import REPORT_JSON
 def derived_differences(report: Mapping[str, Any], files: Mapping[str, bytes]) -> list[str]:
     """The derived files among ``files`` (name -> bytes) that are not what ``report`` (the
     document report.json parses to) renders, one phrase each; a derived file absent from
-    ``files`` is not judged here."""
-    rendered = derived_of(report)
+    ``files`` is not judged here. Where ``files`` holds report.json, its bytes are rendered
+    (``render_derived``: a report checked again in this process is not rendered again)."""
+    report_json = files.get(REPORT_JSON)
+    rendered = derived_of(report) if report_json is None else render_derived(report_json)
     return [
         f"{name} is not what {REPORT_JSON} renders ({_first_line_apart(files[name], data)})"
         for name, data in rendered.items()

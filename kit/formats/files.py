@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,10 +46,34 @@ def register_format(fmt: ReportFormat) -> None:
     _FORMATS.append(fmt)
 
 
+#: How many reports' renderings ``render_derived`` keeps: a whole run's are a few MB.
+_KEPT_RENDERINGS = 4
+#: (sha256 of report.json's bytes, the formats' files) -> what the bytes render, the most
+#: recently used last.
+_renderings: OrderedDict[tuple[str, tuple[str, ...]], dict[str, bytes]] = OrderedDict()
+_renderings_lock = threading.Lock()
+
+
 def render_derived(report_json: bytes) -> dict[str, bytes]:
     """File name -> bytes of every format but report.json, rendered from ``report_json``'s
-    bytes read back (``kit.formats.derived`` checks a run's files against them)."""
-    return derived_of(json.loads(report_json))
+    bytes read back (``kit.formats.derived`` checks a run's files against them).
+
+    The same bytes always render the same files, and one process often checks one report
+    more than once (a submit verifies it, then pre-checks it as the audit will; a gate audits
+    what a portal shows): the last few renderings are kept, by the bytes' sha256 and the
+    formats registered when they were rendered."""
+    key = (hashlib.sha256(report_json).hexdigest(), tuple(fmt.filename for fmt in formats()))
+    with _renderings_lock:
+        kept = _renderings.get(key)
+        if kept is not None:
+            _renderings.move_to_end(key)
+            return dict(kept)
+    rendered = derived_of(json.loads(report_json))
+    with _renderings_lock:
+        _renderings[key] = rendered
+        while len(_renderings) > _KEPT_RENDERINGS:
+            _renderings.popitem(last=False)
+    return dict(rendered)
 
 
 def derived_of(report: Mapping[str, Any]) -> dict[str, bytes]:

@@ -14,6 +14,7 @@ from signing_helpers import FAILING, REPORT, VENDOR, SignedRun
 
 from kit.cli import main
 from kit.errors import ExitCode
+from kit.formats import files as files_module
 from kit.formats.files import render_derived, write_report_files
 from kit.signing.sign import sign_output_dir
 
@@ -58,3 +59,22 @@ def test_the_files_a_run_writes_regenerate_byte_for_byte(tmp_path: Path) -> None
     assert sorted(rendered) == ["junit.xml", "results.csv", "summary.md"]
     for name, data in rendered.items():
         assert written[name].read_bytes() == data, name
+
+
+def test_a_report_checked_again_is_rendered_once_and_its_files_still_compared(
+    signed_run: SignedRun, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rendered: list[object] = []
+    render = files_module.derived_of
+    monkeypatch.setattr(files_module, "derived_of",
+                        lambda report: rendered.append(report) or render(report))
+    # Bytes no other test renders (a trailing space parses to the same document).
+    report_json = (signed_run.run_dir / "report.json").read_bytes() + b" "
+    first = render_derived(report_json)
+    first.clear()  # what a caller does with its copy never reaches the kept rendering
+    assert render_derived(report_json) == render(json.loads(report_json)) and len(rendered) == 1
+    # A verify keeps the rendering of its report.json; the files beside it are still compared.
+    assert _verify(signed_run, capsys)[0] == ExitCode.OK
+    _resign_with(signed_run, "summary.md", "# acme: conformant\n\nAll passed.\n")
+    code, err = _verify(signed_run, capsys)
+    assert code == ExitCode.VERIFICATION_FAILED and "step 13: summary.md" in err, err
