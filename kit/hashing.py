@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -65,7 +66,36 @@ def kit_digest() -> str:
     """sha256 over (relative path, file sha256) of the kit's code and standards, sorted by path.
 
     Two checkouts of the same commit give the same digest; any edited byte changes it, except
-    in the list of released kit digests (``RELEASED_KITS``).
+    in the list of released kit digests (``RELEASED_KITS``). Hashing every file takes a fifth of
+    a second; a process that builds or checks many reports hashes them again only when a file's
+    path, size, modification time or inode has changed since (``_kit_digests``).
     """
-    lines = [f"{rel}\0{sha256_file(path)}\n" for rel, path in sorted(_kit_files())]
-    return sha256_bytes("".join(lines).encode("utf-8"))
+    files = sorted(_kit_files())
+    signature = tuple((rel, *_stat_key(path)) for rel, path in files)
+    digest = _kit_digests.get(signature)
+    if digest is None:
+        lines = [f"{rel}\0{sha256_file(path)}\n" for rel, path in files]
+        digest = sha256_bytes("".join(lines).encode("utf-8"))
+        _kit_digests.clear()  # one kit per process: only the latest is worth keeping
+        if not settling(mtime for _, _, mtime, _ in signature):
+            _kit_digests[signature] = digest
+    return digest
+
+
+#: The kit's files as they stood (path, size, modification time, inode) -> their digest.
+_kit_digests: dict[tuple[tuple[str, int, int, int], ...], str] = {}
+
+#: A file's modification time is the kernel's coarse clock: within this many nanoseconds of now,
+#: a second write of the same size could leave it unchanged ("racy git"), so no cache keyed on
+#: it is kept while anything under it is that young.
+SETTLE_NS = 2_000_000_000
+
+
+def settling(mtimes_ns: Iterable[int]) -> bool:
+    """Whether any of these modification times is too recent to key a cache on."""
+    return max(mtimes_ns, default=0) > time.time_ns() - SETTLE_NS
+
+
+def _stat_key(path: Path) -> tuple[int, int, int]:
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns, status.st_ino

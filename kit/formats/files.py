@@ -46,8 +46,10 @@ def register_format(fmt: ReportFormat) -> None:
     _FORMATS.append(fmt)
 
 
-#: How many reports' renderings ``render_derived`` keeps: a whole run's are a few MB.
-_KEPT_RENDERINGS = 4
+#: How many reports' renderings ``render_derived`` keeps (a whole run's are about 6 MB): a
+#: process that audits a repository's reports in turn, then again (a gate, then a portal), finds
+#: a release's handful kept.
+_KEPT_RENDERINGS = 8
 #: (sha256 of report.json's bytes, the formats' files) -> what the bytes render, the most
 #: recently used last.
 _renderings: OrderedDict[tuple[str, tuple[str, ...]], dict[str, bytes]] = OrderedDict()

@@ -14,7 +14,7 @@ from typing import Any
 
 from kit.device import DeviceInfo
 from kit.errors import InputError
-from kit.hashing import sha256_bytes
+from kit.hashing import settling, sha256_bytes
 from kit.host import CPU_MODEL_KEY, USABLE_CPUS_KEY, cpu_model, usable_cpus
 
 #: Set by the kit when a run happens inside a reference container (a JSON object).
@@ -68,13 +68,39 @@ def _torch_version_module() -> Any:
 
 
 def installed_packages() -> list[str]:
-    """``name==version`` of every installed distribution, like ``pip freeze``, sorted, unique."""
-    lines = set()
-    for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"]
-        if name:  # a broken install can leave a distribution without metadata
-            lines.add(f"{_normalize(name)}=={dist.version}")
-    return sorted(lines)
+    """``name==version`` of every installed distribution, like ``pip freeze``, sorted, unique.
+
+    Reading every distribution's metadata takes a tenth of a second or more; a process that
+    builds many reports reads it again only when ``sys.path`` or one of its directories has
+    changed since (installing or removing a distribution changes its directory)."""
+    signature = _path_signature()
+    kept = _installed.get(signature)
+    if kept is None:
+        lines = set()
+        for dist in importlib.metadata.distributions():
+            name = dist.metadata["Name"]
+            if name:  # a broken install can leave a distribution without metadata
+                lines.add(f"{_normalize(name)}=={dist.version}")
+        kept = sorted(lines)
+        _installed.clear()
+        if not settling(mtime for _, mtime, _ in signature):
+            _installed[signature] = kept
+    return list(kept)
+
+
+#: ``sys.path``'s directories as they stood (path, modification time, inode) -> what they held.
+_installed: dict[tuple[tuple[str, int, int], ...], list[str]] = {}
+
+
+def _path_signature() -> tuple[tuple[str, int, int], ...]:
+    entries = []
+    for entry in sys.path:
+        try:
+            status = os.stat(entry or ".")
+        except OSError:
+            status = None
+        entries.append((entry, status.st_mtime_ns, status.st_ino) if status else (entry, -1, -1))
+    return tuple(entries)
 
 
 def _normalize(name: str) -> str:

@@ -20,7 +20,10 @@ from kit.hashing import sha256_bytes
 DEVICE = DeviceInfo("cpu", 1, "x86_64")
 
 
-def test_records_python_torch_device_and_packages(environment):
+def test_records_python_torch_device_and_packages():
+    # Collected here, not from the suite's session fixture: an import since (setuptools adds
+    # its vendored packages' directory to sys.path) changes what is installed, as it should.
+    environment = collect_environment(DEVICE)
     assert environment["python"]["version"] == platform.python_version()
     assert environment["torch"]["version"] == torch.__version__
     assert environment["device"] == {"type": "cpu", "count": 1, "name": "x86_64"}
