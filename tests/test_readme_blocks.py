@@ -22,7 +22,7 @@ Not run ("marker" N: why):
 - "### A new PyTorch release" 0: its vendor (X) and corpus FILE are placeholders, and `standard
   new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
 - "## Set up (two commands)" 0: `make install` and `make test` are CI itself (`.ci/run` runs
-  both from a fresh clone, about 20 minutes).
+  both from a fresh clone, about 17 minutes).
 - "### Worked example: simnpu" 0: simnpu's complete run (7.5 minutes on 2 cores, beside
   the complete run of `make certify` in the heavy suite: over CI's budget); `make bench-certify`
   runs that command and exits 1 unless it grades conformant, and
