@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from kit import paths
 
@@ -16,6 +17,9 @@ _CHUNK = 1 << 20
 #: release adds its own digest to it, which must not change that digest.
 RELEASED_KITS = "released-kits.yaml"
 _NOT_HASHED = frozenset({f"standards/{RELEASED_KITS}"})
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 def released_kits_path() -> Path:
@@ -71,15 +75,13 @@ def kit_digest() -> str:
     path, size, modification time or inode has changed since (``_kit_digests``).
     """
     files = sorted(_kit_files())
-    signature = tuple((rel, *_stat_key(path)) for rel, path in files)
-    digest = _kit_digests.get(signature)
-    if digest is None:
+
+    def digest() -> str:
         lines = [f"{rel}\0{sha256_file(path)}\n" for rel, path in files]
-        digest = sha256_bytes("".join(lines).encode("utf-8"))
-        _kit_digests.clear()  # one kit per process: only the latest is worth keeping
-        if not settling(mtime for _, _, mtime, _ in signature):
-            _kit_digests[signature] = digest
-    return digest
+        return sha256_bytes("".join(lines).encode("utf-8"))
+
+    signature = tuple((rel, *_stat_key(path)) for rel, path in files)
+    return kept_while_unchanged(_kit_digests, signature, (key[2] for key in signature), digest)
 
 
 #: The kit's files as they stood (path, size, modification time, inode) -> their digest.
@@ -91,9 +93,18 @@ _kit_digests: dict[tuple[tuple[str, int, int, int], ...], str] = {}
 SETTLE_NS = 2_000_000_000
 
 
-def settling(mtimes_ns: Iterable[int]) -> bool:
-    """Whether any of these modification times is too recent to key a cache on."""
-    return max(mtimes_ns, default=0) > time.time_ns() - SETTLE_NS
+def kept_while_unchanged(kept: dict[K, V], signature: K, mtimes_ns: Iterable[int],
+                         compute: Callable[[], V]) -> V:
+    """``kept[signature]``, else ``compute()``: kept alone (one answer per process is worth
+    keeping), unless one of ``mtimes_ns``, the modification times the signature holds, is too
+    recent to key on (``SETTLE_NS``)."""
+    if signature in kept:
+        return kept[signature]
+    value = compute()
+    kept.clear()
+    if max(mtimes_ns, default=0) <= time.time_ns() - SETTLE_NS:
+        kept[signature] = value
+    return value
 
 
 def _stat_key(path: Path) -> tuple[int, int, int]:

@@ -96,7 +96,7 @@ def test_a_standard_is_read_once_until_a_file_of_its_chain_changes(tmp_path: Pat
 
 def _same_size_edit(path: Path, old: str, new: str) -> None:
     """Rewrite ``path`` with ``old`` replaced by ``new`` (as long), dated as an edit of long ago
-    would be: the cache may key on it (``kit.hashing.settling``)."""
+    would be: the cache may key on it (``kit.hashing.SETTLE_NS``)."""
     assert len(old) == len(new)
     stat = path.stat()
     path.write_text(path.read_text().replace(old, new, 1))

@@ -14,7 +14,7 @@ from typing import Any
 
 from kit.device import DeviceInfo
 from kit.errors import InputError
-from kit.hashing import settling, sha256_bytes
+from kit.hashing import kept_while_unchanged, sha256_bytes
 from kit.host import CPU_MODEL_KEY, USABLE_CPUS_KEY, cpu_model, usable_cpus
 
 #: Set by the kit when a run happens inside a reference container (a JSON object).
@@ -74,18 +74,18 @@ def installed_packages() -> list[str]:
     builds many reports reads it again only when ``sys.path`` or one of its directories has
     changed since (installing or removing a distribution changes its directory)."""
     signature = _path_signature()
-    kept = _installed.get(signature)
-    if kept is None:
-        lines = set()
-        for dist in importlib.metadata.distributions():
-            name = dist.metadata["Name"]
-            if name:  # a broken install can leave a distribution without metadata
-                lines.add(f"{_normalize(name)}=={dist.version}")
-        kept = sorted(lines)
-        _installed.clear()
-        if not settling(mtime for _, mtime, _ in signature):
-            _installed[signature] = kept
-    return list(kept)
+    mtimes = (mtime for _, mtime, _ in signature)
+    packages: list[str] = kept_while_unchanged(_installed, signature, mtimes, _read_installed)
+    return list(packages)  # a copy: the kept list stays as read
+
+
+def _read_installed() -> list[str]:
+    lines = set()
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:  # a broken install can leave a distribution without metadata
+            lines.add(f"{_normalize(name)}=={dist.version}")
+    return sorted(lines)
 
 
 #: ``sys.path``'s directories as they stood (path, modification time, inode) -> what they held.
