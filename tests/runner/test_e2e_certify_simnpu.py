@@ -1,6 +1,7 @@
 """The kit's own demo device certified by the README's worked example: simnpu (pure-Python
 PrivateUse1, bfloat16 autocast only, float64 matrix gaps in its skip manifest) meets conformant
-on a fixed shard of its complete standard (``SHARD``, every tier split by the kit's own hash):
+on a fixed shard of its complete standard (``SHARD_INDEX``/``SHARD_COUNT``, every tier split by
+the kit's own hash):
 every test of the shard has a record, and the float16 autocast tests it does not claim are not
 applicable, failing nothing; then the example's faulty block, run as written in a
 fresh clone, fails mul's float32 tests.
