@@ -7,10 +7,11 @@ therefore either run by a test or added to this list, never untested in silence.
 
 Run as written, in a fresh ``git clone`` of the kit:
 ``make certify VENDOR=cpu``, then everyday use and the two template blocks after it
-(``tests/runner/test_e2e_certify_cpu.py``, heavy); simnpu's worked example's faulty narrowed
-run (``tests/runner/test_e2e_certify_simnpu.py``, heavy); the repository
-walkthrough, the auditor's and the release manager's blocks
-(``tests/repository/test_repo_readme.py``).
+(``tests/runner/test_e2e_certify_cpu.py``: the complete run in ``make test-full``, CI's heavy
+suite the same blocks after a certify of a fixed shard); simnpu's worked example, its complete
+run (``make test-full``; CI's heavy suite runs a fixed shard of it) and its faulty narrowed run
+(heavy) (``tests/runner/test_e2e_certify_simnpu.py``); the repository walkthrough, the auditor's
+and the release manager's blocks (``tests/repository/test_repo_readme.py``).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
@@ -23,10 +24,6 @@ Not run ("marker" N: why):
   new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
 - "## Set up (two commands)" 0: `make install` and `make test` are CI itself (`.ci/run` runs
   both from a fresh clone, about 17 minutes).
-- "### Worked example: simnpu" 0: simnpu's complete run (7.5 minutes on 2 cores, beside
-  the complete run of `make certify` in the heavy suite: over CI's budget); `make bench-certify`
-  runs that command and exits 1 unless it grades conformant, and
-  tests/runner/test_e2e_certify_simnpu.py (heavy) runs it on a fixed shard.
 - "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
   second complete run (minutes); `make certify` runs each of them in the heavy test.
 - "Any single test reruns with plain pytest" 1: `-k` after collecting every tier (about 15 s

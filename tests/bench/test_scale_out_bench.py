@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow(seconds=150), pytest.mark.heavy]
+pytestmark = [pytest.mark.slow(seconds=150), pytest.mark.full]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Every row of the table, in order; each carries a measured number.
