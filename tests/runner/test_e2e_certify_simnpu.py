@@ -34,7 +34,8 @@ pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors inst
 
 WORKED_EXAMPLE = "### Worked example: simnpu"
 #: The fixed shard of simnpu's complete standard this suite runs (``ckit run --shard``).
-SHARD_INDEX, SHARD_COUNT = 0, 8
+#: A sixteenth holding tests of every tier and float16 autocast tests simnpu does not claim.
+SHARD_INDEX, SHARD_COUNT = 9, 16
 #: Each size of the example's complete run and the suite that runs it.
 SIZES = {"complete": pytest.mark.full, "shard": pytest.mark.heavy}
 

@@ -43,7 +43,7 @@ pytestmark = [pytest.mark.heavy, pytest.mark.slow(seconds=300)]
 
 KIT_ROOT = Path(__file__).resolve().parents[2]
 #: The shard of the standard the cpu vendor runs here (``ckit run --shard``).
-SHARD = "0/8"
+SHARD = "9/16"
 
 
 @dataclass(frozen=True)
