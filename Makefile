@@ -58,8 +58,9 @@ test:
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not heavy and not full"
 
 # The tests marked heavy (pyproject.toml): the locked lists regenerated, fixed shards of complete
-# certifications, four shards merged, environments built from scratch (judge attack venvs, cppnpu
-# compiled, container images): minutes each; CI runs them next.
+# certifications, four shards merged, device faults run end to end, Inductor compiles, environments
+# built from scratch (judge attack venvs, cppnpu compiled, container images): minutes each; CI
+# runs them next.
 # One worker more than the cores: a heavy test waits part of its time (a hang's timeout, a
 # container engine, Slurm), and the extra worker fills it (2 cores: 87% busy with 2 workers,
 # 99% with 3; the suite 19 min 19 s -> 17 min 44 s). Each worker still computes on one core's

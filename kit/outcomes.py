@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NoReturn, Protocol, TypeVar
 
-import pytest
-from _pytest.outcomes import Skipped  # pytest.skip.Exception, as a type
+# pytest's outcome types themselves (pytest.skip.Exception, pytest.xfail.Exception), not the
+# pytest package: the judge and the orchestrator read outcomes without running pytest (importing
+# the package is about 0.1 s of CPU in each).
+from _pytest.outcomes import Skipped, XFailed
 
 from kit.results import NA_REASON_KEY, NotApplicableReason, Status, Verdict
 
@@ -257,7 +259,7 @@ def verdict_of(raised: BaseException | None, notes: Mapping[str, Any] = EMPTY) -
         return Verdict(Status.PASS, "", dict(notes))
     if isinstance(raised, KitSkip):
         return raised.decision.verdict()
-    if isinstance(raised, (pytest.skip.Exception, pytest.xfail.Exception)):
+    if isinstance(raised, (Skipped, XFailed)):
         reason = str(raised)
         return Verdict(Status.NOT_APPLICABLE, reason, {"reason": reason})
     status = classify_exception(raised)

@@ -16,7 +16,8 @@ and the release manager's blocks (``tests/repository/test_repo_readme.py``).
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
 (``tests/numerics/test_numerics_corpus.py``); in a subprocess, the plain-pytest rerun of add's
-float32 tests (``tests/tiers/unit/test_unit_tier_pytester.py``).
+float32 tests and, in ``make test-full``, the ``-k`` line after it
+(``tests/tiers/unit/test_unit_tier_pytester.py``).
 
 Not run ("marker" N: why):
 
@@ -26,8 +27,6 @@ Not run ("marker" N: why):
   both from a fresh clone, about 17 minutes).
 - "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
   second complete run (minutes); `make certify` runs each of them in the heavy test.
-- "Any single test reruns with plain pytest" 1: `-k` after collecting every tier (about 15 s
-  more than the narrowed line before it, which tests/tiers/unit/test_unit_tier_pytester.py runs).
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
 - "## Certify a C++ backend" 0: tests/vendors/test_vendors_cppnpu.py (heavy) runs its install
   line in a fresh venv, then narrower runs of its own; the block's validate and two runs would

@@ -1,5 +1,6 @@
-"""One shared repository for the portal tests: built, signed, audited and rendered once
-(``portal_helpers`` says what it holds)."""
+"""One shared repository for the portal tests: built, signed, audited and rendered once for the
+session, the site and the browser tests alike, which only read it (``portal_helpers`` says what
+it holds)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from submission_helpers import NOW, Repository, audit
 from kit.portal.builder import build_site
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalWorld]:
     root = tmp_path_factory.mktemp("portal")
     with pytest.MonkeyPatch.context() as patch:

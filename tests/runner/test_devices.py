@@ -21,7 +21,7 @@ from kit.errors import DeviceError, ExitCode, InputError
 from kit.runner.devices import assign_slots, parse_devices
 from kit.runner.merge import layout_free
 
-pytestmark = pytest.mark.slow(seconds=90)
+pytestmark = [pytest.mark.slow(seconds=90), pytest.mark.heavy]
 
 # Ten tests: enough for both slots to run several (the split is what is compared).
 SELECT = ("--tier", "unit", "--select", "unit/opinfo/add/float32/?")

@@ -21,7 +21,7 @@ from runner_helpers import records_by_id, run_ckit
 
 from kit.errors import ExitCode
 
-pytestmark = pytest.mark.slow(seconds=90)
+pytestmark = [pytest.mark.slow(seconds=90), pytest.mark.heavy]
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 

@@ -26,7 +26,7 @@ from runner_helpers import plant_simnpu_faults, records_by_id, run_ckit
 
 from kit.errors import ExitCode
 
-pytestmark = pytest.mark.slow(seconds=100)
+pytestmark = [pytest.mark.slow(seconds=100), pytest.mark.heavy]
 
 pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors install simnpu")
 

@@ -24,6 +24,9 @@ from kit.standard import load_standard
 from kit.tiers.registry import kit_inapplicable
 from kit.vendors import load_vendor
 
+# Heavy: Inductor compiles in a fresh cache (every pytest session has its own TMPDIR).
+pytestmark = [pytest.mark.slow(seconds=60), pytest.mark.heavy]
+
 ARGMIN = "compile/opinfo/argmin/float32/0"
 RSQRT = "compile/opinfo/rsqrt/float32/0"
 #: simnpu's backend decomposes rsqrt wrongly; eager rsqrt is untouched.

@@ -1,7 +1,7 @@
 """OpInfo's database as the kit's processes build it (``kit.tiers.unit.opinfo_database``):
-without scipy and ``torch._dynamo``, both importable again afterwards, with the entries a process
-holding scipy and Dynamo builds and, for the OpInfos whose PyTorch references are scipy's, the
-same samples (the judge takes a worker's inputs by their locked digest)."""
+without scipy, hypothesis and ``torch._dynamo``, each importable again afterwards, with the
+entries a process holding scipy and Dynamo builds and, for the OpInfos whose PyTorch references
+are scipy's, the same samples (the judge takes a worker's inputs by their locked digest)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,13 @@ for op in op_db:
                     digest.update(value.numpy().tobytes())
 import sys
 dynamo_imported = "torch._dynamo" in sys.modules
+hypothesis_imported = "hypothesis" in sys.modules
 import scipy.special  # importable again: a vendor module may use it
+import hypothesis.strategies  # importable again too
 from torch._inductor.utils import GPU_TYPES  # the real module, importable again
 from torch.testing._internal.common_device_type import GPU_TYPES as database_gpu_types
 assert GPU_TYPES == database_gpu_types, (GPU_TYPES, database_gpu_types)
-print(TEST_SCIPY, dynamo_imported, len(op_db), digest.hexdigest())
+print(TEST_SCIPY, dynamo_imported, hypothesis_imported, len(op_db), digest.hexdigest())
 """
 #: Ops whose PyTorch reference or skips are scipy's.
 SCIPY_REFERENCED = ("special.i0e", "polygamma", "signal.windows.gaussian", "sinc", "i0")
@@ -46,8 +48,8 @@ def _probe(prelude: str) -> str:
 def test_the_database_is_built_without_scipy_or_dynamo_and_holds_the_same_samples() -> None:
     kit = _probe("import kit.tiers.unit.opinfo_database")
     plain = _probe("import scipy")
-    assert kit.startswith("False False ") and plain.startswith("True True ")
-    assert kit.split()[2:] == plain.split()[2:]
+    assert kit.startswith("False False False ") and plain.startswith("True True True ")
+    assert kit.split()[3:] == plain.split()[3:]
 
 
 def test_after_pytorchs_probe_found_scipy_the_database_is_built_with_it() -> None:

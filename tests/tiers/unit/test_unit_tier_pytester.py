@@ -89,6 +89,29 @@ def test_cpu_passes_real_opinfo_and_opspec_tests(tmp_path: Path) -> None:
     assert statuses(log) == {i: ("PASS", "") for i in add_ids + spec_ids}
 
 
+@pytest.mark.full
+@pytest.mark.slow(seconds=120)
+def test_the_k_line_runs_as_written_and_every_test_it_selects_passes(tmp_path: Path) -> None:
+    """The README's ``-k`` line as written, from the kit's checkout: it collects every tier,
+    then runs what ``-k`` selects (add's float32 tests among them, and every other id holding
+    both words), each passing or not applicable on cpu. In ``make test-full``: collecting every
+    tier is most of a minute on 2 cores."""
+    ((program, *args),) = block_commands(readme_block(PLAIN_PYTEST, 1))
+    assert program == ".venv/bin/pytest" and "-k" in args, args
+    (tmp_path / "unit_status_recorder.py").write_text(STATUS_RECORDER, encoding="utf-8")
+    log = tmp_path / "statuses.jsonl"
+    env = {**os.environ, "UNIT_TIER_STATUS_LOG": str(log), "PYTHONPATH": str(tmp_path),
+           "PYTEST_ADDOPTS": "-p no:randomly -p unit_status_recorder"}
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=KIT_ROOT, env=env,
+                          capture_output=True, text=True, timeout=1200, check=False)
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    ran = statuses(log)
+    assert set(locked("unit/opinfo/add/float32/")) <= set(ran)
+    assert all("add" in i and "float32" in i for i in ran), sorted(ran)[:5]
+    assert {status for status, _ in ran.values()} <= {"PASS", "NOT_APPLICABLE"}, ran
+
+
 @pytest.mark.skipif(importlib.util.find_spec("simnpu") is None, reason="simnpu not installed")
 def test_wrong_values_dtype_changes_and_missing_kernels_are_caught_on_a_real_device(
     pytester: pytest.Pytester, status_log: Path, monkeypatch: pytest.MonkeyPatch
