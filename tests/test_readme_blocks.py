@@ -11,7 +11,8 @@ Run as written, in a fresh ``git clone`` of the kit:
 suite the same blocks after a certify of a fixed shard); simnpu's worked example, its complete
 run (``make test-full``; CI's heavy suite runs a fixed shard of it) and its faulty narrowed run
 (heavy) (``tests/runner/test_e2e_certify_simnpu.py``); the repository walkthrough, the auditor's
-and the release manager's blocks (``tests/repository/test_repo_readme.py``).
+and the release manager's blocks (``tests/repository/test_repo_readme.py``); in ``make test-full``,
+the C++ backend's block (``tests/vendors/test_cppnpu_readme.py``).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
@@ -28,9 +29,6 @@ Not run ("marker" N: why):
 - "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
   second complete run (minutes); `make certify` runs each of them in the heavy test.
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
-- "## Certify a C++ backend" 0: tests/vendors/test_vendors_cppnpu.py (heavy) runs its install
-  line in a fresh venv, then narrower runs of its own; the block's validate and two runs would
-  add about 36 s (2.7 + 16.5 + 17.2 s measured) to a heavy suite whose budget is spent.
 - "## Reference containers and the deploy tier" 0: Docker images built from scratch (minutes);
   tests/container/ runs the same commands.
 - "## Scaling out: shards, several devices, merge" 0: a placeholder vendor (acme) and device
