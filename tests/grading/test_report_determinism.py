@@ -61,6 +61,10 @@ def test_strip_timings_makes_two_runs_comparable(make_report):
     assert "started_at" not in stripped["run"] and "finished_at" not in stripped["run"]
     assert all("duration_s" not in r for r in stripped["records"])
     assert "duration_s" in first["records"][0], "strip_timings must not change its argument"
+    # A run either side of midnight: the clock's day alone differs.
+    next_day = {**first, "run": {**first["run"], "clock_today": "2026-11-23"}}
+    assert first["run"]["clock_today"] != "2026-11-23"
+    assert strip_timings(next_day) == strip_timings(first)
 
 
 def test_nan_and_infinity_in_details_become_strings(make_report, tmp_path: Path):
