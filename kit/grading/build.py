@@ -187,10 +187,9 @@ def _manifest_path(skips: SkipManifest, vendor: VendorProfile) -> str | None:
         return source.as_posix()  # a manifest given from outside the vendor directory
 
 
-#: Fields that hold times, which differ between two runs of the same tests: what the clock alone
-#: decides: when the run started and ended, each test's duration, and the
-#: day the clock said (two runs either side of midnight differ there alone; a ``CKIT_TODAY``
-#: override, which grading reads where it is set, stays).
+#: What the clock alone decides, which differs between two runs of the same tests: when the run
+#: started and ended, each test's duration, and the day the clock said (two runs either side of
+#: midnight differ there alone; a ``CKIT_TODAY`` override, which grading reads, stays).
 TIMING_FIELDS = {"run": ("started_at", "finished_at", "clock_today"), "records": ("duration_s",)}
 
 

@@ -72,7 +72,7 @@ def _standing_in(stand_ins: dict[str, types.ModuleType | None]) -> Iterator[None
 
 
 @contextmanager
-def scipy_refused() -> Iterator[None]:
+def scipy_and_hypothesis_refused() -> Iterator[None]:
     """scipy refused inside the block where it can be (``_scipy_refusable``), and hypothesis where
     it is not imported yet; both importable again after it."""
     refused: dict[str, types.ModuleType | None] = {SCIPY: None} if _scipy_refusable() else {}
@@ -128,5 +128,5 @@ def inductor_deferred() -> Iterator[None]:
             delattr(torch, "_inductor")
 
 
-with scipy_refused(), inductor_deferred():
+with scipy_and_hypothesis_refused(), inductor_deferred():
     importlib.import_module(DATABASE_MODULE)
