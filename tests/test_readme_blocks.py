@@ -25,9 +25,10 @@ Not run ("marker" N: why):
 - "### A new PyTorch release" 0: its vendor (X) and corpus FILE are placeholders, and `standard
   new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
 - "## Set up (two commands)" 0: `make install` and `make test` are CI itself (`.ci/run` runs
-  both from a fresh clone, about 17 minutes).
+  both from a fresh clone, about 15 minutes of its 28).
 - "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
-  second complete run (minutes); `make certify` runs each of them in the heavy test.
+  second complete run (about 5 minutes); `make certify` runs each of them, complete in
+  `make test-full`, on a shard in the heavy suite.
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
 - "## Reference containers and the deploy tier" 0: Docker images built from scratch (minutes);
   tests/container/ runs the same commands.
@@ -37,7 +38,7 @@ Not run ("marker" N: why):
   runs a sharded run on the one-machine cluster of .ci/start-slurm.
 - "**For vendors:**" 0: a placeholder remote (git@example.org); the walkthrough's submit line
   runs the same command against a bare clone.
-- "## Running the kit's own tests" 0: the heavy suite itself.
+- "## Running the kit's own tests" 0: the heavy suite itself (CI runs it).
 """
 
 from __future__ import annotations
