@@ -25,6 +25,8 @@ import yaml
 from readme_clone import fresh_clone, readme_block, run_block, untracked_files
 from runner_helpers import run_ckit
 
+from kit.runner.plan import Shard, hash_shard
+
 pytestmark = pytest.mark.slow(seconds=300)
 
 CERTIFY_HEADING = "## Certify the built-in default vendor (one command)"
@@ -33,7 +35,7 @@ TEMPLATES_HEADING = "## Templates: GitHub Actions and Kubernetes"
 CANARY_HEADING = "### Canary CI modes"
 #: The fixed shard of the standard the heavy suite certifies (``ckit run --shard``): a sixteenth
 #: holding tests of every tier, and more than most of the small ones (compile, distributed).
-SHARD = "12/16"
+SHARD = Shard(12, 16)
 #: Each size of the certify command: ``CERTIFY_ARGS`` it adds to the block as written (none for
 #: the block itself) and the suite that runs it.
 SIZES = {
@@ -69,12 +71,7 @@ def certified(request: pytest.FixtureRequest,
 
 
 def _in_run(certified: dict[str, Any], test_id: str) -> bool:
-    from kit.runner.plan import hash_shard
-
-    if certified["size"] == "complete":
-        return True
-    index, count = map(int, SHARD.split("/"))
-    return hash_shard(test_id, count) == index
+    return certified["size"] == "complete" or hash_shard(test_id, SHARD.count) == SHARD.index
 
 
 def test_cpu_run_is_conformant_and_covers_every_locked_test(certified: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ fresh clone, fails mul's float32 tests.
 
 Two sizes of the example's first block (``SIZES``): ``complete``, as written in a fresh clone
 (every test of the standard: 7.5 minutes alone on 2 cores), in ``make test-full``; and
-``shard``, the same run on a fixed shard of the standard (``SHARD_INDEX``/``SHARD_COUNT``,
+``shard``, the same run on a fixed shard of the standard (``SHARD``,
 every tier split by the kit's own hash), in CI's heavy suite: what would break a tier on simnpu
 breaks some of its tests in any shard. ``make bench-certify`` times the complete run against
 issue 38's target.
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from readme_clone import KIT_ROOT, fresh_clone, readme_block, run_block
 
-from kit.runner.plan import hash_shard
+from kit.runner.plan import Shard, hash_shard
 from kit.standard import load_standard
 from kit.tiers.registry import complete_run_tiers
 
@@ -35,7 +35,7 @@ pytest.importorskip("simnpu", reason="install the demo vendor: ckit vendors inst
 WORKED_EXAMPLE = "### Worked example: simnpu"
 #: The fixed shard of simnpu's complete standard this suite runs (``ckit run --shard``).
 #: A sixteenth holding tests of every tier and float16 autocast tests simnpu does not claim.
-SHARD_INDEX, SHARD_COUNT = 9, 16
+SHARD = Shard(9, 16)
 #: Each size of the example's complete run and the suite that runs it.
 SIZES = {"complete": pytest.mark.full, "shard": pytest.mark.heavy}
 
@@ -59,7 +59,7 @@ def simnpu_report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         out = workspace / "run"
         done = subprocess.run(
             [sys.executable, "-m", "kit", "run", "--vendor", "simnpu", "--workers", "2",
-             "--shard", f"{SHARD_INDEX}/{SHARD_COUNT}", "--no-sign", "--out", str(out)],
+             "--shard", str(SHARD), "--no-sign", "--out", str(out)],
             cwd=KIT_ROOT, env=_fault_free_env(), capture_output=True, text=True, timeout=1800,
             check=False)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -82,7 +82,7 @@ def test_simnpu_meets_conformant_on_its_complete_standard(
                    for r in reasons), reasons
     standard = load_standard()
     expected = {t for tier in complete_run_tiers() for t in standard.test_ids(tier)
-                if size == "complete" or hash_shard(t, SHARD_COUNT) == SHARD_INDEX}
+                if size == "complete" or hash_shard(t, SHARD.count) == SHARD.index}
     records = {r["id"]: r for r in report["records"]}
     assert set(records) == expected and report["missing"] == []
     assert {r["tier"] for r in records.values()} == set(complete_run_tiers())
