@@ -56,6 +56,7 @@ BoundParameters = TypedDict("BoundParameters", {
     "accumulation_dtype": str,
     "override": str,
     "widening": float,
+    "least_class": str,
     "length": int,
     "uncentred": float,
     "scale_floor": float,
@@ -87,6 +88,8 @@ class ErrorModel:
     why: str = ""
     #: The factor the constants were widened by (a gradient: ``widened``), 1 if none.
     widening: float = 1.0
+    #: The class whose constants these are at least (``widened``), empty if none.
+    least_class: str = ""
 
     def widened(self, least: ErrorModel, factor: float) -> ErrorModel:
         """The model of a gradient: each of ``ulps``, ``normwise`` and ``accumulation`` at
@@ -99,7 +102,7 @@ class ErrorModel:
             for mine, floor in zip(own, (least.ulps, least.normwise, least.accumulation),
                                    strict=True))
         return replace(self, exact=False, ulps=ulps, normwise=normwise,
-                       accumulation=accumulation, widening=factor)
+                       accumulation=accumulation, widening=factor, least_class=least.op_class)
 
     def describe(self) -> BoundParameters:
         described: BoundParameters = {"class": self.op_class}
@@ -119,6 +122,8 @@ class ErrorModel:
             described["override"] = self.why
         if self.widening != 1.0:
             described["widening"] = self.widening
+        if self.least_class:
+            described["least_class"] = self.least_class
         return described
 
 
@@ -167,6 +172,9 @@ class NumericsRules:
     accumulation_dtypes: Mapping[str, str]
     classes: Mapping[str, ClassSpec]
     default_class: str
+    #: The class whose constants each result of a compiled graph is judged at least by (the
+    #: compile tier; ``numerics.compiled.least_class``); None: each op's own class.
+    compiled_least_class: str | None = None
 
     def model(
         self, op_class: str | None, out_dtype: str, overrides: Mapping[str, Override] | None = None

@@ -42,8 +42,9 @@ def read_numerics(node: Node) -> NumericsRules:
     """``{accumulation_dtypes: {dtype: dtype}, default_class: name, classes: {name: class}}``."""
     fields = node.section(
         ("accumulation_dtypes", "classes", "default_class"),
-        # The training step's budget (``kit.numerics.training``), read apart.
-        ("training",),
+        # The training step's budget (``kit.numerics.training``), read apart; the least class of
+        # a compiled graph's results (the compile tier).
+        ("training", "compiled"),
         what="a mapping with accumulation_dtypes and classes",
     )
     accumulation = {
@@ -54,7 +55,16 @@ def read_numerics(node: Node) -> NumericsRules:
         name: _read_class(name, spec)
         for name, spec in fields["classes"].entries(non_empty=True, what="a mapping of op classes")
     }
-    return NumericsRules(accumulation, classes, fields["default_class"].choice(sorted(classes)))
+    floors = sorted(name for name, spec in classes.items() if not spec.exact)
+    compiled = fields.optional("compiled", None, _compiled_least_class, floors)
+    return NumericsRules(accumulation, classes, fields["default_class"].choice(sorted(classes)),
+                         compiled)
+
+
+def _compiled_least_class(node: Node, classes: list[str]) -> str:
+    """``compiled: {least_class: <class>}``."""
+    return node.section(("least_class",), what="a mapping with least_class")["least_class"].choice(
+        classes)
 
 
 def _floating(dtype: str, node: Node) -> str:

@@ -97,7 +97,7 @@ def test_a_gradient_bound_floors_each_constant_by_its_least_class_then_widens() 
     bound = ErrorBound(RULES, "reduction", length=8, widening=gradient, scale_floor=2.0)
     assert json.dumps(bound.describe("float32")) == (
         '{"class": "reduction", "ulps": 16.0, "normwise": 8.0, "accumulation": 16.0, '
-        '"widening": 4.0, "length": 8, "scale_floor": 2.0}'
+        '"widening": 4.0, "least_class": "loss", "length": 8, "scale_floor": 2.0}'
     )
     # An exact op's gradients are no longer exact; integer results stay exact.
     assert not ErrorBound(RULES, "exact", widening=gradient).model("float32").exact

@@ -7,7 +7,7 @@ import it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kit.numerics.model import Override, Widening
 from kit.tiers.unit.unit_id import OPINFO_SOURCE
@@ -16,6 +16,8 @@ from kit.tiers.unit.unit_id import OPINFO_SOURCE
 FLOAT64_REFERENCE = "float64"
 SAME_DTYPE_REFERENCE = "same-dtype"
 REFERENCES = (FLOAT64_REFERENCE, SAME_DTYPE_REFERENCE)
+#: The op class of data movement, which no rule's floor class may name.
+EXACT_CLASS = "exact"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,15 @@ class Comparison:
     scale_floor: float = 0.0
     #: Duplicate indices: judged in any order of the duplicates (None: none declared).
     duplicates: Duplicates | None = None
+
+    def at_least(self, least_class: str) -> Comparison:
+        """This comparison, each constant of its class at least ``least_class``'s (no factor):
+        for a result whose inputs or intermediates were rounded or approximated where the op's
+        own class assumes they were not (autocast, a compiled graph). Data movement stays
+        exact: what it copies or selects is exact."""
+        if self.op_class == EXACT_CLASS:
+            return self
+        return replace(self, widening=Widening(1.0, least_class))
 
 
 @dataclass(frozen=True)

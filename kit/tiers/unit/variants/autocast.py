@@ -41,7 +41,6 @@ from kit.tiers.unit.variants.interface import (
     tested_largest_first,
 )
 from kit.tiers.unit.variants.rules import (
-    EXACT_CLASS,
     Groups,
     VariantRule,
     class_name,
@@ -115,13 +114,10 @@ class Autocast(VariantKind):
 
 
 def autocast_comparison(forward: Comparison, sample: AutocastSample) -> Comparison:
-    """The op's comparison, each constant of its class at least the rule's ``least_class``'s:
-    autocast rounds a lower-precision op's inputs before the op (a normwise error, which an
-    elementwise or plain-reduction bound does not allow). Data movement stays exact (what it
-    widens or copies is exact)."""
-    if forward.op_class == EXACT_CLASS:
-        return forward
-    return dataclasses.replace(forward, widening=Widening(1.0, sample.least_class))
+    """The op's comparison at least the rule's ``least_class``: autocast rounds a
+    lower-precision op's inputs before the op (a normwise error, which an elementwise or
+    plain-reduction bound does not allow)."""
+    return forward.at_least(sample.least_class)
 
 
 def result_dtypes(inputs: Any, result: Any) -> tuple[Fact, ...]:

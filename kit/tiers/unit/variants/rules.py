@@ -13,9 +13,8 @@ from kit.config_reader import Node
 from kit.errors import InputError
 from kit.numerics.model import Widening
 from kit.tiers.unit.dtypes import parse_dtypes
+from kit.tiers.unit.entries import EXACT_CLASS
 
-#: The op class of data movement, which no rule's floor class may name.
-EXACT_CLASS = "exact"
 #: A dimension token of ``large``: the dimension the sample itself reduces over.
 SAMPLE_DIM = "dim"
 

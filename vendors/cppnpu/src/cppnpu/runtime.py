@@ -7,9 +7,14 @@ generator: ``torch.manual_seed`` seeds it and the per-device seeding hooks are n
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import torch
 
 from cppnpu import faults
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 DEVICE_TYPE = "cppnpu"
 DEVICE_NAME = "CppNPU-1 (C++ reference backend)"
@@ -76,12 +81,30 @@ def manual_seed_all(seed: int) -> None:
     """No-op: cppnpu shares the host generator that ``torch.manual_seed`` seeds."""
 
 
+def _untraced(fn: _F) -> _F:
+    """``fn``, which dynamo never traces, nor what it calls. PyTorch saves and restores each
+    device's generator while dynamo traces some calls (attention), with dispatch excluded: dynamo
+    would take this module's Python for user code there and fail to fake the state. What
+    ``torch._dynamo.disable`` does, told to the frame evaluator in torch's C extension, so that
+    importing cppnpu does not import dynamo."""
+    from torch._C._dynamo.eval_frame import (
+        _FrameAction,
+        _FrameExecStrategy,
+        set_code_exec_strategy,
+    )
+
+    set_code_exec_strategy(fn.__code__, _FrameExecStrategy(_FrameAction.SKIP, _FrameAction.SKIP))
+    return fn
+
+
+@_untraced
 def get_rng_state(device: int | str | torch.device = DEVICE_TYPE) -> torch.Tensor:
     """The shared host generator's state (``torch.random.fork_rng`` saves it per device)."""
     _check_index(device)
     return torch.get_rng_state()
 
 
+@_untraced
 def set_rng_state(new_state: torch.Tensor, device: int | str | torch.device = DEVICE_TYPE) -> None:
     _check_index(device)
     torch.set_rng_state(new_state)

@@ -11,7 +11,9 @@ as a tensor (no ``__tensor_flatten__``), so dynamo breaks the user's graph at ea
 the op eagerly, and compiles the Python frames of simnpu's own kernels it enters instead: the
 graphs this backend gets are those kernels' host computations (``aten::rsqrt`` on the host
 tensor behind a SimTensor). The compile tier records it as graph breaks (``details.compile``); a
-C++ PrivateUse1 backend's tensors (``vendors/cppnpu``) are traced as tensors.
+C++ PrivateUse1 backend's tensors (``vendors/cppnpu``) are traced as tensors. What PyTorch calls
+with dispatch excluded (the per-op kernels, the generator's state) dynamo never traces
+(``out_of_dynamos_sight``): it could not fake their tensors there.
 
 Fault kind ``wrong_decomposition`` (``SIMNPU_FAULTS``, ``simnpu.faults``): the backend decomposes
 the rule's op into the op followed by a wrong correction (its floating results off by
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -34,8 +36,27 @@ from simnpu import faults
 
 BACKEND_NAME = "simnpu"
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 #: Set while a wrong decomposition calls its own op: that inner call is the op itself.
 _decomposing = threading.local()
+
+
+def out_of_dynamos_sight(fn: _F) -> _F:
+    """``fn``, which dynamo never traces, nor anything it calls: simnpu's Python that PyTorch
+    calls with dispatch excluded (a per-op kernel, the generator's state), where dynamo, tracing
+    a compiled caller, would take the frame for user code and fail to fake its real tensors.
+    What ``torch._dynamo.disable`` does, told to the frame evaluator directly (torch's C
+    extension, loaded with torch): importing dynamo costs every simnpu process 1.6 s."""
+    from torch._C._dynamo.eval_frame import (
+        _FrameAction,
+        _FrameExecStrategy,
+        set_code_exec_strategy,
+    )
+
+    skip = _FrameAction.SKIP
+    set_code_exec_strategy(fn.__code__, _FrameExecStrategy(skip, skip))
+    return fn
 
 
 def simnpu_backend(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:

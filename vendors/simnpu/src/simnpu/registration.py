@@ -9,6 +9,7 @@ import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
 from simnpu import autocast, executor, faults, recurrent, runtime
+from simnpu.compile_backend import out_of_dynamos_sight
 from simnpu.tensor import DEVICE_TYPE
 
 
@@ -58,6 +59,8 @@ def _per_op_kernel(name: str) -> Callable[..., Any]:
     packet, _, overload = name.partition(".")
     op = getattr(getattr(torch.ops.aten, packet), overload or "default")
 
+    # The dispatcher calls it with the Python key excluded (``PYTHON_EXCLUDED_OPS``).
+    @out_of_dynamos_sight
     def kernel(*args: Any, **kwargs: Any) -> Any:
         return executor.execute(op, args, kwargs)
 

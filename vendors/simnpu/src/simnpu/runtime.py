@@ -15,6 +15,7 @@ import torch
 
 from simnpu import faults, forks
 from simnpu.autocast import SUPPORTED_DTYPES
+from simnpu.compile_backend import out_of_dynamos_sight
 from simnpu.tensor import DEVICE_TYPE
 
 DEVICE_NAME = "SimNPU-1 (pure Python)"
@@ -99,12 +100,15 @@ def manual_seed_all(seed: int) -> None:
     """No-op: simnpu shares the host generator that ``torch.manual_seed`` seeds."""
 
 
+# PyTorch saves and restores each device's generator around a compiled call's tracing.
+@out_of_dynamos_sight
 def get_rng_state(device: int | str | torch.device = DEVICE_TYPE) -> torch.Tensor:
     """The shared host generator's state (``torch.random.fork_rng`` saves it per device)."""
     _check_index(device)
     return torch.get_rng_state()
 
 
+@out_of_dynamos_sight
 def set_rng_state(new_state: torch.Tensor, device: int | str | torch.device = DEVICE_TYPE) -> None:
     _check_index(device)
     torch.set_rng_state(new_state)

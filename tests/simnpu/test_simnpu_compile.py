@@ -1,0 +1,40 @@
+"""simnpu's dynamo backend compiles calls whose tracing meets simnpu's Python run with dispatch
+excluded (a per-op kernel, the generator's state), and a process that never compiles never
+loads dynamo."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import simnpu  # noqa: F401  (registers the device)
+import torch
+
+from kit.standard import load_standard
+from kit.tiers.compile.cases import compiled_case
+
+#: Advanced indexing lifts its index onto the device through a per-op kernel; attention saves
+#: and restores the device's generator while dynamo traces it.
+THROUGH_EXCLUDED_DISPATCH = [
+    "compile/opinfo/__getitem__/float32/0",
+    "compile/opinfo/nn.functional.scaled_dot_product_attention/float32/0",
+]
+
+
+@pytest.mark.parametrize("test_id", THROUGH_EXCLUDED_DISPATCH)
+def test_the_simnpu_backend_compiles_calls_through_excluded_dispatch(test_id: str) -> None:
+    case = compiled_case(load_standard("v2"), test_id)
+    inputs = case.make_inputs("simnpu", False)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda: case.call("simnpu", False, inputs), backend="simnpu")()
+    expected = case.call("cpu", False, case.make_inputs("cpu", False))
+    torch.testing.assert_close(compiled.cpu(), expected)
+
+
+def test_importing_simnpu_does_not_load_dynamo() -> None:
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, torch, simnpu; print('torch._dynamo' in sys.modules)"],
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout.strip()
+    assert loaded == "False"
