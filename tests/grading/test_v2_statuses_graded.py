@@ -103,7 +103,7 @@ def test_a_failing_compiled_model_counts_in_the_pass_rate_but_is_not_required(
 ) -> None:
     """The tier compiles one model, a sample of the whole-model path: its failure is an
     exception to the grade, not a required test that did not pass."""
-    model = "compile/models/hf/bert/eager"
+    model = "compile/models/hf/resnet/eager"
     others = [f"unit/opinfo/sin/float64/{n}" for n in range(1, 40)]
     records = [dataclasses.replace(r, status=Status.FAIL_NUMERIC) if r.id == model else r
                for r in baseline_records() + passing(model, *others)]

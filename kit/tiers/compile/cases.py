@@ -2,7 +2,7 @@
 and its training step), through ``torch.compile`` on the device.
 
 Stable ids are ``compile/<unit id without "unit/">`` (``compile/opinfo/sin/float32/0``) and
-``compile/<models id>`` (``compile/models/hf/bert/eager``, ``.../train``;
+``compile/<models id>`` (``compile/models/hf/resnet/eager``, ``.../train``;
 ``kit.tiers.compile.compile_id``): the unit test's call, or the models test's model
 (``kit.tiers.compile.compiled_models``), compiled with each dynamo backend the vendor's profile
 claims (``compile_backends``). The call is the unit tier's (``UnitCase``) and
@@ -25,19 +25,19 @@ ops, under a minute of a complete cpu run that ``.ci/run`` paid twice; now a com
 pays about four and a half minutes, a sixteenth about twenty seconds.
 Samples whose call draws random numbers are left out (the device draws its own).
 
-Which models: ``COMPILED_MODELS`` of the models tier's locked Hugging Face eager tests, spread
-evenly in id order (one: the first, bert), each with its training step. A whole model is
-Inductor's dearest graph: measured on the 2-core machine (load 6, an empty Inductor cache, the
-first compile of the process, Inductor's loading included: ``torch.compile(module,
-backend="inductor")`` and one forward call), bert 78 s, ViT 72 s, GPT-2 125 s (the Llama-like
-decoders cost more: about 75 s on a quieter machine, where bert took 30 s). ViT and bert, the
-two cheapest that exercise attention, lie within the machine's noise; bert, the first in id
-order, is what the even spread picks. Its forward compiles twice (the second batch) and its
-training step compiles a forward and a backward: with an empty Inductor cache 128 s and 83 s of
-test time (load 7, a complete cpu run of ``.ci`` beside it; 34 and 6 s with a warm cache), so
-they add about 3.5 minutes to a complete cpu run, which ``.ci/run`` pays twice (two torch
-releases): the selection stays at one. ``ckit run --vendor cpu --tier compile``: 14 PASS, 367 s
-wall (the twelve ops 87 s of test time under that load). cppnpu's backend: 32 and 13 s.
+Which models: ``COMPILED_MODELS``, named, of the models tier's locked Hugging Face tests, each
+its forward (``eager``) and its training step (``train``). A whole model is Inductor's dearest
+graph: measured on the 2-core machine (an empty Inductor cache, Inductor's loading included),
+ResNet's forward with its recompile 31 s and its training step 22 s (cppnpu's backend 6 and 6 s);
+bert's 128 and 83 s under load (34 and 6 s with a warm cache), ViT's forward 72 s, GPT-2's 125 s,
+the Llama-like decoders more. ResNet is the one compiled: a whole network through the compiler
+(convolutions, batch norm, pooling, and their backward in the training step) for about a minute
+of a complete cpu run, where bert's attention would cost three and a half; the attention ops are
+compiled one by one above. simnpu's backend cannot trace a whole model (dynamo's fake tensors of
+simnpu's Python tensor recurse: ``RecursionError`` at the trace stage, ResNet and bert alike),
+which simnpu's skip manifest says (2 of the tier's 148 tests). Until the tier held twelve ops
+(a tier of 14 tests, where those two skips were past the 2% a conformant run may skip) and
+complete runs were CI's, no model was compiled.
 """
 
 from __future__ import annotations
@@ -59,14 +59,9 @@ if TYPE_CHECKING:
 
 #: How many of the core ops the tier compiles, spread evenly (None: every one; module docstring).
 COMPILED_OPS: int | None = None
-#: How many of the models tier's Hugging Face models the tier compiles, forward and training
-#: step: the cost of Inductor's C++ per model (module docstring).
-#: None locked in standards v2 and v3 (0): the compiled forward and training step of bert cost
-#: about 3.5 minutes of every complete cpu run (twice in CI, past its budget), and the demo
-#: vendor simnpu cannot compile a whole model (its Python detach kernel recurses under dynamo's
-#: fake tensors), which its 2% skip share per tier cannot hold in a tier of 14 tests. The
-#: machinery is tested in process (tests/tiers/compile/test_compiled_models.py).
-COMPILED_MODELS = 0
+#: The models tier's Hugging Face models the tier compiles, forward and training step (module
+#: docstring: the cost of Inductor's C++ per model).
+COMPILED_MODELS = ("resnet",)
 #: The model source the compiled models come from.
 COMPILED_MODEL_SOURCE = "hf"
 #: The one dtype and sample compiled: the unit tier's first float32 sample of each op.
@@ -85,17 +80,13 @@ def all_test_ids(standard: Standard) -> list[str]:
 
 
 def compiled_model_ids(standard: Standard) -> list[str]:
-    """The compiled models' ids: ``COMPILED_MODELS`` of the models tier's locked eager tests of
-    ``COMPILED_MODEL_SOURCE`` spread evenly in id order (one: the first), each with its
-    training step where the models tier has one."""
-    from kit.tiers.unit.opinfo_cases import sample_indices
-
+    """The compiled models' ids: the models tier's locked eager test of each of
+    ``COMPILED_MODELS`` from ``COMPILED_MODEL_SOURCE``, with its training step where the models
+    tier has one."""
     locked = standard.test_ids("models")
-    eager = sorted(i for i in locked if TestId.split(i).segments[0] == COMPILED_MODEL_SOURCE
-                   and TestId.split(i).last == EAGER)
-    chosen = [eager[index] for index in sample_indices(len(eager), COMPILED_MODELS)]
+    chosen = [f"models/{COMPILED_MODEL_SOURCE}/{model}/{EAGER}" for model in COMPILED_MODELS]
     trains = [f"{TestId.split(i).parent}/{TRAIN}" for i in chosen]
-    return [compile_test_id(i) for i in chosen + [t for t in trains if t in locked]]
+    return [compile_test_id(i) for i in chosen + trains if i in locked]
 
 
 def compiled_unit_ids(standard: Standard) -> list[str]:
