@@ -14,15 +14,15 @@ stage a compile failed at) the worker records as ``details.compile``
 
 Which tests: sample 0 in float32 of each of the unit tier's OpInfo ops (146 on torch 2.13.0:
 the 76 core ATen ops the unit list covers and every op the models use; ``ckit standard lock``
-decides, the suite reads the locked list; ``COMPILED_OPS`` would spread a smaller selection
-evenly). Judged under the standard's floor class for compiled results (``compiled_case``;
-NUMERICS.md, "Compiled graphs"). Inductor on the CPU compiles C++ for every graph: measured on
-the 2-core machine (idle, an empty Inductor cache), ``ckit run --vendor cpu --tier compile``
-takes 276 s wall for the 146 (235 s user; the 76 core ops alone 180 s, 139 s on torch 2.14.1),
-simnpu's backend 634 s, cppnpu's 79 s. Until standard v2's complete runs left CI (the
-heavy suite runs a sixteenth of each, ``make test-full`` the whole), the tier held twelve core
-ops, under a minute of a complete cpu run that ``.ci/run`` paid twice; now a complete cpu run
-pays about four and a half minutes, a sixteenth about twenty seconds.
+decides, the suite reads the locked list). Judged under the standard's floor class for
+compiled results (``compiled_case``; NUMERICS.md, "Compiled graphs"). Inductor on the CPU
+compiles C++ for every graph: measured on the 2-core machine (idle, an empty Inductor cache),
+``ckit run --vendor cpu --tier compile`` takes 276 s wall for the 146 (235 s user; the 76 core
+ops alone 180 s, 139 s on torch 2.14.1), simnpu's backend 634 s, cppnpu's 79 s. Until standard
+v2's complete runs left CI (the heavy suite runs a sixteenth of each, ``make test-full`` the
+whole), the tier held twelve core ops, under a minute of a complete cpu run that ``.ci/run``
+paid twice; now a complete cpu run pays about four and a half minutes, a sixteenth about twenty
+seconds.
 Samples whose call draws random numbers are left out (the device draws its own).
 
 Which models: ``COMPILED_MODELS``, named, of the models tier's locked Hugging Face tests, each
@@ -57,8 +57,6 @@ if TYPE_CHECKING:
     from kit.tiers.unit.checking import UnitCase
     from kit.tiers.unit.evidence import UnitEvidence
 
-#: How many of the core ops the tier compiles, spread evenly (None: every one; module docstring).
-COMPILED_OPS: int | None = None
 #: The models tier's Hugging Face models the tier compiles, forward and training step (module
 #: docstring: the cost of Inductor's C++ per model).
 COMPILED_MODELS = ("resnet",)
@@ -71,11 +69,7 @@ COMPILED_SAMPLE = "0"
 
 def all_test_ids(standard: Standard) -> list[str]:
     """Every compile test id of ``standard``: what ``ckit standard lock`` writes."""
-    from kit.tiers.unit.opinfo_cases import sample_indices
-
-    candidates = compiled_unit_ids(standard)
-    chosen = sample_indices(len(candidates), COMPILED_OPS or len(candidates))
-    ops = [compile_test_id(candidates[index]) for index in chosen]
+    ops = [compile_test_id(unit_id) for unit_id in compiled_unit_ids(standard)]
     return sorted(ops + compiled_model_ids(standard))
 
 
