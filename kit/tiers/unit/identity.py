@@ -7,11 +7,11 @@ records, per id, a sha256 over the inputs the CPU reference is computed from: ev
 dtype, shape, strides and values, every non-tensor argument, in order; ``ckit standard lock``
 refuses an id whose digest changed.
 
-The seeded inputs themselves depend on ATen's CPU capability in their last bits (``uniform_``
-rounds differently on the scalar path than on AVX2/AVX-512; measured: 4038 of v2's 14061 ids),
-so the digests are defined on x86 with AVX2 or AVX-512, and locking elsewhere is refused rather
-than reported as a changed id. A run is unaffected: its reference is computed from the very
-inputs the device gets, whatever CPU generated them.
+Some seeded inputs depend on the CPU in their last bits (``uniform_`` rounds otherwise on ATen's
+scalar path, a matrix product otherwise per BLAS branch): the digests the lock records and every
+digest compared with them are computed on one canonical CPU path, in a child process
+(``kit.tiers.unit.canonical_digests``). A run is unaffected: its reference is computed from the
+very inputs the device gets, whatever CPU generated them.
 """
 
 from __future__ import annotations
@@ -22,12 +22,8 @@ from typing import Any
 
 import torch
 
-from kit.errors import EnvironmentProblem
 from kit.standard import Standard
 from kit.tiers.unit.checking import UnitCase
-
-#: ATen CPU capabilities whose seeded inputs are the ones the digests were locked on.
-LOCKING_CAPABILITIES = frozenset({"AVX2", "AVX512"})
 
 #: Hex digits kept of the sha256: 64 bits tell apart the inputs of one id over its lifetime.
 DIGEST_LENGTH = 16
@@ -117,18 +113,8 @@ def _plain(value: Any) -> str:
 
 
 def input_digests(standard: Standard, test_ids: list[str]) -> dict[str, str]:
-    """Per test id, the digest of its inputs: the lock records them so that an id can never
-    silently name other inputs."""
-    require_locking_capability()
-    return {test_id: unit_test_digest(standard, test_id) for test_id in test_ids}
+    """Per test id, the digest of its inputs on the canonical CPU path: the lock records them so
+    that an id can never silently name other inputs."""
+    from kit.tiers.unit.canonical_digests import canonical_digests
 
-
-def require_locking_capability() -> None:
-    """Refuse to digest inputs on a CPU path that seeds them differently (see the module doc)."""
-    capability = torch.backends.cpu.get_cpu_capability()
-    if capability not in LOCKING_CAPABILITIES:
-        raise EnvironmentProblem(
-            f"ATen's CPU capability here is {capability}: its seeded inputs differ in the last "
-            f"bits from the locked ones (defined on {' or '.join(sorted(LOCKING_CAPABILITIES))});"
-            " lock or check the unit tier on an x86 machine with AVX2"
-        )
+    return canonical_digests(standard, test_ids)

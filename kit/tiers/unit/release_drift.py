@@ -68,7 +68,7 @@ def inputs_changed(standard: Standard, test_id: str) -> dict[str, InputsChange]:
     locked = standard.input_digests("unit").get(test_id)
     if locked is None:
         return {}
-    from kit.tiers.unit.identity import unit_test_digest
+    from kit.tiers.unit.canonical_digests import canonical_digest
 
-    now = unit_test_digest(standard, test_id)
+    now = canonical_digest(standard, test_id)  # on the path the lock computed ``locked`` on
     return {} if now == locked else {INPUTS_CHANGED_KEY: {"locked": locked, "now": now}}

@@ -3,14 +3,17 @@ standard's.
 
 Rebuilding an OpInfo case means generating the op's samples again (a ``scale`` input is 2^24
 elements), which the worker has just done. The evidence already holds the inputs after the
-device call (``UnitEvidence.inputs``): where their digest, computed as ``ckit standard lock``
-computes it, is the one the standard locked, on the standard's own torch release, they are the
-standard's inputs, bit for bit, and the call left them as they were; the judge then builds the
-case on them (an OpInfo position, or a variant that calls the op on its sample as built),
-generating nothing. Anything else (no locked digest, another digest: an input the call wrote,
-a layout the file does not keep, a tree the case cannot be built from; a canary's release) is
-regenerated exactly as before, so the verdict is the one the standard's inputs give: the
-worker's process runs vendor code, and a vendor never chooses the inputs it is judged on.
+device call (``UnitEvidence.inputs``): where their digest, computed in the judge's process as
+the lock's child computes it, is the one the standard locked, on the standard's own torch
+release, they are the standard's inputs, bit for bit, and the call left them as they were; the
+judge then builds the case on them (an OpInfo position, or a variant that calls the op on its
+sample as built), generating nothing. Anything else (no locked digest, another digest: an input
+the call wrote, a layout the file does not keep, a tree the case cannot be built from; a
+canary's release) is regenerated exactly as before (so are inputs computed otherwise on this
+machine's CPU path than on the lock's canonical one, ``kit.tiers.unit.canonical_digests``: the
+same inputs up to their last bits, made again here), so the verdict is the one the standard's
+inputs give: the worker's process runs vendor code, and a vendor never chooses the inputs it is
+judged on.
 
 Measured (issue 37): sending a copy of the inputs as made before the call costs the worker
 more (a copy, a file twice the size for a ``scale`` test) than the judge saves; the inputs

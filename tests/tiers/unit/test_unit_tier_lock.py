@@ -14,18 +14,19 @@ import torch
 from unit_helpers import REGENERATES_THE_UNIT_TIER
 
 from kit.cli import main
-from kit.errors import ExitCode
+from kit.errors import EnvironmentProblem
 from kit.standard import load_standard
 from kit.standard.catalogue import standard_directory
+from kit.tiers.unit import canonical_digests
+from kit.tiers.unit.canonical_digests import CAPABILITIES_WITH_AVX2
 from kit.tiers.unit.cases import all_test_ids
-from kit.tiers.unit.identity import LOCKING_CAPABILITIES
 
 pytestmark = pytest.mark.slow(seconds=90)
 
-#: The locked digests hold on x86 with AVX2 or AVX-512 only (kit/tiers/unit/identity.py).
+#: The locked digests are computed on ATen's AVX2 path (kit/tiers/unit/canonical_digests.py).
 locking_cpu = pytest.mark.skipif(
-    torch.backends.cpu.get_cpu_capability() not in LOCKING_CAPABILITIES,
-    reason="the unit tier's inputs are locked on AVX2/AVX-512 CPUs",
+    torch.backends.cpu.get_cpu_capability() not in CAPABILITIES_WITH_AVX2,
+    reason="the unit tier's inputs are digested on ATen's AVX2 path",
 )
 
 # The source segment is any source's name (opinfo, opspec, optim, module, ...): the sources
@@ -43,7 +44,7 @@ def locked() -> list[str]:
 @REGENERATES_THE_UNIT_TIER
 @pytest.mark.heavy
 @pytest.mark.skipif(
-    torch.backends.cpu.get_cpu_capability() in LOCKING_CAPABILITIES,
+    torch.backends.cpu.get_cpu_capability() in CAPABILITIES_WITH_AVX2,
     reason="`ckit standard lock --check` compares it (test_lock_check_passes_on_the_checkout)",
 )
 def test_locked_list_equals_generated_ids(locked: list[str]) -> None:
@@ -107,18 +108,37 @@ def test_lock_rewrites_a_stale_list_in_a_copied_standard(
     assert stale.read_text() == checkout_list
 
 
-def test_locking_on_a_cpu_path_that_seeds_other_inputs_is_refused() -> None:
-    """ATen's scalar path rounds seeded inputs differently: a lock there is refused with one
-    line, not reported as thousands of changed ids."""
-    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
+def test_a_machine_that_cannot_take_the_canonical_path_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A CPU without AVX2 (here ATen told to use its scalar path) makes other last bits: a lock
+    there is refused with one line, not reported as changed ids."""
+    scalar = {**canonical_digests.CANONICAL_CPU_ENV, "ATEN_CPU_CAPABILITY": "default"}
+    monkeypatch.setattr(canonical_digests, "CANONICAL_CPU_ENV", scalar)
+    with pytest.raises(EnvironmentProblem) as refused:
+        canonical_digests.canonical_digests(load_standard(), ["unit/opinfo/add/float32/0"])
+    assert str(refused.value).startswith("input digests are defined on ATen's AVX2 kernels")
+    assert "\n" not in str(refused.value)
+
+
+#: Inputs computed through BLAS and vector kernels (a positive-definite matrix, a CTC loss's
+#: log-probabilities): their last bits moved between an AVX2 AMD EPYC and an AVX-512 Xeon.
+COMPUTED_INPUTS = ["unit/sweep/cholesky/float64/0", "unit/sweep/linalg.solve/float32/0",
+                   "unit/module/nn.CTCLoss/float32/train-0"]
+
+
+@locking_cpu
+def test_digests_of_computed_inputs_hold_whatever_path_the_caller_runs() -> None:
+    """The digests a lock or a canary compares are made on the canonical path, not the
+    caller's: a caller on ATen's scalar path with four threads gets the locked ones."""
     code = (
-        "import sys\n"
-        "from kit.errors import KitError\n"
-        "from kit.tiers.unit.identity import require_locking_capability\n"
-        "try:\n    require_locking_capability()\n"
-        "except KitError as e:\n    print(e); sys.exit(int(e.exit_code))\n"
+        "from kit.standard import load_standard\n"
+        "from kit.tiers.unit.canonical_digests import canonical_digests\n"
+        f"print(sorted(canonical_digests(load_standard(), {COMPUTED_INPUTS!r}).items()))"
     )
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert done.returncode == ExitCode.ENVIRONMENT_ERROR
-    assert done.stdout.startswith("ATen's CPU capability here is DEFAULT")
-    assert len(done.stdout.splitlines()) == 1
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "4",
+           "MKL_CBWR": "AUTO"}
+    there = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True, timeout=300).stdout.strip()
+    locked = load_standard().input_digests("unit")
+    assert there == repr(sorted((i, locked[i]) for i in COMPUTED_INPUTS))
