@@ -34,12 +34,23 @@ def test_real_ops_producing_complex_results_are_refused() -> None:
     assert message.startswith("aten::view_as_complex: complex dtype")
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.int32])
-def test_matrix_unit_refuses_other_dtypes(dtype: torch.dtype) -> None:
-    a = torch.ones(2, 2, dtype=dtype, device=DEVICE)
+def test_matrix_unit_refuses_float64() -> None:
+    a = torch.ones(2, 2, dtype=torch.float64, device=DEVICE)
     message = str(_refusal(lambda: a @ a))
-    assert message.startswith(f"aten::mm: dtype {dtype} {NOT_IMPLEMENTED}")
+    assert message.startswith(f"aten::mm: dtype torch.float64 {NOT_IMPLEMENTED}")
     _refusal(lambda: torch.bmm(a.unsqueeze(0), a.unsqueeze(0)))
+    _refusal(lambda: torch.dot(a[0], a[0]))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8])
+def test_matrix_unit_multiplies_integers_exactly_wrapping_as_cpu(dtype: torch.dtype) -> None:
+    """Its integer datapath: exact products, wrapping where the dtype overflows as CPU's do."""
+    info = torch.iinfo(dtype)
+    a = torch.tensor([[info.max, 3], [-7, info.min]], dtype=dtype)
+    b = torch.tensor([[2, -1], [5, 9]], dtype=dtype)
+    assert torch.equal((a.to(DEVICE) @ b.to(DEVICE)).cpu(), a @ b)
+    v = a[0]
+    assert torch.equal(torch.mv(a.to(DEVICE), v.to(DEVICE)).cpu(), torch.mv(a, v))
 
 
 def test_float64_works_outside_the_matrix_unit() -> None:

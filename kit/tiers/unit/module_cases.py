@@ -62,6 +62,12 @@ def module_info(name: str) -> Any:
                        "list with `ckit standard lock`")
 
 
+def declared_dtypes(info: Any) -> frozenset[str]:
+    """The dtypes ``info`` declares (``ModuleInfo.dtypes``: the ones PyTorch's own module tests
+    run it in), by name."""
+    return frozenset(str(dtype).removeprefix("torch.") for dtype in info.dtypes)
+
+
 def modes(info: Any) -> tuple[str, ...]:
     """The modes ``info`` runs in (``module_ids.MODES``)."""
     return (TRAIN, *((EVAL,) if info.train_and_eval_differ else ()),
@@ -99,13 +105,14 @@ def _runs(sample: Any, mode: str) -> bool:
 
 
 def module_test_ids(config: UnitConfig) -> list[str]:
-    """Every module test of the standard (none where it has no ``modules`` section)."""
+    """Every module test of the standard (none where it has no ``modules`` section): each
+    ModuleInfo in each dtype of the ``modules`` section it declares."""
     if config.modules is None:
         return []
     settings = config.modules
     ids = []
     for info in _module_db():
-        for dtype in settings.dtypes:
+        for dtype in (d for d in settings.dtypes if d in declared_dtypes(info)):
             for mode in modes(info):
                 found = _generated(info.name, dtype, mode)
                 ids += [ModuleId(info.name, dtype, mode, index).test_id
@@ -137,7 +144,9 @@ def _sample(config: UnitConfig, test_id: str) -> tuple[ModuleId, Any]:
     settings = _settings(config)
     module_id = ModuleId.of(test_id)
     info = module_info(module_id.module)
-    if module_id.dtype not in settings.dtypes or module_id.mode not in modes(info):
+    declared = declared_dtypes(info)
+    if module_id.dtype not in settings.dtypes or module_id.dtype not in declared or \
+            module_id.mode not in modes(info):
         raise NoSuchSample(f"{test_id}: no such module test; regenerate the list with "
                            "`ckit standard lock`")
     found = module_samples(info.name, module_id.dtype, module_id.training)
@@ -153,6 +162,10 @@ def channels_last(tensor: torch.Tensor) -> torch.Tensor:
     return tensor if layout is None else tensor.contiguous(memory_format=layout)
 
 
+def _in_default_dtype(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.to(torch.get_default_dtype()) if tensor.is_floating_point() else tensor
+
+
 def _template(info: Any, sample: Any, module_id: ModuleId) -> torch.nn.Module:
     """The module on CPU in the tested dtype, its parameters initialized under a seed from the
     test id; a lazy module materialized by a forward on the sample."""
@@ -162,9 +175,11 @@ def _template(info: Any, sample: Any, module_id: ModuleId) -> torch.nn.Module:
         module = info.module_cls(*constructor.args, **constructor.kwargs).train(
             module_id.training)
         if info.is_lazy:
+            # Materialized from the input's shape in the default dtype the module was built
+            # in, then converted with the rest: the same initial values in every dtype.
+            arguments = map_tensors(_forward_arguments(sample), _in_default_dtype)
             with torch.no_grad():
-                args, kwargs = _forward_arguments(sample)
-                module(*args, **kwargs)  # materializes the parameters from the input's shape
+                module(*arguments[0], **arguments[1])
         module = module.to(TORCH_DTYPES[module_id.dtype])
     if module_id.mode == CHANNELS_LAST:
         # Each parameter by its own rank: a 3-d convolution's unbatched input is 4-d.

@@ -16,7 +16,9 @@ reads them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+import warnings
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -56,7 +58,20 @@ def drawing_ids(standard: Standard, test_ids: Iterable[str]) -> list[str]:
     from kit.tiers.unit.cases import unit_case_called_once
 
     return [test_id for test_id in test_ids
-            if draws_random_numbers(unit_case_called_once(standard, test_id))]
+            if _draws(functools.partial(unit_case_called_once, standard, test_id))]
+
+
+def _draws(build: Callable[[], UnitCase]) -> bool:
+    """Whether the case ``build`` makes draws; a case CPU refuses to build or call draws
+    nothing (the lock's refusal lists decide what becomes of it)."""
+    from kit.tiers.unit.refusals import REFUSALS
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return draws_random_numbers(build())
+    except REFUSALS:
+        return False
 
 
 def draws_random_numbers(case: UnitCase) -> bool:

@@ -25,6 +25,10 @@ from kit.tiers.unit.module_ids import MODES, ModuleId
 from kit.tiers.unit.refusals import cpu_refused
 
 CONV_TRAIN = "unit/module/nn.Conv2d/float32/train-0"
+CONV_TRAIN_FLOAT64 = "unit/module/nn.Conv2d/float64/train-0"
+#: A lazy module in float64: materialized from the inputs' shape in float32, then converted.
+LAZY_FLOAT64 = "unit/module/nn.LazyConv1d/float64/train-0"
+GROUP_NORM_BFLOAT16 = "unit/module/nn.GroupNorm/bfloat16/train-0"
 CONV_CHANNELS_LAST = "unit/module/nn.Conv2d/float32/channels_last-0"
 LINEAR = "unit/module/nn.Linear/float32/train-0"
 BATCH_NORM_TRAIN = "unit/module/nn.BatchNorm2d/float32/train-0"
@@ -35,8 +39,10 @@ WRONG_CONV_BACKWARD = {"op": "aten::convolution_backward", "kind": "wrong_small"
 #: The convolution's forward right in values, returned contiguous for channels-last inputs.
 CONTIGUOUS_CONV = {"op": "convolution", "kind": "contiguous_result"}
 
-plant([WRONG_CONV_BACKWARD, CONTIGUOUS_CONV], [CONV_TRAIN, CONV_CHANNELS_LAST, LINEAR])
-on_clean_cpu([BATCH_NORM_TRAIN, BATCH_NORM_EVAL, CONV_CHANNELS_LAST])
+plant([WRONG_CONV_BACKWARD, CONTIGUOUS_CONV],
+      [CONV_TRAIN, CONV_TRAIN_FLOAT64, CONV_CHANNELS_LAST, LINEAR])
+on_clean_cpu([BATCH_NORM_TRAIN, BATCH_NORM_EVAL, CONV_CHANNELS_LAST, LAZY_FLOAT64,
+              GROUP_NORM_BFLOAT16])
 
 needs_simnpu = pytest.mark.skipif(importlib.util.find_spec("simnpu") is None,
                                   reason="simnpu not installed")
@@ -51,11 +57,12 @@ def _judged(record: dict[str, Any]) -> set[str]:
 def test_a_wrong_convolution_backward_fails_that_module_naming_a_gradient(
     planted_run: dict[str, dict[str, Any]],
 ) -> None:
-    caught = planted_run[CONV_TRAIN]
-    assert caught["status"] == "FAIL_NUMERIC", caught["message"]
-    assert "grad of" in caught["message"]
-    bound = caught["details"]["bound"]
-    assert bound["class"] == "composite" and bound["widening"]
+    for conv in (CONV_TRAIN, CONV_TRAIN_FLOAT64):  # caught in each dtype the module runs in
+        caught = planted_run[conv]
+        assert caught["status"] == "FAIL_NUMERIC", caught["message"]
+        assert "grad of" in caught["message"]
+        bound = caught["details"]["bound"]
+        assert bound["class"] == "composite" and bound["widening"]
     linear = planted_run[LINEAR]
     assert linear["status"] == "PASS", linear["message"]
     # The output, the input's gradient and every parameter's gradient were judged.
@@ -80,7 +87,8 @@ def test_a_convolution_ignoring_channels_last_fails_as_metadata_not_values(
 def test_running_statistics_and_channels_last_pass_on_cpu(
     clean_cpu_run: dict[str, dict[str, Any]],
 ) -> None:
-    for test_id in (BATCH_NORM_TRAIN, BATCH_NORM_EVAL, CONV_CHANNELS_LAST):
+    for test_id in (BATCH_NORM_TRAIN, BATCH_NORM_EVAL, CONV_CHANNELS_LAST, LAZY_FLOAT64,
+                    GROUP_NORM_BFLOAT16):
         assert clean_cpu_run[test_id]["status"] == "PASS", clean_cpu_run[test_id]["message"]
     # Training updates the running statistics: judged as values against float64's.
     assert "output['buffers']['running_mean']" in _judged(clean_cpu_run[BATCH_NORM_TRAIN])
@@ -91,6 +99,20 @@ def test_the_standard_locks_every_mode() -> None:
               if t.startswith("unit/module/")]
     assert {module.mode for module in locked} == set(MODES)
     assert {module.module for module in locked if module.mode == "eval"} >= {"nn.BatchNorm2d"}
+
+
+def test_each_module_runs_in_the_dtypes_of_the_standard_it_declares() -> None:
+    """PyTorch's own module tests run a ModuleInfo in its declared dtypes: every one declares
+    float32 and float64, three float16 or bfloat16 as well."""
+    locked = [ModuleId.of(t) for t in load_standard("v2").test_ids("unit")
+              if t.startswith("unit/module/")]
+    dtypes: dict[str, set[str]] = {}
+    for module in locked:
+        dtypes.setdefault(module.module, set()).add(module.dtype)
+    assert all({"float32", "float64"} <= found for found in dtypes.values())
+    low = {name for name, found in dtypes.items() if found & {"float16", "bfloat16"}}
+    assert low == {"nn.CrossEntropyLoss", "nn.LinearCrossEntropyLoss", "nn.GroupNorm"}
+    assert dtypes["nn.CrossEntropyLoss"] == {"float32", "float64", "float16"}
 
 
 @pytest.mark.parametrize("bad", [

@@ -46,6 +46,25 @@ def test_only_the_samples_that_draw_are_told_random() -> None:
     assert not load_unit_config(load_standard("v1")).coverage.random_not_compared
 
 
+def test_a_call_cpu_refuses_draws_nothing_and_the_lock_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A test CPU refuses (an optimizer step overflowing float16 inside CPU's kernels) is the
+    refusal lists' to decide: the draw check says it draws nothing instead of ending the lock."""
+    from kit.tiers.unit import cases
+
+    built = cases.unit_case_called_once
+
+    def refusing(standard: object, test_id: str) -> object:
+        def call(device: str, upcast: bool, inputs: object) -> object:
+            raise RuntimeError("value cannot be converted to type c10::Half without overflow")
+
+        return replace(built(STANDARD, test_id), call=call)
+
+    monkeypatch.setattr(cases, "unit_case_called_once", refusing)
+    assert drawing_ids(STANDARD, [DROPOUT, PLAIN]) == []
+
+
 def test_the_judge_reads_the_draws_from_the_locked_file_which_lock_decides() -> None:
     sdpa = [i for i in STANDARD.test_ids("unit") if i.startswith(SDPA)]
     locked = STANDARD.file(RANDOM_DRAWS.file).read_text().splitlines()

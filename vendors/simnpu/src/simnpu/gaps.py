@@ -1,7 +1,8 @@
 """What simnpu honestly does not support, like a real NPU: the kit must see these as gaps.
 
 - complex dtypes, anywhere;
-- its matrix unit (mm, bmm, addmm, ...) only takes float32, float16 and bfloat16;
+- its matrix unit (mm, bmm, addmm, ...) takes float32, float16 and bfloat16, and integers (an
+  exact integer datapath, as quantized inference needs), never float64;
 - it has no FFT unit;
 - only the strided layout (no sparse tensors).
 
@@ -27,7 +28,8 @@ MATRIX_OPS = frozenset(
         "aten::dot",
     }
 )
-MATRIX_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16})
+MATRIX_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.uint8, torch.int8,
+                           torch.int16, torch.int32, torch.int64})
 FFT_PREFIXES = ("aten::_fft_", "aten::fft_")
 
 
@@ -57,7 +59,7 @@ def check_call(
                 raise _refuse(
                     op_name,
                     f"dtype {tensor.dtype}",
-                    "its matrix unit takes float32, float16 and bfloat16",
+                    "its matrix unit takes float32, float16, bfloat16 and integers",
                 )
 
 
