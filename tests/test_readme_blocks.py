@@ -12,7 +12,9 @@ suite the same blocks after a certify of a fixed shard); simnpu's worked example
 run (``make test-full``; CI's heavy suite runs a fixed shard of it) and its faulty narrowed run
 (heavy) (``tests/runner/test_e2e_certify_simnpu.py``); the repository walkthrough, the auditor's
 and the release manager's blocks (``tests/repository/test_repo_readme.py``); in ``make test-full``,
-the C++ backend's block (``tests/vendors/test_cppnpu_readme.py``).
+the C++ backend's block (``tests/vendors/test_cppnpu_readme.py``), the scaling-out block's
+shards, merge and boards (``tests/runner/test_scaling_readme.py``) and the Slurm block on the
+one-machine cluster of ``.ci/start-slurm`` (``tests/engines/test_slurm_readme.py``).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
@@ -32,10 +34,6 @@ Not run ("marker" N: why):
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
 - "## Reference containers and the deploy tier" 0: Docker images built from scratch (minutes);
   tests/container/ runs the same commands.
-- "## Scaling out: shards, several devices, merge" 0: a placeholder vendor (acme) and device
-  count; tests/runner/test_merge.py runs shards and their merge.
-- "## Running on a Slurm cluster" 0: a placeholder cluster and paths; tests/engines/test_slurm.py
-  runs a sharded run on the one-machine cluster of .ci/start-slurm.
 - "**For vendors:**" 0: a placeholder remote (git@example.org); the walkthrough's submit line
   runs the same command against a bare clone.
 - "## Running the kit's own tests" 0: the heavy suite itself (CI runs it).

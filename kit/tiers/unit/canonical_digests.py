@@ -53,7 +53,9 @@ class CanonicalDigester:
         self.directory = standard.directory
         self.owner = os.getpid()
         self.child = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(standard.directory)],
+            # Warnings of sample generation (deprecations, degrees of freedom) are the lock's
+            # noise, not its output.
+            [sys.executable, "-W", "ignore", "-m", __name__, str(standard.directory)],
             env={**os.environ, **CANONICAL_CPU_ENV}, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, bufsize=1)
 
