@@ -110,11 +110,3 @@ def _plain(value: Any) -> str:
     if callable(value) and not isinstance(value, type):
         return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
     return repr(value)
-
-
-def input_digests(standard: Standard, test_ids: list[str]) -> dict[str, str]:
-    """Per test id, the digest of its inputs on the canonical CPU path: the lock records them so
-    that an id can never silently name other inputs."""
-    from kit.tiers.unit.canonical_digests import canonical_digests
-
-    return canonical_digests(standard, test_ids)

@@ -68,9 +68,11 @@ class UnitTier(Tier):
         return all_test_ids(standard)
 
     def input_digests(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
-        from kit.tiers.unit.identity import input_digests
+        """Per test id, the digest of its inputs on the canonical CPU path: the lock records
+        them so that an id can never silently name other inputs."""
+        from kit.tiers.unit.canonical_digests import canonical_digests
 
-        return input_digests(standard, test_ids)
+        return canonical_digests(standard, test_ids)
 
     def locked_files(self, standard: Standard, test_ids: list[str]) -> dict[str, str]:
         """The locked id sets the standard asks for (``locked_ids``): which tests repeat their
