@@ -50,7 +50,6 @@ class CanonicalDigester:
     process that started it (a judge asks once per test on a canary's release)."""
 
     def __init__(self, standard: Standard) -> None:
-        self.directory = standard.directory
         self.owner = os.getpid()
         self.child = subprocess.Popen(
             # Warnings of sample generation (deprecations, degrees of freedom) are the lock's
