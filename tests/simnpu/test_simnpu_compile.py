@@ -1,6 +1,6 @@
 """simnpu's dynamo backend compiles calls whose tracing meets simnpu's Python run with dispatch
-excluded (a per-op kernel, the generator's state), and a process that never compiles never
-loads dynamo."""
+excluded (a per-op kernel, the generator's state) and models with in-place residuals, and a
+process that never compiles never loads dynamo."""
 
 from __future__ import annotations
 
@@ -30,6 +30,34 @@ def test_the_simnpu_backend_compiles_calls_through_excluded_dispatch(test_id: st
     torch._dynamo.reset()
     compiled = torch.compile(lambda: case.call("simnpu", False, inputs), backend="simnpu")()
     expected = case.call("cpu", False, case.make_inputs("cpu", False))
+    torch.testing.assert_close(compiled.cpu(), expected)
+
+
+class _Residual(torch.nn.Module):
+    """A residual block's in-place updates (``hidden_state += residual`` in a ResNet)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.conv(x)
+        h += x
+        h -= 0.5 * x
+        h *= 2
+        h /= 3
+        return h
+
+
+def test_in_place_operators_on_simnpu_tensors_compile() -> None:
+    """dynamo recursed to Python's limit resolving ``+=`` on simnpu's tensor subclass (which it
+    cannot trace) until ``SimTensor`` spelled the in-place operators as their ops."""
+    torch.manual_seed(0)
+    block, x = _Residual().eval(), torch.randn(2, 3, 8, 8)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        expected = block(x)
+        compiled = torch.compile(block.to("simnpu"), backend="simnpu")(x.to("simnpu"))
     torch.testing.assert_close(compiled.cpu(), expected)
 
 

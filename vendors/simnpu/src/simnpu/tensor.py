@@ -84,6 +84,23 @@ class SimTensor(torch.Tensor):
             return self.detach().item().__format__(format_spec)
         return object.__format__(self, format_spec)
 
+    # ``x += y`` on a SimTensor as the in-place op itself, never ``torch.Tensor``'s C slot:
+    # dynamo, tracing a compiled model, takes a Python tensor subclass it cannot trace for a
+    # user object, and resolving that slot on it recurses until Python's limit (a ResNet's
+    # residual ``hidden_state += residual``). As plain methods, dynamo breaks its graph at
+    # the op and runs it eagerly on simnpu, as at any other op on a SimTensor.
+    def __iadd__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> torch.Tensor:  # type: ignore[misc]
+        return self.div_(other)
+
     def __deepcopy__(self, memo: dict[int, Any]) -> SimTensor:
         if id(self) in memo:
             return memo[id(self)]
