@@ -98,6 +98,15 @@ def run_block(block: str, workspace: Path, env: dict[str, str],
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def verify_in_clone(workspace: Path, run_dir: Path,
+                    env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``.venv/bin/ckit verify RUN/report.dsse.json --keyring signing/keyring`` in the clone, as
+    a reader checks a run the blocks signed there."""
+    return subprocess.run([str(workspace / ".venv" / "bin" / "ckit"), "verify",
+                           str(run_dir / "report.dsse.json"), "--keyring", "signing/keyring"],
+                          cwd=workspace, env=env, capture_output=True, text=True, check=False)
+
+
 def untracked_files(workspace: Path) -> set[str]:
     """What the blocks left in the clone that git would show a reader as new (ignored paths,
     such as ``results/``, are not)."""

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from readme_clone import fresh_clone, readme_block, run_block
+from readme_clone import fresh_clone, readme_block, run_block, verify_in_clone
 
 from kit.patterns import matches
 from kit.standard import load_standard
@@ -44,8 +42,5 @@ def test_the_slurm_block_runs_as_written_on_the_one_machine_cluster(
     expected = {i for i in load_standard().test_ids("unit") if matches(i, SELECTED)}
     assert {r["id"] for r in report["records"]} == expected
     assert {r["status"] for r in report["records"]} <= {"PASS", "NOT_APPLICABLE"}
-    verified = subprocess.run(
-        [sys.executable, "-m", "kit", "verify", str(merged / "report.dsse.json"), "--keyring",
-         str(kit / "signing" / "keyring")],
-        env={**env, "CKIT_HOME": str(kit)}, capture_output=True, text=True, check=False)
+    verified = verify_in_clone(kit, merged, env)
     assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from readme_clone import fresh_clone, readme_block
+from readme_clone import fresh_clone, readme_block, verify_in_clone
 
 from kit.errors import ExitCode
 from kit.patterns import matches
@@ -52,11 +51,7 @@ def test_the_scaling_out_block_runs_as_written(tmp_path: Path) -> None:
     assert sorted(i for shard in shards for i in shard) == sorted(expected)  # each test once
     merged = _records(results / "shards" / "merged")
     assert merged == {i: r for shard in shards for i, r in shard.items()}
-    verified = subprocess.run(
-        [sys.executable, "-m", "kit", "verify", str(results / "shards" / "merged" /
-                                                     "report.dsse.json"),
-         "--keyring", str(kit / "signing" / "keyring")],
-        env={**env, "CKIT_HOME": str(kit)}, capture_output=True, text=True, check=False)
+    verified = verify_in_clone(kit, results / "shards" / "merged", env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
     boards = json.loads((results / "boards" / "report.json").read_text(encoding="utf-8"))
