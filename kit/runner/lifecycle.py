@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from kit.errors import InputError
 from kit.rundir import PLANNED_IDS, RunDir, is_evidence_name
 from kit.runner.config import RunConfig, load_run_file, save_run_file
 from kit.runner.inputs import RunInputs, load_inputs, pins_of
+from kit.runner.journal import run_id_of, run_key_path
 from kit.runner.outdir import check_run_dir_layout, claim_new_out_dir, refuse_finished_run
 
 
@@ -25,6 +27,29 @@ def prepare_new_run(config: RunConfig, inputs: RunInputs) -> str:
     started_at = _now()
     save_run_file(config.out_dir, config, pins_of(inputs), started_at)
     return started_at
+
+
+def abandon_unstarted_run(out_dir: Path, *, created: bool) -> bool:
+    """Take back what ``prepare_new_run`` wrote when the run failed before its first verdict
+    (a vendor module that does not import, a missing device): the same command may then run
+    again with the same ``--out`` instead of being refused as a run to resume. A run that
+    journaled anything keeps its directory, to resume. Returns whether it took it back."""
+    run_dir = RunDir(out_dir)
+    if run_dir.journal.exists() and run_dir.journal.stat().st_size:
+        return False
+    try:
+        run_id = run_id_of(out_dir)
+    except InputError:
+        run_id = None
+    for path in (run_dir.journal, run_dir.run_file):
+        path.unlink(missing_ok=True)
+    for directory in (run_dir.workers, run_dir.golden):
+        shutil.rmtree(directory, ignore_errors=True)
+    if run_id is not None:
+        run_key_path(run_id).unlink(missing_ok=True)
+    if created and not any(out_dir.iterdir()):
+        out_dir.rmdir()
+    return True
 
 
 def prepare_resume(out_dir: Path) -> tuple[RunConfig, RunInputs, str]:

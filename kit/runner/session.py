@@ -7,13 +7,19 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from kit.errors import InputError
+from kit.errors import DeviceError, InputError
 from kit.results import TestRecord
 from kit.rundir import RunDir
 from kit.runner.config import RunConfig
 from kit.runner.inputs import RunInputs, load_inputs
-from kit.runner.lifecycle import prepare_new_run, prepare_resume, remove_evidence
+from kit.runner.lifecycle import (
+    abandon_unstarted_run,
+    prepare_new_run,
+    prepare_resume,
+    remove_evidence,
+)
 from kit.runner.orchestrator import Orchestrator
+from kit.runner.pool import WorkerStartError
 from kit.runner.reaper import run_reaper
 
 
@@ -43,8 +49,15 @@ def start_run(config: RunConfig) -> RunResult:
     inputs = load_inputs(config)
     if config.sign:
         signing_key(config, inputs.vendor.id)  # before any test runs
+    created = not config.out_dir.exists()
     started_at = prepare_new_run(config, inputs)
-    return _execute(config, inputs, started_at)
+    try:
+        return _execute(config, inputs, started_at)
+    except (DeviceError, InputError) as exc:
+        # A worker that did not start leaves its log, which its message names, to be read.
+        if not isinstance(exc, WorkerStartError):
+            abandon_unstarted_run(config.out_dir, created=created)
+        raise
 
 
 def resume_run(out_dir: Path) -> RunResult:

@@ -19,10 +19,11 @@ from kit.clock import RunDate
 from kit.errors import ExitCode, InputError
 from kit.formats.files import write_report_files
 from kit.outfiles import make_real_dir, open_for_append, write_new_file
-from kit.rundir import JOURNAL_NAME, RUN_FILE, finished_report_names
+from kit.rundir import JOURNAL_NAME, RUN_FILE, RunDir, finished_report_names
 from kit.runner.config import RunConfig, save_run_file
 from kit.runner.inputs import load_inputs
-from kit.runner.lifecycle import prepare_new_run
+from kit.runner.journal import run_id_of, run_key_path
+from kit.runner.lifecycle import abandon_unstarted_run, prepare_new_run
 from kit.runner.outdir import claim_new_out_dir
 
 CLI_TIMEOUT_S = 300
@@ -60,16 +61,43 @@ def outside(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture
-def started_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A run directory as ``ckit run`` leaves it when killed before its first test."""
-    monkeypatch.delenv("CKIT_CONTAINER", raising=False)
-    out = tmp_path / "run"
+def _prepare(out: Path) -> Path:
     config = RunConfig(vendor="cpu", tiers=("unit",), select=("unit/opinfo/add/float32/0",),
                        timeout_s=None, workers=1, out_dir=out, sign=False, key_path=None,
                        clock=RunDate(dt.date(2026, 1, 1)))
     prepare_new_run(config, load_inputs(config))
     return out
+
+
+@pytest.fixture
+def started_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run directory as ``ckit run`` leaves it when killed before its first test."""
+    monkeypatch.delenv("CKIT_CONTAINER", raising=False)
+    return _prepare(tmp_path / "run")
+
+
+def test_a_run_that_never_started_gives_back_the_users_empty_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``ckit run`` does when the device is missing (``test_runner_faults``): the
+    directory the user made stays, empty; the run's key goes with its run.json."""
+    monkeypatch.delenv("CKIT_CONTAINER", raising=False)
+    made_by_user = tmp_path / "empty"
+    made_by_user.mkdir()
+    _prepare(made_by_user)
+    key = run_key_path(run_id_of(made_by_user))
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_bytes(bytes(32))
+    assert abandon_unstarted_run(made_by_user, created=False)
+    assert made_by_user.is_dir() and not list(made_by_user.iterdir())
+    assert not key.exists()
+
+
+def test_a_run_with_a_verdict_is_never_given_back(started_run: Path) -> None:
+    """Whatever fails after the first verdict, the run stays resumable."""
+    RunDir(started_run).journal.write_text('{"a verdict": true}\n')
+    assert not abandon_unstarted_run(started_run, created=True)
+    assert RunDir(started_run).run_file.exists()
 
 
 # -- a new run ---------------------------------------------------------------------------------

@@ -27,6 +27,9 @@ def test_a_missing_device_is_one_line_and_a_non_zero_exit(
     error_lines = [line for line in result.stderr.splitlines() if line.startswith("ckit: error:")]
     assert len(error_lines) == 1
     assert "npu" in error_lines[0]
+    # Nothing ran, so nothing is left: the same command runs again once the device is there,
+    # instead of being refused as a run to resume.
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_run_without_a_key_says_how_to_make_one_before_running(
