@@ -76,9 +76,15 @@ def closest_ids(pattern: str, ids: list[str]) -> list[str]:
         values = sorted({test_id.split(_SEPARATOR)[depth] for test_id in under})
         wanted = segments[depth]
         # A wildcard segment is no typo: the pattern is too short or too long there.
-        best = ([wanted] if set(wanted) & set("*?")
-                else difflib.get_close_matches(wanted, values, n=1, cutoff=0.0))
+        best = [wanted] if set(wanted) & set("*?") else _closest_value(wanted, values)
         mended = _SEPARATOR.join([*segments[:depth], *best, *segments[depth + 1:]])
         found = select_ids(under, (mended,)) or select_ids(under, (f"{mended}/**",)) or under
         return in_natural_order(found)[:_SHOWN]
     return []
+
+
+def _closest_value(wanted: str, values: list[str]) -> list[str]:
+    """The value nearest ``wanted``, ignoring case (``MUL`` is nearest ``mul``, not ``where``)."""
+    by_lower = {value.lower(): value for value in values}
+    best = difflib.get_close_matches(wanted.lower(), list(by_lower), n=1, cutoff=0.0)
+    return [by_lower[best[0]]] if best else []

@@ -37,3 +37,12 @@ def test_a_misspelt_op_is_shown_the_closest_ids(
     assert ("'unit/opinfo/adds/float32/*': closest: unit/opinfo/add/float32/0, "
             "unit/opinfo/add/float32/1, unit/opinfo/add/float32/2") in err
     assert "ids look like unit/" in err  # the list's first id, of whichever source sorts first
+
+
+def test_a_pattern_both_too_short_and_of_the_wrong_case_is_shown_the_op_it_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``MUL/*`` matches nothing ignoring case either (one segment short), so the hint is the
+    closest ids, and the closest op to ``MUL`` is ``mul``, whatever its case."""
+    err = _run(tmp_path, capsys, "unit/opinfo/MUL/*")
+    assert "'unit/opinfo/MUL/*': closest: unit/opinfo/mul/" in err
