@@ -13,8 +13,11 @@ run (``make test-full``; CI's heavy suite runs a fixed shard of it) and its faul
 (heavy) (``tests/runner/test_e2e_certify_simnpu.py``); the repository walkthrough, the auditor's
 and the release manager's blocks (``tests/repository/test_repo_readme.py``); in ``make test-full``,
 the C++ backend's block (``tests/vendors/test_cppnpu_readme.py``), the scaling-out block's
-shards, merge and boards (``tests/runner/test_scaling_readme.py``) and the Slurm block on the
-one-machine cluster of ``.ci/start-slurm`` (``tests/engines/test_slurm_readme.py``).
+shards, merge and boards (``tests/runner/test_scaling_readme.py``), the Slurm block on the
+one-machine cluster of ``.ci/start-slurm`` (``tests/engines/test_slurm_readme.py``), the
+certify steps by hand, a second complete run (``tests/runner/test_e2e_certify_cpu.py``), and the
+reference-container block, the deploy, unit and model tiers complete inside the container
+(``tests/container/test_container_readme.py``).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
@@ -28,12 +31,7 @@ Not run ("marker" N: why):
   new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
 - "## Set up (two commands)" 0: `make install` and `make test` are CI itself (`.ci/run` runs
   both from a fresh clone, about 15 minutes of its 28).
-- "## Certify the built-in default vendor (one command)" 1: the same steps by hand are a
-  second complete run (about 5 minutes); `make certify` runs each of them, complete in
-  `make test-full`, on a shard in the heavy suite.
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
-- "## Reference containers and the deploy tier" 0: Docker images built from scratch (minutes);
-  tests/container/ runs the same commands.
 - "**For vendors:**" 0: a placeholder remote (git@example.org); the walkthrough's submit line
   runs the same command against a bare clone.
 - "## Running the kit's own tests" 0: the heavy suite itself (CI runs it).

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kit.cli import add_command
 from kit.clock import OVERRIDE_ENV, run_date
 from kit.errors import ExitCode, InputError
+from kit.grading.environment import CONTAINER_ENV
 from kit.printable import printable
 from kit.rundir import GOLDEN_DIR, REPORT_JSON, RUN_FILE, RunDir
 from kit.runner.config import RunConfig
@@ -331,17 +332,22 @@ def handle(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     grade = result.report.get("grade", {}).get("name", "unknown")
-    say_report_files(result.out_dir)
-    if result.envelope is not None:
-        print(f"envelope: {result.envelope}", file=sys.stderr)
     partial = partial_of_report(result.report)
     code = graded_exit_code(grade, partial)
     shard = result.report.get("run", {}).get("shard")
     if shard is not None and code != int(ExitCode.KIT_CRASHED):
-        # A shard is graded as the narrowed run it is; only the merge gives a verdict.
+        code = int(ExitCode.OK)  # a shard is graded as the narrowed run it is: the merge grades
+    if os.environ.get(CONTAINER_ENV) and not args.json:
+        # The run inside a host's --in-container run: the host names the files by its own
+        # paths once it has signed them, and the grade, so the container's /out lines would
+        # only say it twice, by paths the reader does not have.
+        return code
+    say_report_files(result.out_dir)
+    if result.envelope is not None:
+        print(f"envelope: {result.envelope}", file=sys.stderr)
+    if shard is not None and code == int(ExitCode.OK):
         print(f"shard {shard['index']}/{shard['count']}: finished; `ckit merge` its shards "
               "for the run's grade", file=sys.stderr)
-        code = int(ExitCode.OK)
     if args.json:
         envelope = str(result.envelope) if result.envelope is not None else None
         print(json.dumps({"grade": grade, **qualified(partial), "exit_code": code,

@@ -25,12 +25,11 @@ from kit.container.context import vendor_tree_digest
 from kit.container.engine import connect
 from kit.container.requirements import IMAGE_VENDORS_DIR
 from kit.errors import EnvironmentProblem, ExitCode, InputError
+from kit.grading.environment import CONTAINER_ENV  # the image identity, carried in for the report
 from kit.vendors import VendorProfile, load_vendor
 
 KIT_MOUNT = "/opt/ckit"
 OUT_MOUNT = "/out"
-#: Environment variable carrying the image identity into the run, for the report.
-CONTAINER_ENV = "CKIT_CONTAINER"
 #: Names a vendor profile may not set: they decide what code runs and where results go.
 _RESERVED_ENV_PREFIXES = ("CKIT_", "PYTHON", "HF_", "PIP_")
 

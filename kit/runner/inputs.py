@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kit.flows.config import refuse_untested_claims
+from kit.grading.environment import CONTAINER_ENV
 from kit.hashing import kit_digest
 from kit.results import tier_of
 from kit.runner.config import RunConfig
@@ -56,7 +57,7 @@ def pins_of(inputs: RunInputs) -> dict[str, str]:
         "vendor_profile_sha256": inputs.vendor.digest(),
         "skip_manifest_sha256": inputs.skips.sha256,
         # A run begun inside a reference container must not be finished on the host.
-        "environment": os.environ.get("CKIT_CONTAINER", "host"),
+        "environment": os.environ.get(CONTAINER_ENV, "host"),
         # A shard balanced on durations must keep its part: the same previous report.
         "durations_sha256": inputs.plan.durations_sha256 or "",
     }

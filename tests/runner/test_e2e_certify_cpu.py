@@ -70,6 +70,19 @@ def certified(request: pytest.FixtureRequest,
     return {"out": out, "keyring": kit / "signing" / "keyring", "base": base, "size": size}
 
 
+@pytest.mark.full
+def test_the_same_steps_by_hand_run_as_written(tmp_path: Path) -> None:
+    """The key, a complete run into results/cpu and its verify, in a clone of their own: a
+    second complete run, so in ``make test-full`` only."""
+    kit = fresh_clone(tmp_path / "kit")
+    done = run_block(readme_block(CERTIFY_HEADING, 1), kit, _clone_env(tmp_path), timeout=1800)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "grade: conformant" in done.stdout
+    assert "OK: cpu report signed by" in done.stdout
+    report = json.loads((kit / "results" / "cpu" / "report.json").read_text())
+    assert report["grade"] == {"name": "conformant", "reasons": []}
+
+
 def _in_run(certified: dict[str, Any], test_id: str) -> bool:
     return certified["size"] == "complete" or hash_shard(test_id, SHARD.count) == SHARD.index
 
