@@ -16,7 +16,7 @@ OUT ?= results/$(VENDOR)/$(RUN_STAMP)
 # Extra `ckit run` options, e.g. CERTIFY_ARGS="--workers 4".
 CERTIFY_ARGS ?=
 
-.PHONY: install test test-heavy test-full lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train bench-verify bench-audit bench-certify clean
+.PHONY: install test test-heavy test-full lint certify certify-run bench bench-flows bench-scale bench-v2 bench-train bench-verify bench-audit bench-certify bench-compile clean
 
 # Python writes each module's bytecode cache on first import, as it does by default: an
 # environment that forbids it (PYTHONDONTWRITEBYTECODE=1) recompiles the kit's modules in every
@@ -132,6 +132,13 @@ bench-v2:
 TRAIN_ARGS ?=
 bench-train:
 	$(BIN)/python bench/training_budget.py $(TRAIN_ARGS)
+
+# What Inductor costs per model the compile tier compiles (every Hugging Face model, each in a
+# fresh process with an empty cache; about 7 minutes on 2 cores): COMPILE_ARGS="--model bert
+# --train" narrows and adds the training step; --warm measures a rerun.
+COMPILE_ARGS ?= --train
+bench-compile:
+	$(BIN)/python bench/compiled_model_cost.py $(COMPILE_ARGS)
 
 # Whole-run reports verified per second in one process, report.json's format (issue 26) beside
 # the body format's (issue 37); also part of `make bench`. VERIFY_ARGS="--reports 200

@@ -49,6 +49,22 @@ class _Residual(torch.nn.Module):
         return h
 
 
+def _index_grid(x: torch.Tensor) -> torch.Tensor:
+    """What a Hugging Face attention mask does: a range made on the input's device, indexed."""
+    rows = torch.arange(x.shape[0], device=x.device)
+    return x + rows[:, None].float()
+
+
+def test_a_view_of_a_tensor_made_on_simnpu_inside_the_graph_compiles() -> None:
+    """dynamo runs such a range as a fake simnpu tensor, and a view of it detaches a meta tensor
+    on simnpu's key: that recursed to Python's limit (so no Hugging Face text model compiled)
+    while simnpu registered a Python kernel for ``detach``."""
+    x = torch.ones(2, 3)
+    torch._dynamo.reset()
+    compiled = torch.compile(_index_grid, backend="simnpu")(x.to("simnpu"))
+    torch.testing.assert_close(compiled.cpu(), _index_grid(x))
+
+
 def test_in_place_operators_on_simnpu_tensors_compile() -> None:
     """dynamo recursed to Python's limit resolving ``+=`` on simnpu's tensor subclass (which it
     cannot trace) until ``SimTensor`` spelled the in-place operators as their ops."""

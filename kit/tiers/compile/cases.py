@@ -1,5 +1,5 @@
-"""The compile tier: OpInfo samples of core ATen ops, and a model of the models tier (its forward
-and its training step), through ``torch.compile`` on the device.
+"""The compile tier: OpInfo samples of core ATen ops, and every model of the models tier (its
+forward and its training step), through ``torch.compile`` on the device.
 
 Stable ids are ``compile/<unit id without "unit/">`` (``compile/opinfo/sin/float32/0``) and
 ``compile/<models id>`` (``compile/models/hf/resnet/eager``, ``.../train``;
@@ -25,18 +25,21 @@ paid twice; now a complete cpu run pays about four and a half minutes, a sixteen
 seconds.
 Samples whose call draws random numbers are left out (the device draws its own).
 
-Which models: ``COMPILED_MODELS``, named, of the models tier's locked Hugging Face tests, each
-its forward (``eager``) and its training step (``train``). A whole model is Inductor's dearest
-graph: measured on the 2-core machine (an empty Inductor cache, Inductor's loading included),
-ResNet's forward with its recompile 31 s and its training step 22 s (cppnpu's backend 6 and 6 s);
-bert's 128 and 83 s under load (34 and 6 s with a warm cache), ViT's forward 72 s, GPT-2's 125 s,
-the Llama-like decoders more. ResNet is the one compiled: a whole network through the compiler
-(convolutions, batch norm, pooling, and their backward in the training step) for about a minute
-of a complete cpu run, where bert's attention would cost three and a half; the attention ops are
-compiled one by one above. simnpu's backend compiles ResNet as graphs between graph breaks at
-each op on its Python tensor (85 breaks in the forward; 31 s for both tests), since its tensor
-spells ``+=`` as ``add_`` (dynamo recursed on the operator's C slot before). Until the tier held
-twelve ops and complete runs were CI's, no model was compiled.
+Which models: every model of the models tier, each its forward (``eager``) and its training
+step (``train``) where the models tier has one: ``compiled_model_ids``, from the tier's locked
+list, so a model the models tier gains is compiled too (the optional sources' models, TIMM's and
+TorchBench's, are NOT_APPLICABLE where their package is absent, as in the models tier). A whole
+model is Inductor's dearest graph: ``bench/compiled_model_cost.py`` measured each Hugging Face
+model on the 2-core Intel machine, each in a process of its own with an empty Inductor cache
+(Inductor's loading included): forward 12-21 s, its recompile at batch 1 3-11 s, the training
+step 8-27 s (T5's and Whisper's the dearest); the twelve together 386 s (ResNet 23 s,
+bert 29 s, Whisper 58 s). ``ckit run --tier compile --select 'compile/models/**'`` takes
+213 s wall on cpu, 262 s on simnpu, 43 s on cppnpu (2 workers); each passes all 24.
+Until 2026-12-01 the tier compiled ResNet alone, from a figure for bert (211 s) measured under
+load. simnpu's backend compiles each model as graphs between graph breaks at each op on its
+Python tensor (85 breaks in ResNet's forward), since its tensor spells ``+=`` as ``add_``
+(dynamo recursed on the operator's C slot before) and has no Python ``detach`` kernel (a fake
+simnpu tensor's view recursed through it: no text model compiled before).
 """
 
 from __future__ import annotations
@@ -56,11 +59,6 @@ if TYPE_CHECKING:
     from kit.tiers.unit.checking import UnitCase
     from kit.tiers.unit.evidence import UnitEvidence
 
-#: The models tier's Hugging Face models the tier compiles, forward and training step (module
-#: docstring: the cost of Inductor's C++ per model).
-COMPILED_MODELS = ("resnet",)
-#: The model source the compiled models come from.
-COMPILED_MODEL_SOURCE = "hf"
 #: The one dtype and sample compiled: the unit tier's first float32 sample of each op.
 COMPILED_DTYPE = "float32"
 COMPILED_SAMPLE = "0"
@@ -73,13 +71,10 @@ def all_test_ids(standard: Standard) -> list[str]:
 
 
 def compiled_model_ids(standard: Standard) -> list[str]:
-    """The compiled models' ids: the models tier's locked eager test of each of
-    ``COMPILED_MODELS`` from ``COMPILED_MODEL_SOURCE``, with its training step where the models
-    tier has one."""
+    """The compiled models' ids: each locked model test of the eager path (``.../eager``) and
+    each locked training step (``.../train``), in the locked list's order."""
     locked = standard.test_ids("models")
-    chosen = [f"models/{COMPILED_MODEL_SOURCE}/{model}/{EAGER}" for model in COMPILED_MODELS]
-    trains = [f"{TestId.split(i).parent}/{TRAIN}" for i in chosen]
-    return [compile_test_id(i) for i in chosen + trains if i in locked]
+    return [compile_test_id(i) for i in locked if TestId.split(i).last in (EAGER, TRAIN)]
 
 
 def compiled_unit_ids(standard: Standard) -> list[str]:

@@ -36,13 +36,15 @@ def test_a_compile_id_names_a_unit_call_or_a_models_test() -> None:
         unit_id_of(BERT)
 
 
-def test_the_locked_lists_compile_resnet_forward_and_training_step() -> None:
-    """COMPILED_MODELS names ResNet (kit.tiers.compile.cases says why): its two ids are generated
-    by the code the lock runs, and both locked."""
+def test_the_locked_lists_compile_every_model_forward_and_training_step() -> None:
+    """Every model test of the eager path and every training step of the models tier, generated
+    by the code the lock runs and locked, so a model the models tier gains is compiled too."""
     from kit.tiers.compile.cases import compiled_model_ids
 
     standard = load_standard()
-    expected = ["compile/models/hf/resnet/eager", "compile/models/hf/resnet/train"]
+    models = [i for i in standard.test_ids("models") if i.endswith(("/eager", "/train"))]
+    expected = [f"compile/{i}" for i in models]
+    assert BERT in expected and BERT_TRAIN in expected and len(expected) == 42
     assert compiled_model_ids(standard) == expected
     assert [i for i in standard.test_ids("compile") if i.startswith("compile/models/")] == expected
 

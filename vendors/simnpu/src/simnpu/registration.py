@@ -32,6 +32,11 @@ class _DeviceGuard(torch._C._acc.DeviceGuard):
 #: Ops PyTorch may call on a SimTensor while the Python key is excluded (``torch.tensor(...,
 #: device=...)`` builds its result that way). They then reach PrivateUse1 directly, and a Python
 #: kernel there only accepts Python-key tensors if registered per op, not as the fallback.
+#: ``detach`` and ``alias`` are not among them: their generic C++ kernel detaches a SimTensor
+#: through its own ``__torch_dispatch__``, and a Python kernel of theirs broke every fake simnpu
+#: tensor dynamo makes of a view (``FakeTensor`` wraps a detached meta tensor, which must come
+#: back from C++ with no Python object: ``arange(n, device=x.device)[:, None]`` in a traced
+#: model recursed until Python's limit, so no Hugging Face text model compiled).
 PYTHON_EXCLUDED_OPS = (
     "copy_",
     "_copy_from",
@@ -39,8 +44,6 @@ PYTHON_EXCLUDED_OPS = (
     "_to_copy",
     "lift_fresh",
     "lift_fresh_copy",
-    "alias",
-    "detach",
     "view",
     "clone",
     "fill_.Scalar",
