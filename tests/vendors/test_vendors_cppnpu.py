@@ -83,6 +83,20 @@ checks["native"]["index_select"] = [
 checks["fallback"] = [
     same(dev.sin(), cpu.sin()), same(dev @ dev.t(), cpu @ cpu.t()), same(dev.sum(1), cpu.sum(1))
 ]
+# Lazily conjugated and negated views copied off and on the device keep their values (a conj
+# view's copy recursed until the stack overflowed; hfft's c2r transform copies one).
+z = torch.complex(cpu, -cpu)
+lazy = {"conj": lambda t: t.conj(), "neg": torch._neg_view}
+checks["lazy_bits"] = {
+    name: [torch.equal(view(z.to("cppnpu")).cpu(), view(z).resolve_conj().resolve_neg()),
+           torch.equal(view(z.to("cppnpu")).clone().cpu(), view(z).resolve_conj().resolve_neg())]
+    for name, view in lazy.items()
+}
+checks["hfft2"] = torch.allclose(
+    torch.fft.hfft2(cpu.to("cppnpu"), s=[3, 10]).cpu(), torch.fft.hfft2(cpu, s=[3, 10]))
+# A copy off the device with non_blocking=True lands in the backend's pinned host memory.
+off = dev.to("cpu", torch.float64, non_blocking=True, copy=True)
+checks["pinned"] = [torch.equal(off, cpu.double()), off.is_pinned(), cpu.is_pinned()]
 cppnpu.faults.set_faulty_ops(("mul",))
 checks["mul_faulty"] = [
     same(dev * 2, cpu * 2), same(dev + 2, cpu + 2), torch.cppnpu.get_device_name()
@@ -204,6 +218,9 @@ def test_native_and_fallback_ops_match_the_cpu(
     }
     assert checks["relu_nan"] is True
     assert checks["fallback"] == [True, True, True]
+    assert checks["lazy_bits"] == {"conj": [True, True], "neg": [True, True]}
+    assert checks["hfft2"] is True
+    assert checks["pinned"] == [True, True, False]
 
 
 def test_a_faulty_native_kernel_is_wrong_and_says_so(

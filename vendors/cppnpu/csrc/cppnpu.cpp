@@ -4,7 +4,7 @@
 // What a C++ backend has to give PyTorch, in the order of this file:
 //   1. an allocator for the device's memory (registered for PrivateUse1);
 //   2. a device guard (which device is current; PyTorch switches devices through it);
-//   3. hooks (is the backend built and available);
+//   3. hooks (is the backend built and available; its pinned host memory);
 //   4. the kernels PyTorch cannot do without on a new device: empty, empty_strided, the view
 //      ops, resize_, copies between host and device, item();
 //   5. native compute kernels for a few ops (add.Tensor, mul.Tensor, relu, and where.self and
@@ -135,6 +135,35 @@ struct DeviceAllocator final : c10::Allocator {
 DeviceAllocator g_allocator;
 REGISTER_ALLOCATOR(kDevice, &g_allocator);
 
+// Pinned host memory, what a copy off the device with non_blocking=True lands in (and
+// tensor.pin_memory() makes): host memory the backend tracks, as a driver tracks page-locked
+// pages, so that is_pinned() says which is which. Its own arena, never the device's.
+Arena& pinned_arena() {
+  static auto* instance = new Arena();
+  return *instance;
+}
+
+void release_pinned(void* ptr) {
+  pinned_arena().release(ptr);
+}
+
+struct PinnedAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t nbytes) override {
+    void* ptr = pinned_arena().allocate(nbytes);
+    return {ptr, ptr, &release_pinned, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override {
+    return &release_pinned;
+  }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+};
+
+PinnedAllocator g_pinned_allocator;
+
 // A device tensor's bytes, checked to be the arena's: a kernel handed a CPU pointer under a
 // device tensor would compute on memory that is not the device's.
 void check_on_device(const at::Tensor& tensor) {
@@ -148,14 +177,19 @@ void check_on_device(const at::Tensor& tensor) {
 
 // The host's view of a device tensor (same bytes, sizes and strides) for the copy kernels: the
 // simulated device's memory is host-addressable, as a real driver's mapped memory would be.
+// The view keeps the tensor's lazy conjugate and negative bits: bytes alone would copy a
+// conjugated view (x.conj(), what hfft hands its c2r transform) unconjugated.
 at::Tensor host_alias(const at::Tensor& tensor) {
   if (tensor.device().type() != kDevice) {
     return tensor;
   }
   check_on_device(tensor);
-  return at::from_blob(
+  at::Tensor alias = at::from_blob(
       tensor.data_ptr(), tensor.sizes(), tensor.strides(),
       tensor.options().device(at::kCPU));
+  alias._set_conj(tensor.is_conj());
+  alias._set_neg(tensor.is_neg());
+  return alias;
 }
 
 // --- 2. device guard -------------------------------------------------------------------------
@@ -218,6 +252,12 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   }
   bool hasPrimaryContext(c10::DeviceIndex /*device_index*/) const override {
     return true;
+  }
+  c10::Allocator* getPinnedMemoryAllocator() const override {
+    return &g_pinned_allocator;
+  }
+  bool isPinnedPtr(const void* data) const override {
+    return pinned_arena().owns(data, 1);
   }
 };
 
@@ -712,6 +752,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_to_cpu>());
+}
+
+// A copy whose source is a lazily conjugated or negated view (hfft conjugates before its c2r
+// transform) reaches the device's copy with its bit set: copy_from handles both bits itself
+// (host_alias keeps them). Without these, the conjugate fallback materializes the source by a
+// clone, which copies through _copy_from again, and so on until the stack overflows.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 // A catch-all kernel each: they take no device tensor or read only metadata and the arena.

@@ -199,7 +199,10 @@ def attach(arguments: Any, kept: tuple[str, ...]
 def _forward_backward(plain: UnitCase, device: str, upcast: bool, attached: Any,
                       grad_outputs: list[torch.Tensor]) -> None:
     outputs = differentiable_outputs(plain.call(device, upcast, attached))
-    torch.autograd.backward(outputs, grad_outputs)
+    # Each seed where its output is: an op whose result leaves the device (``to("cpu")``) has
+    # its gradient seeded on the CPU, as a user's loss there would be.
+    torch.autograd.backward(outputs, [g.to(o.device) for g, o in
+                                      zip(grad_outputs, outputs, strict=True)])
 
 
 def differentiable_outputs(result: Any) -> list[torch.Tensor]:
