@@ -241,6 +241,8 @@ def test_against_without_the_comment_format_is_a_usage_line(
     code, _, err = _show(capsys, str(failing_run), "--against", str(failing_run))
     assert code == ExitCode.INPUT_ERROR
     assert "--against goes with --format comment" in err and err.count("\n") == 1
+
+
 def test_show_says_where_each_failing_training_step_went_off_first(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -250,12 +252,15 @@ def test_show_says_where_each_failing_training_step_went_off_first(
            "last_off": "model.layers.1.mlp.up_proj.weight", "off": 1, "parameters": 27}
     failing = TestRecord("models/hf/llama/train", Status.FAIL_NUMERIC, 0.5, "TrainingMismatch",
                          {"max_abs_err": 0.1, "max_rel_err": 0.2, "training": off})
-    records = records_with({failing.id: failing}, ids)
+    unclaimed = TestRecord("models/hf/bert/train", Status.NOT_APPLICABLE, 0.0, "no such dtype")
+    records = records_with({failing.id: failing, unclaimed.id: unclaimed}, ids)
     write_report(tmp_path / "run", report_of(records, select, tiers=["models"]))
     code, out, _ = _show(capsys, str(tmp_path / "run"))
     lines = out.splitlines()
     assert code == ExitCode.OK
-    assert f"training steps (model tier): {len(ids) - 1} of {len(ids)} passed" in lines
+    assert (f"training steps (model tier): {len(ids) - 2} of {len(ids)} passed "
+            "(1 not run: not applicable or skipped)") in lines
+    assert not any(line.startswith("  models/hf/bert/train") for line in lines)  # not failing
     assert ("  models/hf/llama/train  FAIL_NUMERIC  gradient of model.layers.1.mlp.up_proj.weight "
             "(first of 1 parameter(s) off)") in lines
 
