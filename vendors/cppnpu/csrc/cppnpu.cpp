@@ -112,29 +112,6 @@ Arena& arena() {
   return *instance;
 }
 
-void release_block(void* ptr) {
-  arena().release(ptr);
-}
-
-struct DeviceAllocator final : c10::Allocator {
-  c10::DataPtr allocate(size_t nbytes) override {
-    void* ptr = arena().allocate(nbytes);
-    return {ptr, ptr, &release_block, c10::Device(kDevice, 0)};
-  }
-
-  c10::DeleterFnPtr raw_deleter() const override {
-    return &release_block;
-  }
-
-  // Device-to-device copy of raw bytes (used when a storage is cloned).
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
-    default_copy_data(dest, src, count);
-  }
-};
-
-DeviceAllocator g_allocator;
-REGISTER_ALLOCATOR(kDevice, &g_allocator);
-
 // Pinned host memory, what a copy off the device with non_blocking=True lands in (and
 // tensor.pin_memory() makes): host memory the backend tracks, as a driver tracks page-locked
 // pages, so that is_pinned() says which is which. Its own arena, never the device's.
@@ -143,26 +120,31 @@ Arena& pinned_arena() {
   return *instance;
 }
 
-void release_pinned(void* ptr) {
-  pinned_arena().release(ptr);
-}
+// An allocator over one arena, its blocks tagged with the device they belong to.
+template <Arena& (*arena_of)(), c10::DeviceType kType>
+struct ArenaAllocator final : c10::Allocator {
+  static void release(void* ptr) {
+    arena_of().release(ptr);
+  }
 
-struct PinnedAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t nbytes) override {
-    void* ptr = pinned_arena().allocate(nbytes);
-    return {ptr, ptr, &release_pinned, c10::Device(c10::DeviceType::CPU)};
+    void* ptr = arena_of().allocate(nbytes);
+    return {ptr, ptr, &release, c10::Device(kType, kType == kDevice ? 0 : -1)};
   }
 
   c10::DeleterFnPtr raw_deleter() const override {
-    return &release_pinned;
+    return &release;
   }
 
+  // A copy of raw bytes within the arena (used when a storage is cloned).
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
   }
 };
 
-PinnedAllocator g_pinned_allocator;
+ArenaAllocator<arena, kDevice> g_allocator;
+REGISTER_ALLOCATOR(kDevice, &g_allocator);
+ArenaAllocator<pinned_arena, c10::DeviceType::CPU> g_pinned_allocator;
 
 // A device tensor's bytes, checked to be the arena's: a kernel handed a CPU pointer under a
 // device tensor would compute on memory that is not the device's.
