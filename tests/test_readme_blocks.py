@@ -17,7 +17,9 @@ shards, merge and boards (``tests/runner/test_scaling_readme.py``), the Slurm bl
 one-machine cluster of ``.ci/start-slurm`` (``tests/engines/test_slurm_readme.py``), the
 certify steps by hand, a second complete run (``tests/runner/test_e2e_certify_cpu.py``), and the
 reference-container block, the deploy, unit and model tiers complete inside the container
-(``tests/container/test_container_readme.py``).
+(``tests/container/test_container_readme.py``). The set-up block by CI itself: ``.ci/run``
+runs its two lines as written from a fresh clone (``tests/test_ci_runs_the_setup_block.py``
+checks they are its lines).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
@@ -29,8 +31,6 @@ Not run ("marker" N: why):
 
 - "### A new PyTorch release" 0: its vendor (X) and corpus FILE are placeholders, and `standard
   new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
-- "## Set up (two commands)" 0: `make install` and `make test` are CI itself (`.ci/run` runs
-  both from a fresh clone, about 15 minutes of its 28).
 - "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
 - "**For vendors:**" 0: a placeholder remote (git@example.org); the walkthrough's submit line
   runs the same command against a bare clone.
