@@ -53,10 +53,10 @@ def start_run(config: RunConfig) -> RunResult:
     started_at = prepare_new_run(config, inputs)
     try:
         return _execute(config, inputs, started_at)
-    except (DeviceError, InputError) as exc:
-        # A worker that did not start leaves its log, which its message names, to be read.
-        if not isinstance(exc, WorkerStartError):
-            abandon_unstarted_run(config.out_dir, created=created)
+    except WorkerStartError:
+        raise  # its message names the worker's log, left in the run directory to be read
+    except (DeviceError, InputError):
+        abandon_unstarted_run(config.out_dir, created=created)
         raise
 
 
