@@ -37,5 +37,5 @@ def test_not_docker_marker_deselects_every_container_test() -> None:
 
 def test_readme_documents_both_switches() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "CKIT_SKIP_DOCKER=1 make test" in readme
-    assert '.venv/bin/pytest -m "not docker"' in readme
+    assert "`CKIT_SKIP_DOCKER=1 make test-heavy`" in readme
+    assert '`.venv/bin/pytest -m "heavy and not docker"`' in readme

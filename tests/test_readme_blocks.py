@@ -10,8 +10,9 @@ Run as written, in a fresh ``git clone`` of the kit:
 (``tests/runner/test_e2e_certify_cpu.py``: the complete run in ``make test-full``, CI's heavy
 suite the same blocks after a certify of a fixed shard); simnpu's worked example, its complete
 run (``make test-full``; CI's heavy suite runs a fixed shard of it) and its faulty narrowed run
-(heavy) (``tests/runner/test_e2e_certify_simnpu.py``); the repository walkthrough, the auditor's
-and the release manager's blocks (``tests/repository/test_repo_readme.py``); in ``make test-full``,
+(heavy) (``tests/runner/test_e2e_certify_simnpu.py``); the repository walkthrough, the auditor's,
+the release manager's and the vendor's blocks (``tests/repository/test_repo_readme.py``; the
+vendor's hosted URL rewritten by git's ``insteadOf`` to a bare clone); in ``make test-full``,
 the C++ backend's block (``tests/vendors/test_cppnpu_readme.py``), the scaling-out block's
 shards, merge and boards (``tests/runner/test_scaling_readme.py``), the Slurm block on the
 one-machine cluster of ``.ci/start-slurm`` (``tests/engines/test_slurm_readme.py``), the
@@ -19,7 +20,11 @@ certify steps by hand, a second complete run (``tests/runner/test_e2e_certify_cp
 reference-container block, the deploy, unit and model tiers complete inside the container
 (``tests/container/test_container_readme.py``). The set-up block by CI itself: ``.ci/run``
 runs its two lines as written from a fresh clone (``tests/test_ci_runs_the_setup_block.py``
-checks they are its lines).
+checks they are its lines), and so are the two suites of "Running the kit's own tests"
+(``make test``, ``make test-heavy``: the same test). In ``make test-full`` too: the flows block,
+the whole flows tier on the three reference backends and the golden check after it
+(``tests/flows/test_flows_readme.py``), and the new release's block, on torch 2.14.1 in a clone of
+the kit as it was before v3 (``tests/second_release/test_new_release_readme.py``).
 
 Run as written, from the kit's checkout, its commands in the test's own process
 (``readme_clone.block_commands``): check-corpus on the shared corpus
@@ -27,14 +32,8 @@ Run as written, from the kit's checkout, its commands in the test's own process
 float32 tests and, in ``make test-full``, the ``-k`` line after it
 (``tests/tiers/unit/test_unit_tier_pytester.py``).
 
-Not run ("marker" N: why):
-
-- "### A new PyTorch release" 0: its vendor (X) and corpus FILE are placeholders, and `standard
-  new` regenerates every locked list (minutes); tests/second_release runs it on torch 2.14.1.
-- "## Flows: export backends" 0: the whole flows tier on three backends (37 minutes).
-- "**For vendors:**" 0: a placeholder remote (git@example.org); the walkthrough's submit line
-  runs the same command against a bare clone.
-- "## Running the kit's own tests" 0: the heavy suite itself (CI runs it).
+Not run ("marker" N: why): none. A block a test cannot run is listed here, one line each, as
+``- "MARKER" N: why``.
 """
 
 from __future__ import annotations

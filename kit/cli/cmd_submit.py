@@ -63,6 +63,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="keyring to verify with when the repository has none (default: the kit's)",
     )
     # The audit's own choices, with the audit's defaults: submit refuses what audit would.
-    add_audit_options(parser)
+    add_audit_options(parser, submit=True)
     add_content_cache_option(parser)
     parser.set_defaults(handler=_submit)

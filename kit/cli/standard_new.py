@@ -46,10 +46,10 @@ def register_new(actions: argparse._SubParsersAction) -> None:  # type: ignore[t
         "new",
         "write a standard for the installed torch's release that extends --from, with its "
         "test lists regenerated and their changes against the parent's",
-        ["ckit standard new --from v2", "ckit standard new --from v2 --torch 2.14.0 --version v3"],
+        ["ckit standard new", "ckit standard new --from v2 --torch 2.14.0 --version v3"],
     )
-    new.add_argument("--from", dest="parent", required=True, metavar="VERSION",
-                     help="the carried standard the new one extends")
+    new.add_argument("--from", dest="parent", metavar="VERSION",
+                     help="the carried standard the new one extends (default: the newest)")
     new.add_argument("--torch", metavar="X.Y.Z",
                      help="the release the new standard certifies (default and only accepted "
                           "value: the installed torch's)")
@@ -69,7 +69,7 @@ def register_list(actions: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def new_standard(args: argparse.Namespace) -> int:
-    parent = load_standard(args.parent)
+    parent = load_standard(args.parent or _newest_version())
     release = _installed_release(args.torch)
     version = args.version or _next_version()
     directory = paths.standards_dir() / version
@@ -114,6 +114,13 @@ def _installed_release(asked: str | None) -> str:
         raise InputError(f"installed torch {installed} is not a release (X.Y.Z): a standard "
                          "certifies releases; run its tests with `ckit run --canary`")
     return release
+
+
+def _newest_version() -> str:
+    carried = carried_versions()
+    if not carried:
+        raise InputError(f"{paths.standards_dir()}: no standard to extend; pass --from VERSION")
+    return carried[-1]
 
 
 def _next_version() -> str:

@@ -16,7 +16,7 @@ from kit.repository.audit import audit_repository
 from kit.repository.golden_sample import DEFAULT_GOLDEN_SAMPLE
 from kit.repository.interface import RepositoryAudit, SubmissionAudit
 from kit.repository.layout import SubmissionKey
-from kit.repository.repo_config import RepoConfig
+from kit.repository.repo_config import CONFIG_DIR, RepoConfig
 from kit.repository.submit import Precheck
 from kit.repository.trust_and_policy import PolicyFromFile
 from kit.signing.trust import default_roots_dir
@@ -52,10 +52,11 @@ def add_old_policy_spelling(parser: argparse.ArgumentParser | argparse._Argument
 
 
 def add_audit_options(parser: argparse.ArgumentParser, *, old_policy_spelling: bool = True,
-                      verify: bool = False) -> None:
+                      verify: bool = False, submit: bool = False) -> None:
     """``old_policy_spelling``: ``--policy`` still names the acceptance policy (not in ``ckit
     gate``, where it named the gate's). ``verify``: ``ckit verify``'s defaults differ where
-    no ``--repo-config`` is given (a run, not a repository: no roots required)."""
+    no ``--repo-config`` is given (a run, not a repository: no roots required). ``submit``:
+    ``--repo-config`` defaults to the repository's own (``precheck_from_args``)."""
     group = parser.add_argument_group("audit (the auditor's choices, never the repository's)")
     roots_default = ("none: keyring membership only" if verify
                      else "the kit's signing/roots")
@@ -85,11 +86,13 @@ def add_audit_options(parser: argparse.ArgumentParser, *, old_policy_spelling: b
     )
     filed = (" With a submission directory filed in a repository, verify audits it as `ckit "
              "audit` does: the same checks, the same decision." if verify else "")
+    own = (" Default: the repository's own ckit/ on its default branch, where it has one (what "
+           "its bot judges a pull request by)." if submit else "")
     group.add_argument(
         "--repo-config", type=Path, metavar="DIR",
         help="the defaults of the options above (and of the gate policy) as `ckit repo init` "
         "filed them: DIR/roots, DIR/released-kits.yaml, DIR/acceptance.yaml, DIR/gate.yaml; "
-        f"in CI, the base branch's copy.{filed}",
+        f"in CI, the base branch's copy.{filed}{own}",
     )
 
 
@@ -182,7 +185,18 @@ def precheck_from_args(args: argparse.Namespace) -> Precheck:
     the auditor's choices given as ``ckit audit`` takes them."""
 
     def precheck(clone: Path, key: SubmissionKey) -> SubmissionAudit:
-        (audited,) = audit_from_args(args, clone, only=frozenset({key})).submissions
+        (audited,) = audit_from_args(_with_own_config(args, clone), clone,
+                                     only=frozenset({key})).submissions
         return audited
 
     return precheck
+
+
+def _with_own_config(args: argparse.Namespace, clone: Path) -> argparse.Namespace:
+    """``args`` with ``--repo-config`` defaulting to the clone's ``ckit/``: the fresh clone is
+    on the repository's default branch, whose ``ckit/`` its bot judges pull requests by, so the
+    pre-check refuses what the bot would. A repository without one keeps the kit's defaults."""
+    own = clone / CONFIG_DIR
+    if getattr(args, "repo_config", None) is not None or not own.is_dir():
+        return args
+    return argparse.Namespace(**{**vars(args), "repo_config": own})

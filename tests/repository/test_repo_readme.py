@@ -32,6 +32,10 @@ pytestmark = pytest.mark.slow(seconds=60)
 HEADING = "### From `ckit repo init` to the portal"
 AUDITOR_HEADING = "**For auditors**"
 MANAGER_HEADING = "**For release managers:**"
+VENDOR_HEADING = "**For vendors**"
+#: The hosted repository the vendor's line names; git's own URL rewriting points it at a bare
+#: clone of the walkthrough's repository, so the line runs as written.
+HOSTED_URL = "git@example.org:conformance/results.git"
 #: What the walkthrough's keyring says cpu is (the README's `ckit keys vendor` line).
 KEYRING_NAME = "CPU reference"
 IMPOSTOR = "NVIDIA Corporation (H100)"
@@ -191,3 +195,33 @@ def test_vendor_renaming_itself_in_its_report_shows_the_keyring_name(
     assert re.search(rf"<h1>{KEYRING_NAME} <small><code>cpu</code></small></h1>", vendor)
     assert '<a href="https://example.org/ckit/cpu">' in vendor
 
+
+
+def test_readme_vendor_line_runs_as_written(walkthrough: Walkthrough, tmp_path: Path) -> None:
+    """``ckit submit results/cpu --repo HOSTED_URL --push`` as written: ``url.<bare
+    clone>.insteadOf`` in the user's git config stands in for the hosting, and the pre-check
+    judges by the repository's own ``ckit/`` (which lists this kit as released), where the
+    kit's defaults (which list none) would refuse the run."""
+    assert walkthrough.done.returncode == 0, walkthrough.done.stderr
+    workspace = walkthrough.workspace
+    hosted = tmp_path / "hosted.git"
+    git(["clone", "--quiet", "--bare", str(workspace / "results" / "shared-repo"), str(hosted)],
+        tmp_path)
+    config = tmp_path / "gitconfig"
+    config.write_text(f'[url "{hosted}"]\n\tinsteadOf = {HOSTED_URL}\n', encoding="utf-8")
+    env = {**walkthrough.env, "GIT_CONFIG_GLOBAL": str(config)}
+    shutil.copytree(workspace / "results" / "cpu-pilot", workspace / "results" / "cpu")
+
+    by_kit_defaults = subprocess.run(
+        [".venv/bin/ckit", "submit", "results/cpu", "--repo", HOSTED_URL,
+         "--released-kits", "standards/released-kits.yaml"],
+        cwd=workspace, env=env, capture_output=True, text=True, check=False)
+    assert by_kit_defaults.returncode != 0
+    assert "the audit would refuse it at check" in by_kit_defaults.stderr, by_kit_defaults.stderr
+    done = run_block(readme_block(VENDOR_HEADING), workspace, env)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"pushed to: {HOSTED_URL}" in done.stdout
+    branch = field(done.stdout, "branch")
+    assert branch.startswith("submit/cpu/2.13/")
+    assert git(["branch", "--list", branch], hosted).strip() == branch

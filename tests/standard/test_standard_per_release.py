@@ -167,3 +167,25 @@ def test_standard_new_interrupted_half_way_leaves_nothing_behind(
     monkeypatch.setattr(standard_new, "lock_tiers", interrupted)
     assert main(["standard", "new", "--from", "v2", "--version", version]) == ExitCode.INTERRUPTED
     assert sorted(p.name for p in (home / "standards").iterdir()) == before
+
+
+def test_standard_new_without_from_extends_the_newest_standard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's ``ckit standard new``: the parent is the newest carried standard (its lists
+    are not regenerated here: ``tests/second_release`` does that on a second release)."""
+    import kit.cli.standard_new as standard_new
+
+    home = _home_copy(tmp_path)
+    monkeypatch.setenv("CKIT_HOME", str(home))
+    newest = carried_versions()[-1]
+    made = f"v{int(newest[1:]) + 1}"
+
+    def inherited_lists(*args: object, **kwargs: object) -> None:
+        (home / "standards" / made / "tests").mkdir()
+
+    monkeypatch.setattr(standard_new, "lock_tiers", inherited_lists)
+    assert main(["standard", "new"]) == ExitCode.OK
+    assert carried_versions()[-1] == made
+    assert load_standard(made).extends == newest
+    assert f"(against {newest})" in capsys.readouterr().out
