@@ -52,6 +52,9 @@ FAILURE_STATUSES = frozenset(
     }
 )
 
+#: A test that did not run: skipped by the vendor's manifest, or not applicable by the kit.
+NOT_RUN_STATUSES = frozenset({Status.SKIPPED, Status.NOT_APPLICABLE})
+
 #: What a standard that does not declare a status (its report schema predates it) records
 #: instead: the status that covered the same failures before. Standard v1 knew no FAIL_SEMANTIC,
 #: and its reports keep recording such failures as FAIL_NUMERIC.

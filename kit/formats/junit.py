@@ -16,6 +16,7 @@ from typing import Any
 from kit.formats import view
 from kit.formats.interface import ReportFormat
 from kit.report.summary import summary_of
+from kit.results import NOT_RUN_STATUSES
 from kit.rundir import JUNIT_XML
 
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -56,7 +57,7 @@ def testcase(report: Mapping[str, Any], record: Mapping[str, Any]) -> ET.Element
             case, "failure", {"type": status, "message": xml_text(view.outcome_text(record))}
         )
         failure.text = xml_text(_failure_body(record))
-    elif status in view.NOT_RUN:
+    elif status in NOT_RUN_STATUSES:
         reason = view.skip_reason(report, record)
         ET.SubElement(case, "skipped", {"type": status, "message": xml_text(f"{status}: {reason}")})
     _flow_properties(case, record["details"])
@@ -92,7 +93,7 @@ def _totals(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         "tests": str(len(records)),
         "failures": str(sum(1 for r in records if r["status"] in view.FAILURES)),
         "errors": "0",
-        "skipped": str(sum(1 for r in records if r["status"] in view.NOT_RUN)),
+        "skipped": str(sum(1 for r in records if r["status"] in NOT_RUN_STATUSES)),
         "time": _seconds(sum(r["duration_s"] for r in records)),
     }
 

@@ -6,10 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kit.patterns import matches
-from kit.results import FAILURE_STATUSES, Status
+from kit.results import FAILURE_STATUSES, NOT_RUN_STATUSES, Status
 
 FAILURES = frozenset(s.value for s in FAILURE_STATUSES)
-NOT_RUN = frozenset({Status.SKIPPED.value, Status.NOT_APPLICABLE.value})
 
 
 def records(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -34,7 +33,7 @@ def skip_reason(report: Mapping[str, Any], record: Mapping[str, Any]) -> str:
         entry = skip_entry(report, record["id"])
         if entry is not None:
             return f"{entry['reason']} ({entry['tracking']}, expires {entry['expires']})"
-    if record["status"] in NOT_RUN:
+    if record["status"] in NOT_RUN_STATUSES:
         reason = record["details"].get("reason")
         return str(reason) if reason else record["message"]
     return ""

@@ -16,15 +16,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.report.summary import tier_status_counts
-from kit.results import NA_REASON_KEY, NotApplicableReason, RecordFields, Status, tier_of
+from kit.results import (
+    NA_REASON_KEY,
+    NOT_RUN_STATUSES,
+    NotApplicableReason,
+    RecordFields,
+    Status,
+    tier_of,
+)
 from kit.tiers.registry import tier_order
 from kit.vendors import SkipManifest
 
 #: Status word for a test of the standard that has no record at all.
 MISSING = "MISSING"
 KIT_NA_REASONS = tuple(reason.value for reason in NotApplicableReason)
-#: The statuses ``_why_unaccounted`` may refuse: tests that did not run.
-_NOT_RUN = frozenset({Status.NOT_APPLICABLE, Status.SKIPPED})
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ def unaccounted_tests(
     found = [Unaccounted(test_id, MISSING, "no record at all") for test_id in missing]
     # Only a test that did not run can be unaccounted for: the others are not asked one by one.
     for record in records:
-        if record.status not in _NOT_RUN:
+        if record.status not in NOT_RUN_STATUSES:
             continue
         why = _why_unaccounted(record, skips, today)
         if why is not None:

@@ -16,9 +16,10 @@ from kit.clock import RunDate
 from kit.errors import InputError
 from kit.grading.accounting import MISSING, TierSkips, Unaccounted, tier_skips, unaccounted_tests
 from kit.report.model import Report
-from kit.report.summary import NOT_RUN, tier_status_counts
+from kit.report.summary import tier_status_counts
 from kit.results import (
     NA_REASON_KEY,
+    NOT_RUN_STATUSES,
     OPTIONAL_CAPABILITY_REASONS,
     UNJUDGEABLE_REASONS,
     RecordFields,
@@ -96,7 +97,7 @@ def _evidence(standard: Standard, records: Sequence[RecordFields], *, missing: l
         by_status[status] += number
     return Evidence(
         passed=by_status[Status.PASS],
-        ran=sum(n for status, n in by_status.items() if status not in NOT_RUN),
+        ran=sum(n for status, n in by_status.items() if status not in NOT_RUN_STATUSES),
         unaccounted=unaccounted_tests(records, missing, SkipManifest(entries), clock.today),
         required_not_passed=_required_not_passed(standard, records, missing),
         violations=violations,

@@ -32,7 +32,6 @@ from kit.printable import printable
 from kit.report.figures import figure_text
 from kit.report.id_order import in_natural_order, natural_id_key
 from kit.report.model import Report
-from kit.report.summary import NOT_RUN as NOT_RUN_STATUSES
 from kit.report.summary import Summary
 from kit.repository.gate import (
     GatePolicy,
@@ -50,7 +49,7 @@ from kit.repository.interface import (
     first_failure_of,
 )
 from kit.repository.layout import SubmissionKey, torch_release_of
-from kit.results import FAILURE_STATUSES, Status, TestRecord, tier_of
+from kit.results import FAILURE_STATUSES, NOT_RUN_STATUSES, Status, TestRecord, tier_of
 from kit.signing.keyring import VendorIdentity
 from kit.standard import load_standard
 from kit.standard.catalogue import carried_versions

@@ -23,11 +23,10 @@ from kit.report.attribution_summary import (
 from kit.report.core_aten import CoreAtenCoverage, core_aten_coverage
 from kit.report.flow_summary import FlowTotals, FlowTotalsJson, flow_summary
 from kit.report.tier_runs import tier_runs
-from kit.results import RecordFields, Status, tier_of
+from kit.results import NOT_RUN_STATUSES, RecordFields, Status, tier_of
 from kit.tiers.registry import tier_order
 
 #: Statuses that mean the test did not run, so they do not count towards the pass rate.
-NOT_RUN = frozenset({Status.SKIPPED, Status.NOT_APPLICABLE})
 
 _T = TypeVar("_T")
 _ID = operator.attrgetter("id")
@@ -154,7 +153,7 @@ def _counts(found: Mapping[Status, int], missing: int, declared: Collection[Stat
     statuses = {status.value: 0 for status in Status if status in declared}
     for status, number in found.items():
         statuses[status.value] += number  # a status the standard does not declare: KeyError
-    ran = sum(n for value, n in statuses.items() if Status(value) not in NOT_RUN)
+    ran = sum(n for value, n in statuses.items() if Status(value) not in NOT_RUN_STATUSES)
     passed = statuses[Status.PASS.value]
     return Counts(statuses=statuses, total=sum(found.values()), ran=ran, passed=passed,
                   missing=missing, pass_rate=passed / ran if ran else None)

@@ -23,7 +23,7 @@ from kit.report.model import Report
 from kit.report.op_dtype import FailureGroup
 from kit.report.read import LoadedReport
 from kit.report.release_drift import drift_words
-from kit.results import Status, tier_of
+from kit.results import NOT_RUN_STATUSES, Status, tier_of
 from kit.views.ci_links import CommentLinks
 from kit.views.diff import CATEGORIES, ReportDiff, diff_reports
 from kit.views.failure_lines import comment_groups, failing_test, worst_words
@@ -37,7 +37,6 @@ MAX_COMMENT_CHARS = 60_000
 _WHY_CHARS = 600
 #: A comment written outside CI.
 NO_LINKS = CommentLinks()
-_NOT_RUN = frozenset({Status.SKIPPED.value, Status.NOT_APPLICABLE.value})
 
 
 def _code(text: str) -> str:
@@ -111,10 +110,10 @@ def _tier_table(rows: Sequence[TierRow], failing: Mapping[str, Mapping[str, Any]
         counted = [t for t in failing.values() if row.tier in ("all", tier_of(t["id"]))]
         not_run = {status: row.statuses.get(status, 0) - sum(t["status"] == status
                                                              for t in counted)
-                   for status in _NOT_RUN}
+                   for status in NOT_RUN_STATUSES}
         lines.append(f"| {row.tier} | {row.total} | {row.statuses.get(Status.PASS.value, 0)} | "
-                     f"{len(counted)} | {not_run[Status.SKIPPED.value]} | "
-                     f"{not_run[Status.NOT_APPLICABLE.value]} |")
+                     f"{len(counted)} | {not_run[Status.SKIPPED]} | "
+                     f"{not_run[Status.NOT_APPLICABLE]} |")
     return lines
 
 

@@ -25,9 +25,9 @@ from kit.report.model import Report
 from kit.report.op_dtype import group_key
 from kit.report.read import LoadedReport
 from kit.report.release_drift import ReleaseDrift, drift_words, release_drift
-from kit.report.summary import NOT_RUN, Counts
+from kit.report.summary import Counts
 from kit.report.training_summary import TrainingStep, passed_words, training_steps_of
-from kit.results import Status
+from kit.results import NOT_RUN_STATUSES, Status
 from kit.rundir import REPORT_JSON, PreviousRun
 from kit.tiers.distributed.transport import CollectiveTransportsJson, collective_transports
 from kit.views.performance import performance_json, performance_lines
@@ -452,16 +452,12 @@ def _core_aten_lines(coverage: CoreAtenCoverage | None, limit: int) -> list[str]
     return lines
 
 
-#: A training step with one of these neither passed nor failed.
-_NOT_RUN = frozenset(status.value for status in NOT_RUN)
-
-
 def _training_lines(steps: tuple[TrainingStep, ...], limit: int) -> list[str]:
     """How many models' training steps passed, and where each failing one went off first."""
     if not steps:
         return []
-    not_run = [step for step in steps if step.status in _NOT_RUN]
-    failing = [step for step in steps if not step.passed and step.status not in _NOT_RUN]
+    not_run = [step for step in steps if step.status in NOT_RUN_STATUSES]
+    failing = [step for step in steps if not step.passed and step.status not in NOT_RUN_STATUSES]
     unran = f" ({len(not_run)} not run: not applicable or skipped)" if not_run else ""
     lines = [f"training steps (model tier): {passed_words(steps)}{unran}"]
     lines += [f"  {step.test_id}  {step.status}  {step.first_off or '-'}"
