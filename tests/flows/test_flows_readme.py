@@ -1,8 +1,8 @@
-"""The README's flows block as written, in a fresh clone of the kit: the whole flows tier on
-the three reference export backends, their programs kept (``--golden``), then every stored
-program run again (``ckit golden check``).
+"""The README's flows block as written, in a fresh clone of the kit: the flows tier and the
+models tier through the three reference export backends, their programs kept (``--golden``),
+then every stored program run again (``ckit golden check``).
 
-In ``make test-full`` only (about 40 minutes on 2 cores, cold: every program lowered and, for
+In ``make test-full`` only (about 20 minutes on 2 cores, cold: every program lowered and, for
 int8, calibrated). CI's suites lower small subjects through each flow
 (``test_flows_pipeline.py``, ``test_flows_cache.py``). The block runs under ``bash -u`` without
 ``-e``: the backends' own findings make the run non-conformant, and the golden check after it
@@ -13,6 +13,7 @@ names are the backends' and are asserted as it says them.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,10 @@ def _records(run: Path) -> dict[str, dict[str, Any]]:
     return {record["id"]: record for record in report["records"]}
 
 
-def _statuses(records: dict[str, dict[str, Any]], flow: str, subject: str) -> set[str]:
-    """The statuses of ``flows/<flow>/<subject>...``'s tests."""
-    return {r["status"] for i, r in records.items() if i.startswith(f"flows/{flow}/{subject}")}
+def _statuses(records: dict[str, dict[str, Any]], prefix: str, flow: str = "") -> set[str]:
+    """The statuses of the tests whose id starts with ``prefix`` (and ends with ``/flow``)."""
+    return {r["status"] for i, r in records.items()
+            if i.startswith(prefix) and i.endswith(f"/{flow}")}
 
 
 def test_the_flows_block_runs_as_written(tmp_path: Path) -> None:
@@ -45,13 +47,23 @@ def test_the_flows_block_runs_as_written(tmp_path: Path) -> None:
     # The last command is the golden check: every stored program ran again, unchanged.
     assert done.returncode == 0, tail
     records = _records(kit / "results" / "cpu")
-    assert {i.split("/")[1] for i in records} == set(FLOWS)
+    flows = {i.split("/")[1] for i in records if i.startswith("flows/")}
+    assert flows == set(FLOWS), flows
+    models = [i for i in records if i.startswith("models/hf/")]
+    assert {i.rsplit("/", 1)[1] for i in models} >= set(FLOWS)
+    passed = [i for i in models if records[i]["status"] == "PASS"]
+    assert {i.rsplit("/", 1)[1] for i in passed} == set(FLOWS), passed  # every flow lowers some
     statuses = {r["status"] for r in records.values()}
-    assert "PASS" in statuses and "NOT_DELEGATED" in statuses, statuses
+    assert "NOT_DELEGATED" in statuses, statuses
     # The backends' findings the README names, as it names them.
-    assert "CRASH" in _statuses(records, "executorch_xnnpack", "opinfo/logsumexp/"), tail
+    assert _statuses(records, "flows/executorch_xnnpack/opinfo/logsumexp/") == {"CRASH"}
     for op in ("batch_norm", "avg_pool2d"):
-        found = {r["status"] for i, r in records.items()
-                 if i.startswith("flows/onnxruntime_cpu/") and i.split("/")[3].endswith(op)}
-        assert "FAIL_NUMERIC" in found, (op, found)
-    assert "LOWER_FAIL" in _statuses(records, "executorch_xnnpack_int8", "models/hf/bert")
+        prefix = f"flows/onnxruntime_cpu/opinfo/nn.functional.{op}/"
+        assert _statuses(records, prefix) == {"FAIL_NUMERIC"}, op
+    for model in ("bert", "gpt2", "llama", "t5", "whisper"):
+        assert records[f"models/hf/{model}/executorch_xnnpack_int8"]["details"]["stage"] \
+            == "LOWER_FAIL", model
+    assert records["models/hf/gpt2/executorch_xnnpack"]["details"]["stage"] == "LOWER_FAIL"
+    assert records["models/hf/t5/onnxruntime_cpu"]["details"]["stage"] == "LOWER_FAIL"
+    golden = r"golden check PASSED: [1-9]\d* entries, [1-9]\d* re-run, 0 failed"
+    assert re.search(golden, done.stdout), tail
