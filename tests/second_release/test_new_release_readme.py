@@ -93,4 +93,5 @@ def test_the_new_release_block_runs_as_written(second: SecondRelease, tmp_path: 
     assert f"standard {second.standard} for PyTorch {second.release} written to" in said
     # check-corpus judged every pair, none failing; then the comment against the baseline.
     assert ", 0 FAIL" in said, said
-    assert "against" in said and "cpu-certified" in said, said
+    assert f"Against `cpu`'s run of standard `{second.parent}`" in said, said
+    assert "Baseline verified: signed by key" in said, said
