@@ -150,7 +150,7 @@ class Aftercare:
         """Journal a final record, learn from it; the worker to go on with."""
         self.ledger.observe(suspect_of(after.record.id), after.record.status)
         self._journal.append(after.record)
-        self.progress.advance(after.record.status.is_failure)
+        self.progress.advance(after.record.status.is_failure, after.record.id)
         return after.worker
 
     def after(self, worker: Worker, record: TestRecord, *, fatal: bool = False,

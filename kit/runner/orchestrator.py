@@ -6,6 +6,7 @@ the kit decides itself ``kit.runner.decisions``, the run directory's life
 
 from __future__ import annotations
 
+import collections
 import itertools
 import queue
 import threading
@@ -15,7 +16,7 @@ from typing import Any
 
 from kit.device import DeviceInfo
 from kit.errors import DeviceError, InputError
-from kit.results import TestRecord
+from kit.results import TestRecord, tier_of
 from kit.rundir import RunDir
 from kit.runner.aftercare import Aftercare, ProbeLedger
 from kit.runner.config import RunConfig
@@ -182,8 +183,10 @@ class Orchestrator:
         """The slots' shared aftercare, its progress line counting what the run has already."""
         done = sum(1 for t in plan if t in finished)
         failed = sum(1 for t in plan if t in finished and finished[t].status.is_failure)
+        left = collections.Counter(tier_of(t) for t in plan if t not in finished)
+        progress = Progress(len(plan), done, failed, left_by_tier=left)
         return Aftercare(ledger=self.ledger, start_worker=self.start_worker,
-                         journal=self.journal, progress=Progress(len(plan), done, failed),
+                         journal=self.journal, progress=progress,
                          annotate=self.annotate, deadlines=self.deadlines)
 
     def _drive(

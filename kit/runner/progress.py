@@ -1,5 +1,11 @@
 """A progress line on stderr: tests done/total, failures so far, ETA, and the test running now
-with its tier (the one a slot started last), so a slow or hung test is seen by name."""
+with its tier (the one a slot started last), so a slow or hung test is seen by name.
+
+The ETA goes tier by tier: a run's tiers differ by orders of magnitude a test (a compiled model
+takes seconds, a unit test milliseconds), so each tier's tests left are timed at that tier's own
+pace so far; a tier none of whose tests has finished yet is not guessed at, and the ETA then
+ends in ``+`` (that much, plus the tiers not timed yet).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import TextIO
 
 from kit.errors import InputError
@@ -28,12 +35,18 @@ def _clock(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, done: int = 0, failed: int = 0, stream: TextIO | None = None):
+    def __init__(self, total: int, done: int = 0, failed: int = 0, stream: TextIO | None = None,
+                 left_by_tier: Mapping[str, int] | None = None):
+        """``left_by_tier``: the tests of each tier still to run (default: one tier, "")."""
         self.total = total
         self.done = done
         self.failed = failed
         self._start_done = done
         self._started = time.monotonic()
+        self._left = collections.Counter(left_by_tier or {"": total - done})
+        #: Per tier: tests recorded, and the wall seconds since the record before each.
+        self._timed: dict[str, tuple[int, float]] = {}
+        self._last_record = self._started
         self._last_plain = 0.0
         self._stream = stream or sys.stderr
         self._tty = self._stream.isatty()
@@ -49,6 +62,8 @@ class Progress:
         bar = "#" * filled + "." * (_BAR_WIDTH - filled)
         remaining = self.remaining_s()
         eta = _clock(remaining) if remaining is not None else "--:--"
+        if remaining is not None and self.untimed_tiers_left():
+            eta += "+"
         counts = f"[{bar}] {self.done}/{self.total} failed {self.failed} ETA {eta}"
         if self.running is None:
             return counts
@@ -62,10 +77,14 @@ class Progress:
                 self._render(final=False)
 
     def remaining_s(self) -> float | None:
-        """Seconds left at this run's pace so far; None until a test ran."""
-        ran = self.done - self._start_done
-        elapsed = time.monotonic() - self._started
-        return elapsed / ran * (self.total - self.done) if ran else None
+        """Seconds left for the tiers timed so far, each at its own pace; None until a test ran."""
+        timed = [self._left[tier] * seconds / count
+                 for tier, (count, seconds) in self._timed.items()]
+        return sum(timed) if timed else None
+
+    def untimed_tiers_left(self) -> bool:
+        """Whether a tier with tests left has had none of them finish yet."""
+        return any(left and tier not in self._timed for tier, left in self._left.items())
 
     def recent_remaining_s(self, min_tests: int, min_s: float) -> float | None:
         """Seconds left at the recent pace: the median time between the last ``RECENT``
@@ -81,14 +100,25 @@ class Progress:
         pace = statistics.median(b - a for a, b in zip(times, times[1:], strict=False))
         return pace * (self.total - self.done)
 
-    def advance(self, failed: bool) -> None:
+    def advance(self, failed: bool, test_id: str | None = None) -> None:
+        """One test recorded (``test_id`` names its tier; None: the run's only tier)."""
         with self._lock:
             self.done += 1
             if self.done == self.total:
                 self.running = None
             self.failed += int(failed)
-            self._recent.append(time.monotonic())
+            now = time.monotonic()
+            self._recent.append(now)
+            self._time(_tier_of(test_id) if test_id is not None else "", now)
             self._render(final=self.done == self.total)
+
+    def _time(self, tier: str, now: float) -> None:
+        if tier not in self._left:  # not in the plan's tiers: counted with the run's only one
+            tier = next(iter(self._left), "")
+        self._left[tier] = max(self._left[tier] - 1, 0)
+        count, seconds = self._timed.get(tier, (0, 0.0))
+        self._timed[tier] = (count + 1, seconds + now - self._last_record)
+        self._last_record = now
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -108,11 +138,16 @@ class Progress:
         self._stream.flush()
 
 
-def _tier_words(test_id: str) -> str:
+def _tier_of(test_id: str) -> str:
     try:
-        return f"tier {TestId.split(test_id).tier}"
+        return TestId.split(test_id).tier
     except InputError:
-        return "test"  # not an id's form: named as it is
+        return ""  # not an id's form
+
+
+def _tier_words(test_id: str) -> str:
+    tier = _tier_of(test_id)
+    return f"tier {tier}" if tier else "test"  # not an id's form: named as it is
 
 
 def _fitted(head: str, test_id: str, width: int | None) -> str:

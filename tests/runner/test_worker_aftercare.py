@@ -123,6 +123,28 @@ def test_the_progress_line_names_the_tier_and_the_test_running(
     assert "erf" not in frames[-1]  # the run is over: no test is running
 
 
+def test_the_eta_times_each_tier_at_its_own_pace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A complete run starts with its slowest tier: its pace says nothing of the unit tier's
+    thousands of fast tests, which are not guessed at until one of them finishes."""
+    import kit.runner.progress as progress_module
+
+    clock = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    progress = Progress(1003, stream=io.StringIO(), left_by_tier={"compile": 3, "unit": 1000})
+    assert progress.remaining_s() is None and "ETA --:--" in progress.line()
+    clock[0] = 20.0
+    progress.advance(False, "compile/models/hf/bert/eager")
+    assert progress.remaining_s() == 40.0  # two compiled models left at 20 s each
+    assert "ETA 00:40+" in progress.line()  # and the unit tier, not timed yet
+    clock[0] = 60.0
+    progress.advance(False, "compile/models/hf/gpt2/eager")
+    progress.advance(False, "compile/models/hf/t5/eager")
+    clock[0] = 60.5
+    progress.advance(False, "unit/opinfo/add/float32/0")
+    assert progress.remaining_s() == 999 * 0.5
+    assert "ETA 08:19 |" in progress.line() or progress.line().endswith("ETA 08:19")
+
+
 def test_a_long_test_id_is_cut_to_one_terminal_line() -> None:
     progress = Progress(10)
     progress.running = "unit/opinfo/" + "x" * 200 + "/float32/0"
