@@ -107,3 +107,35 @@ class TorchReleaseCheck:
         if not _of_release(ran, self.release):
             return f"the run ran torch {ran}, not {self.release}"
         return None
+
+
+@dataclass(frozen=True)
+class StandardsByReleaseCheck:
+    """The run was judged against one of these standards, and certifies and ran on the torch
+    release listed with it: a repository that takes submissions for several releases (``ckit
+    repo init`` lists, per carried release, the newest standard certifying it)."""
+
+    #: (torch release, standard version) pairs, in the policy's order.
+    pairs: tuple[tuple[str, str], ...]
+    name: ClassVar[str] = "standards"
+
+    def __post_init__(self) -> None:
+        if not self.pairs:
+            raise InputError("standards: name at least one torch release and its standard")
+        for release, version in self.pairs:
+            TorchReleaseCheck(release)
+            StandardCheck(version)
+
+    def describe(self) -> str:
+        return "the run was judged against " + self._accepted()
+
+    def _accepted(self) -> str:
+        return ", ".join(f"standard {version} (torch {release})" for release, version in self.pairs)
+
+    def check(self, report: Report, standing: KitStanding, now: dt.datetime) -> str | None:
+        version = report.standard.version
+        releases = [release for release, listed in self.pairs if listed == version]
+        if not releases:
+            return f"the run was judged against standard {version}, not {self._accepted()}"
+        problems = [TorchReleaseCheck(release).check(report, standing, now) for release in releases]
+        return None if None in problems else problems[0]

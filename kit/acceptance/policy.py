@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from kit.acceptance.interface import AcceptanceCheck
-from kit.acceptance.kit_checks import ReleasedKitCheck, StandardCheck, TorchReleaseCheck
+from kit.acceptance.kit_checks import (
+    ReleasedKitCheck,
+    StandardCheck,
+    StandardsByReleaseCheck,
+    TorchReleaseCheck,
+)
 from kit.acceptance.result_checks import (
     MaxAgeCheck,
     MinGradeCheck,
@@ -120,6 +125,16 @@ def _torch_release(ctx: _Context, node: Node) -> AcceptanceCheck | None:
     return _built(node, TorchReleaseCheck, _text(node))
 
 
+def _standards(ctx: _Context, node: Node) -> AcceptanceCheck | None:
+    for alone in ("standard", "torch_release"):
+        if ctx.fields.get(alone) is not None:
+            raise node.error(f"standards lists each release's standard: drop {alone}")
+    pairs = tuple((release, _text(value))
+                  for release, value in node.entries(non_empty=True, what="a mapping of torch "
+                                                     "release to standard, such as '2.13': v2"))
+    return _built(node, StandardsByReleaseCheck, pairs)
+
+
 def _vendor(ctx: _Context, node: Node) -> AcceptanceCheck | None:
     return _built(node, VendorCheck, _text(node))
 
@@ -133,8 +148,12 @@ def _vendor_is_submission_path(ctx: _Context, node: Node) -> AcceptanceCheck | N
 
 
 def _min_grade(ctx: _Context, node: Node) -> AcceptanceCheck | None:
-    # Grades are the policy's standard's, when it names one; else the kit's current one's.
+    # Grades are the policy's standard's, when it names one (the last of standards); else the
+    # kit's current one's.
     version = ctx.fields.optional("standard", None, _text)
+    listed = ctx.fields.get("standards")
+    if version is None and listed is not None:
+        version = _text(listed.entries(non_empty=True)[-1][1])
     return _built(node, MinGradeCheck, _text(node), grade_order(version))
 
 
@@ -152,6 +171,7 @@ KEYS: dict[str, Reader] = {
     "released_kit": _released_kit,
     "standard": _standard,
     "torch_release": _torch_release,
+    "standards": _standards,
     "vendor": _vendor,
     "vendor_is_submission_path": _vendor_is_submission_path,
     "min_grade": _min_grade,

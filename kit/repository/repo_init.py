@@ -9,7 +9,9 @@ It holds, from the start:
 - ``ckit/released-kits.yaml`` listing this kit (its version and digest), so the runs of this
   kit pass the acceptance policy's ``released_kit``;
 - ``ckit/acceptance.yaml`` and ``ckit/gate.yaml``: the current standard's policies, with the
-  maintainer's required vendors (and, for a pilot, narrowed runs accepted);
+  maintainer's required vendors (and, for a pilot, narrowed runs accepted); the acceptance
+  policy's ``standards`` lists every carried torch release with the newest standard certifying
+  it, so the repository takes each release's submissions under that release's standard;
 - ``.github/workflows/ckit.yml``: the audit bot and the portal (``kit.repository.github_audit``);
 - a README saying how to use it.
 """
@@ -52,6 +54,7 @@ from kit.signing.keys import (
     write_private_key,
 )
 from kit.standard import load_standard
+from kit.standard.catalogue import carried_versions
 from kit.yamlio import load_yaml
 
 WORKFLOW_PATH = Path(".github", "workflows", "ckit.yml")
@@ -120,16 +123,32 @@ def _released_kits(config: RepoConfig) -> None:
     load_released_kits(config.released_kits)
 
 
+def _standards_by_release() -> dict[str, str]:
+    """Each carried torch release (MAJOR.MINOR) with the newest standard certifying it."""
+    newest: dict[str, str] = {}
+    for version in carried_versions():  # oldest first: a newer one replaces its release's
+        release = load_standard(version).torch_release
+        newest[".".join(release.split(".")[:2])] = version
+    return newest
+
+
 def _policies(config: RepoConfig, options: RepoInitOptions) -> None:
     standard = load_standard()
     acceptance = load_yaml(standard.file(ACCEPTANCE_POLICY_NAME))
+    # Every carried release's submissions, each judged against its own standard: a repository
+    # outlives a release.
+    acceptance.pop("standard", None)
+    acceptance.pop("torch_release", None)
+    acceptance = {"standards": _standards_by_release(), **acceptance}
     note = f"# From standard {standard.version}'s {{}} (its comments say what each key means).\n"
     if options.pilot:
         # A narrowed run is graded below any bar and fails the skip policy's coverage.
         acceptance["min_grade"] = standard.grades[-1].name
         acceptance.pop("skip_policy_clean", None)
         note += "# A pilot: narrowed runs are accepted. Restore the standard's bar for real.\n"
-    _dump(config.acceptance_policy, note.format(ACCEPTANCE_POLICY_NAME), acceptance)
+    releases = ("# standards: each carried torch release, and the standard its runs are judged "
+                "against.\n")
+    _dump(config.acceptance_policy, note.format(ACCEPTANCE_POLICY_NAME) + releases, acceptance)
     gate = load_yaml(standard.file(GATE_POLICY_NAME))
     gate["required_vendors"] = list(options.required_vendors)
     _dump(config.gate_policy, note.format(GATE_POLICY_NAME), gate)

@@ -106,8 +106,8 @@ def test_a_policy_file_with_an_unknown_key_is_refused_in_one_line(narrowed_run, 
     assert code == ExitCode.INPUT_ERROR
     assert out == (
         f"ckit: error: {policy}: accept_all: unknown key; the keys here are released_kit, "
-        "standard, torch_release, vendor, vendor_is_submission_path, min_grade, max_age_days, "
-        "skip_policy_clean\n"
+        "standard, torch_release, standards, vendor, vendor_is_submission_path, min_grade, "
+        "max_age_days, skip_policy_clean\n"
     )
 
 

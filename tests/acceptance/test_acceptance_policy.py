@@ -54,7 +54,7 @@ def test_a_policy_file_with_an_unknown_key_is_refused_in_one_line(tmp_path: Path
         load_policy(path)
     assert str(refused.value) == (
         f"{path}: max_age: unknown key; the keys here are released_kit, standard, "
-        "torch_release, vendor, vendor_is_submission_path, min_grade, max_age_days, "
+        "torch_release, standards, vendor, vendor_is_submission_path, min_grade, max_age_days, "
         "skip_policy_clean"
     )
 
@@ -71,6 +71,11 @@ def test_a_policy_file_with_an_unknown_key_is_refused_in_one_line(tmp_path: Path
         ("vendor: ACME\n", "vendor: vendor 'ACME' is not a vendor id"),
         ("standard: 1\n", "standard: expected a quoted string, got 1"),
         ("- min_grade\n", "expected a mapping of acceptance conditions"),
+        ("standards: {}\n", "standards: expected a non-empty mapping of torch release"),
+        ("standards: {'2.13': 2}\n", "standards.2.13: expected a quoted string, got 2"),
+        ("standards: {'latest': v2}\n", "standards: torch release 'latest': expected MAJOR"),
+        ("standard: v2\nstandards: {'2.13': v2}\n", "standards: standards lists each release's "
+         "standard: drop standard"),
     ],
 )
 def test_a_bad_value_names_the_file_and_the_key(tmp_path: Path, text: str, message: str):
@@ -125,3 +130,22 @@ def test_adding_checks_keeps_each_distinct_check_once():
     policy = AcceptancePolicy((VendorCheck(VENDOR), MaxAgeCheck(365)))
     combined = policy.with_checks((VendorCheck(VENDOR), MaxAgeCheck(30)))
     assert combined.checks == (VendorCheck(VENDOR), MaxAgeCheck(365), MaxAgeCheck(30))
+
+
+def test_standards_accept_each_release_judged_against_its_own_standard(tmp_path: Path):
+    """A repository taking two releases: a run is accepted under the standard listed for the
+    release it certifies and ran on, and refused under a standard the policy does not list."""
+    report, standing = read(narrowed_report())  # judged against CURRENT, on torch 2.13
+    now = dt.datetime.now(dt.UTC)
+    listed = load_policy(policy_file(tmp_path, f"standards: {{'2.13': {CURRENT}, '2.14': v3}}\n"))
+    (outcome,) = listed.evaluate(report, standing, now)
+    assert outcome.passed, outcome
+    assert outcome.description == (f"the run was judged against standard {CURRENT} (torch 2.13), "
+                                   "standard v3 (torch 2.14)")
+    other = load_policy(policy_file(tmp_path, "standards: {'2.14': v3}\n"))
+    (outcome,) = other.evaluate(report, standing, now)
+    assert outcome.why == (f"the run was judged against standard {CURRENT}, "
+                           "not standard v3 (torch 2.14)")
+    mismatched = load_policy(policy_file(tmp_path, f"standards: {{'2.14': {CURRENT}}}\n"))
+    (outcome,) = mismatched.evaluate(report, standing, now)
+    assert outcome.why is not None and "not 2.14" in outcome.why

@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kit.cli import main
 from kit.errors import ExitCode
+from kit.standard import load_standard
+from kit.standard.catalogue import carried_versions
 
 
 def _init(capsys: pytest.CaptureFixture[str], repo: Path, root_key: Path) -> tuple[int, str]:
@@ -53,3 +56,20 @@ def test_a_directory_holding_files_is_refused(
     assert err == f"ckit: error: {repo} is not empty; `ckit repo init` starts a new repository\n"
     assert [p.name for p in repo.iterdir()] == ["notes.txt"]
     assert not (tmp_path / "root.pem").exists()
+
+
+def test_the_repository_accepts_every_carried_release_under_its_own_standard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository outlives a release: its acceptance policy lists each carried torch release
+    with the newest standard certifying it, so a run of either release is accepted, each judged
+    against its own standard (the portal then shows one gate per release)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    code, err = _init(capsys, tmp_path / "repo", tmp_path / "root.pem")
+    assert code == ExitCode.OK, err
+    policy = yaml.safe_load((tmp_path / "repo" / "ckit" / "acceptance.yaml").read_text())
+    newest: dict[str, str] = {}
+    for version in carried_versions():
+        newest[".".join(load_standard(version).torch_release.split(".")[:2])] = version
+    assert policy["standards"] == newest and len(newest) >= 2, policy
+    assert "standard" not in policy and "torch_release" not in policy
