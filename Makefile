@@ -71,8 +71,8 @@ test-heavy:
 
 # The tests marked full (pyproject.toml), beyond CI's 30-minute budget: the README's complete
 # certifications as written in fresh clones (`make certify VENDOR=cpu`, simnpu's worked example),
-# its C++ backend block, and the benchmarks run end to end; about 20 minutes on 2 cores. Run
-# before a release of the kit.
+# its C++ backend block, the flows block and the new release's block, and the benchmarks run
+# end to end; about 30 minutes on 2 cores. Run before a release of the kit.
 test-full:
 	$(BIN)/pytest -n $(HEAVY_WORKERS) --dist loadgroup --durations=10 -m full
 
