@@ -26,8 +26,6 @@ from kit.report.tier_runs import tier_runs
 from kit.results import NOT_RUN_STATUSES, RecordFields, Status, tier_of
 from kit.tiers.registry import tier_order
 
-#: Statuses that mean the test did not run, so they do not count towards the pass rate.
-
 _T = TypeVar("_T")
 _ID = operator.attrgetter("id")
 _STATUS = operator.attrgetter("status")

@@ -41,7 +41,6 @@ class Progress:
         self.total = total
         self.done = done
         self.failed = failed
-        self._start_done = done
         self._started = time.monotonic()
         self._left = collections.Counter(left_by_tier or {"": total - done})
         #: Per tier: tests recorded, and the wall seconds since the record before each.
