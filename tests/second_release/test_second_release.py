@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,39 @@ def test_cpu_meets_conformant_on_a_shard_of_the_second_release(
     assert {r.status for r in report.records} <= {Status.PASS, Status.NOT_APPLICABLE}
     # Every tier of a complete run is in the shard.
     assert {r.tier for r in report.records} == set(complete_run_tiers())
+
+
+def _installed(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """``ckit ARGS`` on the installed (the first) release."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CKIT_HOME", "CKIT_SIGNING_KEY")}
+    done = subprocess.run([sys.executable, "-m", "kit", *args], cwd=KIT_ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, (args, done.stderr[-2000:])
+    return done
+
+
+def test_a_repository_made_on_the_first_release_takes_the_second_releases_run(
+    second: SecondRelease, tmp_path: Path
+) -> None:
+    """``ckit repo init`` on the installed release; cpu's signed run on the second release is
+    submitted there (its pre-check is the repository's audit), filed under the second release
+    and judged against its own standard, which the repository's policy lists for it."""
+    repo, root_key, keys = tmp_path / "repo", tmp_path / "offline" / "root.pem", tmp_path / "kr"
+    _installed(["repo", "init", str(repo), "--root-key", str(root_key), "--kit-repository",
+                "example/ckit", "--pilot", "--required-vendor", "cpu"])
+    _installed(["keys", "generate", "--vendor", "cpu", "--keyring", str(keys), "--if-missing"])
+    (public,) = (keys / "cpu").glob("*.pub.pem")
+    _installed(["keys", "add", "--keyring", str(repo / "keyring"), "--vendor", "cpu",
+                "--public-key", str(public), "--not-before", "2020-01-01"])
+    _installed(["keys", "sign-keyring", "--keyring", str(repo / "keyring"), "--root-key",
+                str(root_key)])
+    author = ["-c", "user.name=M", "-c", "user.email=m@example.org"]
+    for args in (["add", "-A"], [*author, "commit", "-q", "-m", "keyring"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    run = tmp_path / "cpu-second"
+    ran = ckit(second, ["run", "--vendor", "cpu", "--tier", "unit", "--select",
+                        "unit/opinfo/add/float32/*", "--out", str(run)])
+    assert RunDir(run).is_finished(), ran.stderr[-2000:]
+    submitted = _installed(["submit", str(run), "--repo", str(repo)]).stdout
+    release = ".".join(second.release.split(".")[:2])
+    assert f"submitted: submissions/{release}/cpu/" in submitted, submitted
