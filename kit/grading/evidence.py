@@ -44,6 +44,8 @@ class Evidence:
     #: ``torch.__version__`` as the report's environment recorded it, e.g. ``2.13.0+cpu``.
     torch_version: str
     clock: RunDate
+    #: A canary run (``ckit run --canary``): a torch the standard may not certify, on purpose.
+    canary: bool = False
 
     @property
     def counted(self) -> int:
@@ -71,6 +73,7 @@ def collect_evidence(standard: Standard, report: Mapping[str, Any],
         entries=tuple(SkipEntry.from_json(e) for e in report["skip_manifest"]["entries"]),
         violations=tuple(report["policy"]["violations"]),
         environment=report["environment"],
+        canary=report["run"].get("canary") is True,
     )
 
 
@@ -82,14 +85,16 @@ def report_evidence(standard: Standard, report: Report) -> Evidence:
         raise _no_clock() from None
     return _evidence(standard, list(report.read_records), missing=list(report.missing), clock=clock,
                      entries=report.skips.entries, violations=report.violations,
-                     environment=report.environment, counted=report.tier_status_counts)
+                     environment=report.environment, counted=report.tier_status_counts,
+                     canary=report.run.canary is True)
 
 
 def _evidence(standard: Standard, records: Sequence[RecordFields], *, missing: list[str],
               clock: RunDate, entries: tuple[SkipEntry, ...],
               violations: tuple[Mapping[str, str], ...],
               environment: Mapping[str, Any],
-              counted: Mapping[tuple[str, Status], int] | None = None) -> Evidence:
+              counted: Mapping[tuple[str, Status], int] | None = None,
+              canary: bool = False) -> Evidence:
     """``counted``: the records counted per (tier, status), where the caller has them."""
     counted = tier_status_counts(records) if counted is None else counted
     by_status: Counter[Status] = Counter()
@@ -104,6 +109,7 @@ def _evidence(standard: Standard, records: Sequence[RecordFields], *, missing: l
         tier_skips=tier_skips(records, missing, counted),
         torch_version=recorded_torch_version(environment),
         clock=clock,
+        canary=canary,
     )
 
 

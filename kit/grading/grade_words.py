@@ -55,6 +55,13 @@ def _tests(count: int) -> str:
 
 def torch_words(standard: Standard, evidence: Evidence) -> Words:
     release = standard.torch_release
+    if evidence.canary:
+        # Its torch is the point of a canary: what to do next is the release's own standard.
+        return lambda grades: (
+            f"a canary: ran torch {evidence.torch_version} under standard {standard.version}, "
+            f"which certifies {release}; {_needs(grades, 'needs', 'need')} a run on torch "
+            f"{release}, or, for this release, its own standard (`ckit standard new`)"
+        )
     return lambda grades: (
         f"ran torch {evidence.torch_version}; standard {standard.version} certifies {release}: "
         f"{_needs(grades, 'needs', 'need')} a run on torch {release} (any local build, such as "

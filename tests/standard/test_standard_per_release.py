@@ -70,6 +70,9 @@ def test_a_canary_run_is_graded_and_never_certified(
     report = read_report(out).report
     assert report.run.canary is True
     assert report.grade.name == "not-certifiable"
+    # Its why-line says what a canary's reader does next, not only "install the other torch".
+    why = report.grade.reasons[0]
+    assert why.startswith("a canary: ran torch 2.13") and "`ckit standard new`" in why, why
     assert code == load_standard().grade("not-certifiable").exit_code
     assert {r.status for r in report.records} == {Status.PASS}
     capsys.readouterr()
