@@ -35,7 +35,7 @@ from kit.hashing import kit_digest
 from kit.repository import git
 from kit.repository.gate import GATE_POLICY_NAME, load_gate_policy
 from kit.repository.github_audit import AuditWorkflowOptions, render_audit_workflow
-from kit.repository.layout import KEYRING_DIR
+from kit.repository.layout import KEYRING_DIR, torch_release_of
 from kit.repository.repo_config import CONFIG_DIR, RepoConfig
 from kit.repository.trust_and_policy import ACCEPTANCE_POLICY_NAME
 from kit.signing.keyring import (
@@ -124,12 +124,10 @@ def _released_kits(config: RepoConfig) -> None:
 
 
 def _standards_by_release() -> dict[str, str]:
-    """Each carried torch release (MAJOR.MINOR) with the newest standard certifying it."""
-    newest: dict[str, str] = {}
-    for version in carried_versions():  # oldest first: a newer one replaces its release's
-        release = load_standard(version).torch_release
-        newest[".".join(release.split(".")[:2])] = version
-    return newest
+    """Each carried torch release, as submissions are filed (MAJOR.MINOR), with the newest
+    standard certifying it."""
+    # Oldest first: a newer standard replaces its release's older one.
+    return {torch_release_of(load_standard(v).torch_release): v for v in carried_versions()}
 
 
 def _policies(config: RepoConfig, options: RepoInitOptions) -> None:

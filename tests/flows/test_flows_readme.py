@@ -2,12 +2,12 @@
 models tier through the three reference export backends, their programs kept (``--golden``),
 then every stored program run again (``ckit golden check``).
 
-In ``make test-full`` only (about 20 minutes on 2 cores, cold: every program lowered and, for
-int8, calibrated). CI's suites lower small subjects through each flow
-(``test_flows_pipeline.py``, ``test_flows_cache.py``). The block runs under ``bash -u`` without
-``-e``: the backends' own findings make the run non-conformant, and the golden check after it
-must still run; each command's outcome is checked in what it wrote. The findings the README
-names are the backends' and are asserted as it says them.
+In ``make test-full`` only (27 minutes on 2 cores beside its other tests, cold: every program
+lowered and, for int8, calibrated; 8 with most programs cached). CI's suites lower small
+subjects through each flow (``test_flows_pipeline.py``, ``test_flows_cache.py``). The block
+runs under ``bash -u`` without ``-e``: the backends' own findings make the run non-conformant,
+and the golden check after it must still run; each command's outcome is checked in what it
+wrote. The findings the README names are the backends' and are asserted as it says them.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from second_release_env import SecondRelease
 
 from kit import paths
 from kit.report.read import read_report
+from kit.repository.layout import torch_release_of
 from kit.results import Status
 from kit.rundir import RunDir
 from kit.standard.catalogue import carried_versions
@@ -177,5 +178,5 @@ def test_a_repository_made_on_the_first_release_takes_the_second_releases_run(
                         "unit/opinfo/add/float32/*", "--out", str(run)])
     assert RunDir(run).is_finished(), ran.stderr[-2000:]
     submitted = _installed(["submit", str(run), "--repo", str(repo)]).stdout
-    release = ".".join(second.release.split(".")[:2])
-    assert f"submitted: submissions/{release}/cpu/" in submitted, submitted
+    filed = f"submitted: submissions/{torch_release_of(second.release)}/cpu/"
+    assert filed in submitted, submitted
